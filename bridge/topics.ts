@@ -1,0 +1,172 @@
+/**
+ * The MQTT topic contract (contract section 3): topic builders and parsers, payload types and
+ * zod schemas. Shared by the device bridge, the store controller and every client, so both ends
+ * of a topic always agree.
+ */
+import { z } from 'zod';
+
+export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Device and group ids: `[A-Za-z0-9_-]{1,64}`, so no wildcard or `/` can enter a topic level. */
+export const idSchema = z.string().regex(ID_PATTERN, 'must match [A-Za-z0-9_-]{1,64}');
+
+/**
+ * A namespace is one or more topic levels (`pos`, `stores/042`). No level may be empty or hold
+ * a wildcard, and it must not start with `$` ([MQTT-4.7.2-1]: `$` topics are the broker's).
+ */
+export const namespaceSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine(
+    (ns) => !ns.startsWith('$') && ns.split('/').every((level) => /^[A-Za-z0-9_.-]+$/.test(level)),
+    'namespace levels must be non-empty and use only [A-Za-z0-9_.-] (no wildcards, no leading $)',
+  );
+
+export function assertId(kind: 'device' | 'group', id: string): string {
+  if (!ID_PATTERN.test(id)) throw new Error(`invalid ${kind} id ${JSON.stringify(id)}: must match [A-Za-z0-9_-]{1,64}`);
+  return id;
+}
+
+export function assertNamespace(ns: string): string {
+  const parsed = namespaceSchema.safeParse(ns);
+  if (!parsed.success) throw new Error(`invalid namespace ${JSON.stringify(ns)}: ${parsed.error.issues[0]?.message}`);
+  return ns;
+}
+
+export const ALL_GROUP = 'all';
+
+export const topics = {
+  state: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/state`,
+  taskStatus: (ns: string, deviceId: string, taskId: number) =>
+    `${ns}/devices/${assertId('device', deviceId)}/tasks/${taskId}/status`,
+  deviceScripts: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/scripts`,
+  groupScripts: (ns: string, group: string) => `${ns}/groups/${assertId('group', group)}/scripts`,
+  /** Subscription filters. */
+  allStates: (ns: string) => `${ns}/devices/+/state`,
+  allTaskStatuses: (ns: string) => `${ns}/devices/+/tasks/+/status`,
+  deviceTaskStatuses: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/tasks/+/status`,
+  everything: (ns: string) => `${ns}/#`,
+} as const;
+
+export type ParsedTopic =
+  | { kind: 'state'; deviceId: string }
+  | { kind: 'taskStatus'; deviceId: string; taskId: number }
+  | { kind: 'deviceScripts'; deviceId: string }
+  | { kind: 'groupScripts'; group: string };
+
+/** Parses a topic under `ns`; undefined for anything that is not part of the contract. */
+export function parseTopic(ns: string, topic: string): ParsedTopic | undefined {
+  if (!topic.startsWith(`${ns}/`)) return undefined;
+  const levels = topic.slice(ns.length + 1).split('/');
+  const [first, id, third, fourth, fifth] = levels;
+  if (id === undefined || !ID_PATTERN.test(id)) return undefined;
+  if (first === 'devices') {
+    if (levels.length === 3 && third === 'state') return { kind: 'state', deviceId: id };
+    if (levels.length === 3 && third === 'scripts') return { kind: 'deviceScripts', deviceId: id };
+    if (levels.length === 5 && third === 'tasks' && fifth === 'status' && fourth !== undefined && /^[1-9]\d{0,15}$/.test(fourth)) {
+      const taskId = Number(fourth);
+      if (Number.isSafeInteger(taskId)) return { kind: 'taskStatus', deviceId: id, taskId };
+    }
+    return undefined;
+  }
+  if (first === 'groups' && levels.length === 3 && third === 'scripts') return { kind: 'groupScripts', group: id };
+  return undefined;
+}
+
+const isoDate = z.iso.datetime();
+
+export const installationSchema = z.enum(['cash-register', 'cash-register+pos', 'pos']);
+
+export const onlineStateSchema = z.object({
+  online: z.literal(true),
+  deviceId: idSchema,
+  bootId: z.string().min(1),
+  installation: installationSchema,
+  version: z.string(),
+  startedAt: isoDate,
+  groups: z.array(idSchema),
+});
+
+/** The last will, and what a clean shutdown publishes too. */
+export const offlineStateSchema = z.object({
+  online: z.literal(false),
+  deviceId: idSchema,
+  bootId: z.string().min(1),
+});
+
+export const stateSchema = z.discriminatedUnion('online', [onlineStateSchema, offlineStateSchema]);
+
+export const taskStatusSchema = z.enum(['RUNNING', 'FINISHED', 'FAILURE']);
+
+export const statusMessageSchema = z.object({
+  id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  deviceId: idSchema,
+  bootId: z.string().min(1),
+  seq: z.number().int().positive(),
+  status: taskStatusSchema,
+  report: z.string().optional(),
+  error: z.string().optional(),
+  requestId: z.string().optional(),
+  queuedAt: isoDate,
+  startedAt: isoDate.optional(),
+  finishedAt: isoDate.optional(),
+});
+
+/** requestIds are echoed into replies and status messages; bounded so they cannot bloat either. */
+export const requestIdSchema = z.string().min(1).max(200);
+
+/** A reply topic is a concrete topic name: no wildcards ([MQTT-3.3.2-2]), not a `$` topic. */
+export const replyTopicSchema = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((t) => !/[+#\u0000]/.test(t) && !t.startsWith('$'), 'replyTo must be a topic name without wildcards');
+
+export const scriptSubmissionSchema = z.object({
+  script: z.string().min(1),
+  requestId: requestIdSchema.optional(),
+  replyTo: replyTopicSchema.optional(),
+  notAfter: z.number().int().nonnegative().optional(),
+});
+
+export const replyAcceptedSchema = z.object({
+  requestId: z.string().optional(),
+  deviceId: idSchema,
+  id: z.number().int().positive(),
+  status: taskStatusSchema,
+});
+
+export const replyRefusedSchema = z.object({
+  requestId: z.string().optional(),
+  deviceId: idSchema,
+  error: z.string(),
+});
+
+export const replySchema = z.union([replyAcceptedSchema, replyRefusedSchema]);
+
+export type OnlineState = z.infer<typeof onlineStateSchema>;
+export type OfflineState = z.infer<typeof offlineStateSchema>;
+export type DeviceState = z.infer<typeof stateSchema>;
+export type StatusMessage = z.infer<typeof statusMessageSchema>;
+export type ScriptSubmission = z.infer<typeof scriptSubmissionSchema>;
+export type ReplyAccepted = z.infer<typeof replyAcceptedSchema>;
+export type ReplyRefused = z.infer<typeof replyRefusedSchema>;
+export type Reply = z.infer<typeof replySchema>;
+
+/** Parses a JSON payload against a schema; a message for the log on failure, never a throw. */
+export function decodePayload<T>(
+  schema: z.ZodType<T>,
+  payload: Buffer | string,
+): { ok: true; value: T } | { ok: false; error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(typeof payload === 'string' ? payload : payload.toString('utf8'));
+  } catch {
+    return { ok: false, error: 'payload is not valid JSON' };
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`);
+  return { ok: false, error: `invalid payload: ${issues.join('; ')}` };
+}

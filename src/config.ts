@@ -1,0 +1,127 @@
+/**
+ * The one configuration schema of `regbridge serve` (contract section 4). Flags and
+ * REGBRIDGE_<FLAG> variables are gathered by the CLI, validated here once with every problem
+ * reported at once, then frozen.
+ */
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { idSchema, installationSchema, namespaceSchema } from '../bridge/topics.ts';
+import { durationMs } from './duration.ts';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+/** `NAME:PASSWORD`; the password may itself contain `:`. */
+export const userSpecSchema = z.string().transform((spec, ctx) => {
+  const colon = spec.indexOf(':');
+  if (colon <= 0 || colon === spec.length - 1) {
+    ctx.addIssue({ code: 'custom', message: 'expected NAME:PASSWORD (neither part empty)' });
+    return z.NEVER;
+  }
+  return { name: spec.slice(0, colon), password: spec.slice(colon + 1) };
+});
+
+const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const ms = durationMs(value);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: `not a duration: ${JSON.stringify(value)} (e.g. 120, 120s, 500ms, 2m)` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** Host names are turned into a valid device id: `[A-Za-z0-9_-]{1,64}`. */
+export function defaultDeviceId(): string {
+  return hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64) || 'device';
+}
+
+export const serveConfigSchema = z
+  .object({
+    port: port.default(8080),
+    host: z.string().min(1).default('0.0.0.0'),
+    deviceId: idSchema.default(defaultDeviceId),
+    installation: installationSchema.default('cash-register'),
+    users: z.array(userSpecSchema).default([]),
+    auth: z.enum(['on', 'off']).default('on'),
+    /** Seconds. */
+    tokenTtl: positiveInt.default(3600),
+    /** Failed authentications from one address before 429, within `authWindow`. */
+    authMaxFailures: positiveInt.default(5),
+    authWindow: duration.default(60_000),
+    mqtt: z.boolean().default(true),
+    mqttUrl: z.url({ protocol: /^(mqtts?|wss?|tcp|ssl)$/ }).optional(),
+    brokerPort: port.default(1883),
+    brokerHost: z.string().min(1).default('0.0.0.0'),
+    brokerWsPort: port.optional(),
+    ns: namespaceSchema.default('pos'),
+    groups: z.array(idSchema).default([]),
+    executor: z.enum(['simulator', 'command']).default('simulator'),
+    command: z.string().min(1).optional(),
+    retain: positiveInt.max(1_000_000).default(128),
+    maxQueue: positiveInt.max(10_000_000).default(1000),
+    /** Milliseconds; `--script-timeout 120s`. */
+    scriptTimeout: duration.default(120_000),
+    /** Bytes of UTF-8 script (and request body) accepted; 413 SCRIPT_TOO_LARGE above. */
+    maxScriptBytes: positiveInt.default(1024 * 1024),
+    /** Bytes of stdout the command executor keeps as report. */
+    outputCap: positiveInt.default(1024 * 1024),
+    /** Default and maximum wait of POST /api/fm-script, milliseconds. */
+    fmScriptTimeout: duration.default(60_000),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((config, ctx) => {
+    if (config.executor === 'command' && !config.command) {
+      ctx.addIssue({ code: 'custom', path: ['command'], message: '--executor command needs --command "<program> [args]"' });
+    }
+    if (config.mqttUrl && !config.mqtt) {
+      ctx.addIssue({ code: 'custom', path: ['mqttUrl'], message: '--mqtt-url and --no-mqtt contradict each other' });
+    }
+    const names = new Set<string>();
+    for (const user of config.users) {
+      if (names.has(user.name)) ctx.addIssue({ code: 'custom', path: ['users'], message: `user ${user.name} given twice` });
+      names.add(user.name);
+    }
+  });
+
+export type ServeConfigInput = z.input<typeof serveConfigSchema>;
+export type ServeConfig = Readonly<z.infer<typeof serveConfigSchema>>;
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Flag name for a config key, for error messages: brokerPort -> --broker-port. */
+export function flagName(key: string): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/** Validates once, reports every problem at once, freezes the result. */
+export function parseConfig<S extends z.ZodType>(schema: S, input: unknown): Readonly<z.infer<S>> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const key = issue.path.map(String).join('.');
+        return key ? `${flagName(key)}: ${issue.message}` : issue.message;
+      }),
+    );
+  }
+  return deepFreeze(parsed.data);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+export function parseServeConfig(input: ServeConfigInput): ServeConfig {
+  return parseConfig(serveConfigSchema, input);
+}

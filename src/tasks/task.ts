@@ -1,0 +1,57 @@
+/**
+ * A task as the engine holds it, and the bodies the REST API and the bridge derive from it.
+ * Contract section 1 ("Task body") and section 3 (status payload).
+ */
+export type TaskState = 'queued' | 'running' | 'finished' | 'failed';
+
+/** The wire status: queued and running tasks both answer RUNNING (vendor interface). */
+export type TaskStatus = 'RUNNING' | 'FINISHED' | 'FAILURE';
+
+export type TaskSource = 'rest' | 'mqtt';
+
+export interface Task {
+  readonly id: number;
+  /** Dropped (set to '') once the task ends, so retained tasks stay small. */
+  script: string;
+  /** sha256 of the script, kept for idempotency comparisons after the script is dropped. */
+  readonly scriptHash: string;
+  readonly source: TaskSource;
+  readonly requestId?: string;
+  readonly idempotencyKey?: string;
+  state: TaskState;
+  report?: string;
+  error?: string;
+  readonly queuedAt: Date;
+  startedAt?: Date;
+  finishedAt?: Date;
+}
+
+export interface TaskBody {
+  id: number;
+  status: TaskStatus;
+  report?: string;
+  error?: string;
+  queuedAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+export function statusOf(state: TaskState): TaskStatus {
+  if (state === 'finished') return 'FINISHED';
+  if (state === 'failed') return 'FAILURE';
+  return 'RUNNING';
+}
+
+export function isEnded(task: Task): boolean {
+  return task.state === 'finished' || task.state === 'failed';
+}
+
+/** Contract section 1: `report` exactly when FINISHED, `error` exactly when FAILURE. */
+export function toTaskBody(task: Task): TaskBody {
+  const body: TaskBody = { id: task.id, status: statusOf(task.state), queuedAt: task.queuedAt.toISOString() };
+  if (task.state === 'finished') body.report = task.report ?? '';
+  if (task.state === 'failed') body.error = task.error ?? '';
+  if (task.startedAt) body.startedAt = task.startedAt.toISOString();
+  if (task.finishedAt) body.finishedAt = task.finishedAt.toISOString();
+  return body;
+}

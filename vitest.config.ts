@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Integration suites start real brokers and child processes; two cores share them.
+    maxWorkers: 2,
+    pool: 'forks',
+  },
+});
