@@ -24,13 +24,15 @@ export const namespaceSchema = z
   );
 
 export function assertId(kind: 'device' | 'group', id: string): string {
-  if (!ID_PATTERN.test(id)) throw new Error(`invalid ${kind} id ${JSON.stringify(id)}: must match [A-Za-z0-9_-]{1,64}`);
+  if (!ID_PATTERN.test(id))
+    throw new Error(`invalid ${kind} id ${JSON.stringify(id)}: must match [A-Za-z0-9_-]{1,64}`);
   return id;
 }
 
 export function assertNamespace(ns: string): string {
   const parsed = namespaceSchema.safeParse(ns);
-  if (!parsed.success) throw new Error(`invalid namespace ${JSON.stringify(ns)}: ${parsed.error.issues[0]?.message}`);
+  if (!parsed.success)
+    throw new Error(`invalid namespace ${JSON.stringify(ns)}: ${parsed.error.issues[0]?.message}`);
   return ns;
 }
 
@@ -45,7 +47,8 @@ export const topics = {
   /** Subscription filters. */
   allStates: (ns: string) => `${ns}/devices/+/state`,
   allTaskStatuses: (ns: string) => `${ns}/devices/+/tasks/+/status`,
-  deviceTaskStatuses: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/tasks/+/status`,
+  deviceTaskStatuses: (ns: string, deviceId: string) =>
+    `${ns}/devices/${assertId('device', deviceId)}/tasks/+/status`,
   everything: (ns: string) => `${ns}/#`,
 } as const;
 
@@ -64,13 +67,20 @@ export function parseTopic(ns: string, topic: string): ParsedTopic | undefined {
   if (first === 'devices') {
     if (levels.length === 3 && third === 'state') return { kind: 'state', deviceId: id };
     if (levels.length === 3 && third === 'scripts') return { kind: 'deviceScripts', deviceId: id };
-    if (levels.length === 5 && third === 'tasks' && fifth === 'status' && fourth !== undefined && /^[1-9]\d{0,15}$/.test(fourth)) {
+    if (
+      levels.length === 5 &&
+      third === 'tasks' &&
+      fifth === 'status' &&
+      fourth !== undefined &&
+      /^[1-9]\d{0,15}$/.test(fourth)
+    ) {
       const taskId = Number(fourth);
       if (Number.isSafeInteger(taskId)) return { kind: 'taskStatus', deviceId: id, taskId };
     }
     return undefined;
   }
-  if (first === 'groups' && levels.length === 3 && third === 'scripts') return { kind: 'groupScripts', group: id };
+  if (first === 'groups' && levels.length === 3 && third === 'scripts')
+    return { kind: 'groupScripts', group: id };
   return undefined;
 }
 
@@ -121,7 +131,10 @@ export const replyTopicSchema = z
   .string()
   .min(1)
   .max(1024)
-  .refine((t) => !/[+#\u0000]/.test(t) && !t.startsWith('$'), 'replyTo must be a topic name without wildcards');
+  .refine(
+    (t) => !/[+#]/.test(t) && !t.includes(String.fromCharCode(0)) && !t.startsWith('$'),
+    'replyTo must be a topic name without wildcards',
+  );
 
 export const scriptSubmissionSchema = z.object({
   script: z.string().min(1),

@@ -24,7 +24,10 @@ export const userSpecSchema = z.string().transform((spec, ctx) => {
 const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
   const ms = durationMs(value);
   if (ms === undefined) {
-    ctx.addIssue({ code: 'custom', message: `not a duration: ${JSON.stringify(value)} (e.g. 120, 120s, 500ms, 2m)` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `not a duration: ${JSON.stringify(value)} (e.g. 120, 120s, 500ms, 2m)`,
+    });
     return z.NEVER;
   }
   return ms;
@@ -32,7 +35,11 @@ const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
 
 /** Host names are turned into a valid device id: `[A-Za-z0-9_-]{1,64}`. */
 export function defaultDeviceId(): string {
-  return hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64) || 'device';
+  return (
+    hostname()
+      .replace(/[^A-Za-z0-9_-]/g, '-')
+      .slice(0, 64) || 'device'
+  );
 }
 
 export const serveConfigSchema = z
@@ -71,14 +78,23 @@ export const serveConfigSchema = z
   })
   .superRefine((config, ctx) => {
     if (config.executor === 'command' && !config.command) {
-      ctx.addIssue({ code: 'custom', path: ['command'], message: '--executor command needs --command "<program> [args]"' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['command'],
+        message: '--executor command needs --command "<program> [args]"',
+      });
     }
     if (config.mqttUrl && !config.mqtt) {
-      ctx.addIssue({ code: 'custom', path: ['mqttUrl'], message: '--mqtt-url and --no-mqtt contradict each other' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mqttUrl'],
+        message: '--mqtt-url and --no-mqtt contradict each other',
+      });
     }
     const names = new Set<string>();
     for (const user of config.users) {
-      if (names.has(user.name)) ctx.addIssue({ code: 'custom', path: ['users'], message: `user ${user.name} given twice` });
+      if (names.has(user.name))
+        ctx.addIssue({ code: 'custom', path: ['users'], message: `user ${user.name} given twice` });
       names.add(user.name);
     }
   });

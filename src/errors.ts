@@ -3,17 +3,58 @@
  * docs/errors.md lists the same codes; test/errors-docs.test.ts keeps the two in step.
  */
 export const errorRegistry = {
-  INVALID_REQUEST: { statusCode: 400, error: 'Bad Request', description: 'Malformed JSON, a missing or mistyped field, an empty script, a non-integer task id.' },
-  INVALID_CREDENTIALS: { statusCode: 401, error: 'Unauthorized', description: 'Wrong user name or password at authenticate.' },
-  UNAUTHORIZED: { statusCode: 401, error: 'Unauthorized', description: 'Missing, malformed, unknown or expired bearer token. Carries `WWW-Authenticate: Bearer`.' },
-  TASK_DOES_NOT_EXIST: { statusCode: 404, error: 'Not Found', description: 'Unknown or evicted task id. The body also carries `id` and `status: "TASK_DOES_NOT_EXIST"`.' },
+  INVALID_REQUEST: {
+    statusCode: 400,
+    error: 'Bad Request',
+    description: 'Malformed JSON, a missing or mistyped field, an empty script, a non-integer task id.',
+  },
+  INVALID_CREDENTIALS: {
+    statusCode: 401,
+    error: 'Unauthorized',
+    description: 'Wrong user name or password at authenticate.',
+  },
+  UNAUTHORIZED: {
+    statusCode: 401,
+    error: 'Unauthorized',
+    description: 'Missing, malformed, unknown or expired bearer token. Carries `WWW-Authenticate: Bearer`.',
+  },
+  TASK_DOES_NOT_EXIST: {
+    statusCode: 404,
+    error: 'Not Found',
+    description:
+      'Unknown or evicted task id. The body also carries `id` and `status: "TASK_DOES_NOT_EXIST"`.',
+  },
   ROUTE_NOT_FOUND: { statusCode: 404, error: 'Not Found', description: 'No route for this method and path.' },
-  IDEMPOTENCY_CONFLICT: { statusCode: 409, error: 'Conflict', description: 'An `Idempotency-Key` seen before with a different script.' },
-  SCRIPT_TOO_LARGE: { statusCode: 413, error: 'Payload Too Large', description: 'Script (or request body) over the limit (default 1 MiB).' },
-  UNSUPPORTED_MEDIA_TYPE: { statusCode: 415, error: 'Unsupported Media Type', description: 'A body that is not `application/json`.' },
-  TOO_MANY_ATTEMPTS: { statusCode: 429, error: 'Too Many Requests', description: 'Repeated failed authentications from one address. Carries `Retry-After`.' },
-  INTERNAL_ERROR: { statusCode: 500, error: 'Internal Server Error', description: 'A bug: the service could not answer. Logged with its stack.' },
-  QUEUE_FULL: { statusCode: 503, error: 'Service Unavailable', description: 'Too many queued tasks (`--max-queue`). Carries `Retry-After`.' },
+  IDEMPOTENCY_CONFLICT: {
+    statusCode: 409,
+    error: 'Conflict',
+    description: 'An `Idempotency-Key` seen before with a different script.',
+  },
+  SCRIPT_TOO_LARGE: {
+    statusCode: 413,
+    error: 'Payload Too Large',
+    description: 'Script (or request body) over the limit (default 1 MiB).',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    statusCode: 415,
+    error: 'Unsupported Media Type',
+    description: 'A body that is not `application/json`.',
+  },
+  TOO_MANY_ATTEMPTS: {
+    statusCode: 429,
+    error: 'Too Many Requests',
+    description: 'Repeated failed authentications from one address. Carries `Retry-After`.',
+  },
+  INTERNAL_ERROR: {
+    statusCode: 500,
+    error: 'Internal Server Error',
+    description: 'A bug: the service could not answer. Logged with its stack.',
+  },
+  QUEUE_FULL: {
+    statusCode: 503,
+    error: 'Service Unavailable',
+    description: 'Too many queued tasks (`--max-queue`). Carries `Retry-After`.',
+  },
 } as const satisfies Record<string, { statusCode: number; error: string; description: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

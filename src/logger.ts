@@ -17,7 +17,10 @@ export const redactPaths = [
 ];
 
 export function createLogger(options: LoggerOptions = {}, destination?: pino.DestinationStream): Logger {
-  return pino({ level: 'info', ...options, redact: { paths: redactPaths, censor: '[redacted]' } }, destination as pino.DestinationStream);
+  return pino(
+    { level: 'info', ...options, redact: { paths: redactPaths, censor: '[redacted]' } },
+    destination as pino.DestinationStream,
+  );
 }
 
 export type { Logger };

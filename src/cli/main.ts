@@ -1,15 +1,15 @@
 /** The `regbridge` command line: one sub-command per module, commander parses, each command owns its run. */
 import { Command } from 'commander';
+import { VERSION } from '../version.ts';
 import { registerBrokerCommand } from './broker-command.ts';
 import { registerDemoCommand } from './demo-command.ts';
 import { registerFanoutCommand } from './fanout-command.ts';
 import { registerRunCommand } from './run-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerWatchCommand } from './watch-command.ts';
-import { VERSION } from '../version.ts';
 
 const program = new Command('regbridge')
-  .description('Run scripts on a store\'s cash registers and watch them finish')
+  .description("Run scripts on a store's cash registers and watch them finish")
   .version(VERSION)
   .showHelpAfterError();
 

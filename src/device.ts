@@ -1,0 +1,162 @@
+/**
+ * Runs one device: task engine, executor, REST app, and (unless --no-mqtt) the MQTT bridge,
+ * either to an external broker (--mqtt-url) or to an embedded store broker (--broker-port).
+ * `buildApp` never listens; this runner owns listening and the order of start and stop. The CLI
+ * (`serve`), the demo, the benchmarks and the tests all start devices through it.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { Registry } from 'prom-client';
+import { DeviceBridge } from '../bridge/device-bridge.ts';
+import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
+import { buildApp } from './app.ts';
+import type { ServeConfig } from './config.ts';
+import { createExecutor } from './executors/index.ts';
+import type { MqttHealth } from './health.ts';
+import type { Logger } from './logger.ts';
+import { TaskQueue } from './tasks/task-queue.ts';
+import { VERSION } from './version.ts';
+
+export interface RunningDevice {
+  readonly config: ServeConfig;
+  readonly queue: TaskQueue;
+  readonly app: FastifyInstance;
+  readonly registry: Registry;
+  readonly bridge: DeviceBridge | undefined;
+  readonly broker: StoreBroker | undefined;
+  readonly httpPort: number;
+  readonly brokerPort: number | undefined;
+  readonly brokerWsPort: number | undefined;
+  stop(): Promise<void>;
+}
+
+export class ListenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ListenError';
+  }
+}
+
+function loopbackFor(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+}
+
+export async function startDevice(config: ServeConfig, deps: { logger: Logger }): Promise<RunningDevice> {
+  const logger = deps.logger;
+  const registry = new Registry();
+  const queue = new TaskQueue({
+    executor: createExecutor(config),
+    retain: config.retain,
+    maxQueue: config.maxQueue,
+  });
+  let broker: StoreBroker | undefined;
+  let bridge: DeviceBridge | undefined;
+  let app: FastifyInstance | undefined;
+  let queueStarted = false;
+  let bridgeStarted = false;
+  let brokerStarted = false;
+  let appBuilt = false;
+  // Stop order: no new REST requests, then the running script is aborted (its FAILURE is still
+  // mirrored), then the bridge publishes the offline state while the broker still runs.
+  const stop = async (): Promise<void> => {
+    const steps: Array<[boolean, () => Promise<void> | undefined]> = [
+      [appBuilt, () => app?.close()],
+      [queueStarted, () => queue.stop()],
+      [bridgeStarted, () => bridge?.stop()],
+      [brokerStarted, () => broker?.stop()],
+    ];
+    appBuilt = queueStarted = bridgeStarted = brokerStarted = false;
+    for (const [active, step] of steps) {
+      if (!active) continue;
+      try {
+        await step();
+      } catch (error) {
+        logger.error({ err: error }, 'error while stopping');
+      }
+    }
+  };
+  try {
+    queue.start();
+    queueStarted = true;
+
+    let bridgeConnection: { url: string; username?: string; password?: string } | undefined;
+    if (config.mqtt && !config.mqttUrl) {
+      // Contract section 4: every --user may also connect to the embedded broker as a controller;
+      // the device's own bridge gets a random credential of role `device`, never printed.
+      const devicePassword = randomBytes(24).toString('base64url');
+      const users: BrokerUser[] = [
+        ...config.users.map((u) => ({ name: u.name, password: u.password, role: 'controller' as const })),
+        { name: config.deviceId, password: devicePassword, role: 'device' },
+      ];
+      broker = new StoreBroker({
+        port: config.brokerPort,
+        host: config.brokerHost,
+        ...(config.brokerWsPort !== undefined && { wsPort: config.brokerWsPort }),
+        ns: config.ns,
+        users,
+        logger: logger.child({ component: 'broker' }),
+        portFlag: '--broker-port',
+      });
+      await broker.start();
+      brokerStarted = true;
+      bridgeConnection = {
+        url: `mqtt://${loopbackFor(config.brokerHost)}:${broker.port}`,
+        username: config.deviceId,
+        password: devicePassword,
+      };
+    } else if (config.mqtt && config.mqttUrl) {
+      bridgeConnection = { url: config.mqttUrl };
+    }
+
+    if (bridgeConnection) {
+      bridge = new DeviceBridge({
+        ...bridgeConnection,
+        ns: config.ns,
+        deviceId: config.deviceId,
+        groups: config.groups,
+        installation: config.installation,
+        version: VERSION,
+        queue,
+        registry,
+        logger: logger.child({ component: 'bridge' }),
+        maxScriptBytes: config.maxScriptBytes,
+      });
+    }
+    const mqttHealth = (): MqttHealth => bridge?.health() ?? { state: 'disabled' };
+    const builtApp = await buildApp({ config, queue, logger, registry, mqttHealth });
+    app = builtApp;
+    appBuilt = true;
+    try {
+      await builtApp.listen({ port: config.port, host: config.host });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new ListenError(
+          `HTTP port ${config.port} on ${config.host} is already in use: choose another with --port (0 picks a free one)`,
+        );
+      }
+      throw error;
+    }
+    if (bridge) {
+      bridgeStarted = true;
+      await bridge.start();
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const listening = app as FastifyInstance;
+  const address = listening.server.address();
+  const httpPort = typeof address === 'object' && address ? address.port : config.port;
+  return {
+    config,
+    queue,
+    app: listening,
+    registry,
+    bridge,
+    broker,
+    httpPort,
+    brokerPort: broker?.port,
+    brokerWsPort: broker?.wsPort,
+    stop,
+  };
+}

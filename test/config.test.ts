@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { serveInput } from '../src/cli/serve-flags.ts';
+import { ConfigError, parseServeConfig } from '../src/config.ts';
+import { durationMs } from '../src/duration.ts';
+
+describe('serve config', () => {
+  it('applies the contract defaults (section 4)', () => {
+    const config = parseServeConfig({ deviceId: 'reg1' });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      deviceId: 'reg1',
+      installation: 'cash-register',
+      users: [],
+      auth: 'on',
+      tokenTtl: 3600,
+      mqtt: true,
+      brokerPort: 1883,
+      ns: 'pos',
+      groups: [],
+      executor: 'simulator',
+      retain: 128,
+      maxQueue: 1000,
+      scriptTimeout: 120_000,
+      maxScriptBytes: 1024 * 1024,
+      fmScriptTimeout: 60_000,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.users)).toBe(true);
+  });
+
+  it('reports every problem at once, naming the flags', () => {
+    let caught: unknown;
+    try {
+      parseServeConfig({
+        port: '99999',
+        deviceId: 'bad/id',
+        users: ['nopassword'],
+        executor: 'command',
+        ns: 'pos/+/x',
+        retain: '0',
+        scriptTimeout: 'soon',
+      });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const problems = (caught as ConfigError).problems.join('\n');
+    for (const flag of ['--port', '--device-id', '--users', '--ns', '--retain', '--script-timeout']) {
+      expect(problems).toContain(flag);
+    }
+    expect(problems).toContain('NAME:PASSWORD');
+    expect((caught as ConfigError).problems.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('needs --command with --executor command, and refuses --mqtt-url with --no-mqtt', () => {
+    expect(() => parseServeConfig({ deviceId: 'd', executor: 'command' })).toThrow(/--command/);
+    expect(() => parseServeConfig({ deviceId: 'd', mqtt: false, mqttUrl: 'mqtt://h:1883' })).toThrow(
+      /contradict/,
+    );
+  });
+
+  it('splits NAME:PASSWORD on the first colon only and refuses duplicate users', () => {
+    const config = parseServeConfig({ deviceId: 'd', users: ['ann:pa:ss'] });
+    expect(config.users).toEqual([{ name: 'ann', password: 'pa:ss' }]);
+    expect(() => parseServeConfig({ deviceId: 'd', users: ['a:1', 'a:2'] })).toThrow(/given twice/);
+  });
+
+  it('accepts mqtt, mqtts and ws broker URLs only', () => {
+    for (const url of ['mqtt://u:p@h:1883', 'mqtts://h:8883', 'ws://h:9001/mqtt']) {
+      expect(parseServeConfig({ deviceId: 'd', mqttUrl: url }).mqttUrl).toBe(url);
+    }
+    expect(() => parseServeConfig({ deviceId: 'd', mqttUrl: 'http://h' })).toThrow(/--mqtt-url/);
+  });
+
+  it('reads durations in ms, s, m, h; a bare number is seconds', () => {
+    expect(durationMs('500ms')).toBe(500);
+    expect(durationMs('2m')).toBe(120_000);
+    expect(durationMs('1.5s')).toBe(1500);
+    expect(durationMs('120')).toBe(120_000);
+    expect(durationMs('1h')).toBe(3_600_000);
+    expect(durationMs('-1s')).toBeUndefined();
+    expect(durationMs('soon')).toBeUndefined();
+  });
+});
+
+describe('serve flags to config input', () => {
+  it('splits repeatable values given through the environment on commas', () => {
+    const input = serveInput({ user: 'a:1,b:2', group: 'north, tills' }, {});
+    expect(parseServeConfig({ ...input, deviceId: 'd' })).toMatchObject({
+      users: [
+        { name: 'a', password: '1' },
+        { name: 'b', password: '2' },
+      ],
+      groups: ['north', 'tills'],
+    });
+  });
+
+  it('turns MQTT off with --no-mqtt or REGBRIDGE_MQTT=off', () => {
+    expect(serveInput({ mqtt: false }, {}).mqtt).toBe(false);
+    expect(serveInput({ mqtt: true }, { REGBRIDGE_MQTT: 'off' }).mqtt).toBe(false);
+    expect(serveInput({ mqtt: true }, {}).mqtt).toBeUndefined();
+  });
+});
