@@ -1,12 +1,182 @@
+/**
+ * `regbridge fanout <scriptFile>`: a store controller that sends one script to many devices over
+ * the store broker (contract section 3) and waits for each one's result. Exit code 0 only when
+ * every targeted device FINISHED; 1 otherwise (also when nothing was targeted); 2 on usage,
+ * configuration and connection errors.
+ */
+import { readFile } from 'node:fs/promises';
+import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
+import { z } from 'zod';
+import type { StoreController } from '../../bridge/controller.ts';
+import { parseTarget } from '../../bridge/controller-targets.ts';
+import { type FanoutResult, type FanoutTarget, summarize } from '../../bridge/controller-types.ts';
+import { ConfigError } from '../config.ts';
+import {
+  addConnectionOptions,
+  type ConnectionFlags,
+  connectionSchema,
+  controllerFor,
+  durationSchema,
+  parseConnection,
+  stderrLogger,
+  usageErrorsExit2,
+} from './controller-flags.ts';
+import { renderResults, renderSummary } from './format-table.ts';
+import { option, reportStartError } from './options.ts';
 
-// Placeholder until the owning issue lands; replaced by the real command.
+const targetSchema = z.string().transform((spec, ctx): FanoutTarget => {
+  try {
+    return parseTarget(spec);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+const fanoutSchema = connectionSchema.extend({
+  to: targetSchema.default('all'),
+  deadline: durationSchema.default(60_000),
+  json: z.boolean().default(false),
+});
+
+interface FanoutFlags extends ConnectionFlags {
+  to?: string;
+  deadline?: string;
+  json?: boolean;
+}
+
+async function readScript(file: string): Promise<string> {
+  let script: string;
+  try {
+    if (file === '-') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      script = Buffer.concat(chunks).toString('utf8');
+    } else {
+      script = await readFile(file, 'utf8');
+    }
+  } catch (error) {
+    throw new ConfigError([`<scriptFile>: cannot read ${file}: ${(error as Error).message}`]);
+  }
+  if (script.trim().length === 0) throw new ConfigError([`<scriptFile>: ${file} is empty`]);
+  return script;
+}
+
+/** A progress bar on stderr when it is a terminal; nothing otherwise (pipes, CI, --json). */
+function progressBar(enabled: boolean): {
+  start: (total: number) => void;
+  update: (done: number) => void;
+  stop: () => void;
+} {
+  if (!enabled) return { start: () => {}, update: () => {}, stop: () => {} };
+  const bar = new cliProgress.SingleBar(
+    {
+      format: 'fanout [{bar}] {value}/{total} devices',
+      stream: process.stderr,
+      hideCursor: true,
+      clearOnComplete: true,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    start: (total) => {
+      started = true;
+      bar.start(total, 0);
+    },
+    update: (done) => {
+      if (started) bar.update(done);
+    },
+    stop: () => {
+      if (started) bar.stop();
+      started = false;
+    },
+  };
+}
+
+function printResults(results: FanoutResult[], requestId: string, json: boolean): void {
+  const summary = summarize(results);
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ requestId, results, summary }, null, 2)}\n`);
+    return;
+  }
+  if (results.length > 0) process.stdout.write(`${renderResults(results)}\n\n`);
+  process.stdout.write(`${renderSummary(summary)}\n`);
+}
+
 export function registerFanoutCommand(program: Command): void {
-  program
+  const command = program
     .command('fanout')
-    .description('not yet available')
-    .action(() => {
-      console.error('regbridge fanout: not yet available');
+    .description('send one script to many devices through the store broker and wait for every result')
+    .argument('<scriptFile>', 'the script to send (- reads standard input)')
+    .addOption(option('--to <target>', 'all | group:<G> | <id>,<id>,...').default(undefined, 'all'))
+    .addOption(
+      option('--deadline <duration>', 'wait this long for every result, then NO_ANSWER').default(
+        undefined,
+        '60s',
+      ),
+    )
+    .addOption(option('--json', 'print {results, summary} as JSON on stdout instead of the table'));
+  addConnectionOptions(command);
+  usageErrorsExit2(command);
+  command.action(async (scriptFile: string, flags: FanoutFlags, cmd: Command) => {
+    let config: z.infer<typeof fanoutSchema>;
+    let script: string;
+    try {
+      config = parseConnection(fanoutSchema, { ...flags, json: flags.json === undefined ? undefined : true });
+      script = await readScript(scriptFile);
+    } catch (error) {
+      reportStartError(cmd, error);
+      return;
+    }
+    const logger = stderrLogger(config.logLevel);
+    const controller: StoreController = controllerFor(config, logger);
+    try {
+      await controller.start();
+    } catch (error) {
+      console.error(`regbridge fanout: ${(error as Error).message}`);
       process.exitCode = 2;
-    });
+      return;
+    }
+    // Ctrl-C: stop waiting; pending devices are reported NO_ANSWER (`controller stopped`).
+    const onSignal = (): void => void controller.stop();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    const bar = progressBar(Boolean(process.stderr.isTTY) && !config.json);
+    let requestId = '';
+    let results: FanoutResult[];
+    try {
+      results = await controller.submit(script, {
+        to: config.to,
+        deadlineMs: config.deadline,
+        // Once the controller has given up, a device that only gets the script later (it was
+        // reconnecting) must not run it: contract section 3, `notAfter`.
+        notAfter: Date.now() + config.deadline,
+        onSent: (sent) => {
+          requestId = sent.requestId;
+          bar.start(sent.sentTo.length + sent.offline.length);
+        },
+        onResult: (_result, progress) => bar.update(progress.done),
+      });
+    } catch (error) {
+      bar.stop();
+      await controller.stop();
+      console.error(`regbridge fanout: ${(error as Error).message}`);
+      process.exitCode = 2;
+      return;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+    bar.stop();
+    await controller.stop();
+    if (results.length === 0) {
+      console.error(
+        `regbridge fanout: no device targeted by --to ${flags.to ?? 'all'} (${controller.devices().length} devices known)`,
+      );
+    }
+    printResults(results, requestId, config.json);
+    process.exitCode = results.length > 0 && results.every((r) => r.status === 'FINISHED') ? 0 : 1;
+  });
 }

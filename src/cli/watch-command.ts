@@ -1,12 +1,143 @@
+/**
+ * `regbridge watch`: a live view of the store's devices and their latest tasks, built from the
+ * retained state and status topics (contract section 3). On a terminal the table is redrawn on
+ * every change; in a pipe one line is appended per change; `--once` prints the table after
+ * discovery and exits (scripts, tests).
+ */
 import type { Command } from 'commander';
+import { z } from 'zod';
+import type { StoreController } from '../../bridge/controller.ts';
+import type { DeviceEntry, TaskView } from '../../bridge/controller-types.ts';
+import {
+  addConnectionOptions,
+  type ConnectionFlags,
+  connectionSchema,
+  controllerFor,
+  parseConnection,
+  stderrLogger,
+  usageErrorsExit2,
+} from './controller-flags.ts';
+import { type DeviceRow, firstLine, renderDevices } from './format-table.ts';
+import { onShutdownSignal, option, reportStartError } from './options.ts';
 
-// Placeholder until the owning issue lands; replaced by the real command.
+const watchSchema = connectionSchema.extend({
+  once: z.boolean().default(false),
+  json: z.boolean().default(false),
+});
+
+interface WatchFlags extends ConnectionFlags {
+  once?: boolean;
+  json?: boolean;
+}
+
+/** Redraws at most this often on a terminal: a burst of statuses is one redraw. */
+const REDRAW_MS = 100;
+
+export function deviceRows(controller: StoreController): DeviceRow[] {
+  return controller.devices().map((entry) => {
+    const latest = controller.tasks(entry.deviceId)[0];
+    return { entry, queue: controller.queue(entry.deviceId), ...(latest ? { latest } : {}) };
+  });
+}
+
+function snapshot(controller: StoreController): unknown {
+  return {
+    devices: deviceRows(controller).map(({ entry, queue, latest }) => ({
+      ...entry,
+      queue,
+      latestTask: latest ?? null,
+    })),
+  };
+}
+
+function deviceLine(entry: DeviceEntry): string {
+  const groups = entry.groups.length ? entry.groups.join(',') : '-';
+  return `${new Date().toISOString()} device ${entry.deviceId} ${entry.online ? 'online' : 'offline'} boot=${entry.bootId} groups=${groups}`;
+}
+
+function statusLine(task: TaskView): string {
+  const status = task.phase === 'queued' ? 'QUEUED' : task.status;
+  const detail =
+    task.status === 'FINISHED' ? task.report : task.status === 'FAILURE' ? task.error : undefined;
+  return (
+    `${task.receivedAt} task ${task.deviceId}#${task.id} ${status} seq=${task.seq}` +
+    `${task.requestId ? ` request=${firstLine(task.requestId, 40)}` : ''}${detail ? `: ${firstLine(detail)}` : ''}`
+  );
+}
+
+function followOnTerminal(controller: StoreController, header: string): void {
+  let timer: NodeJS.Timeout | undefined;
+  const draw = (): void => {
+    timer = undefined;
+    const footer = `${new Date().toISOString().slice(11, 19)}  ${controller.connection}  (Ctrl-C to quit)`;
+    // Home, clear screen: a full redraw keeps the view right whatever changed.
+    process.stdout.write(
+      `\u001b[H\u001b[2J${header}\n\n${renderDevices(deviceRows(controller))}\n\n${footer}\n`,
+    );
+  };
+  const schedule = (): void => {
+    timer ??= setTimeout(draw, REDRAW_MS);
+  };
+  for (const event of ['device', 'deviceRemoved', 'status', 'connection'] as const)
+    controller.on(event, schedule);
+  controller.once('connection', (state) => {
+    if (state === 'stopped' && timer) clearTimeout(timer);
+  });
+  draw();
+}
+
+function followInPipe(controller: StoreController): void {
+  process.stdout.write(`${renderDevices(deviceRows(controller))}\n`);
+  controller.on('device', (entry) => process.stdout.write(`${deviceLine(entry)}\n`));
+  controller.on('deviceRemoved', (id) =>
+    process.stdout.write(`${new Date().toISOString()} device ${id} removed\n`),
+  );
+  controller.on('status', (task) => process.stdout.write(`${statusLine(task)}\n`));
+  controller.on('connection', (state) =>
+    process.stdout.write(`${new Date().toISOString()} connection ${state}\n`),
+  );
+}
+
 export function registerWatchCommand(program: Command): void {
-  program
+  const command = program
     .command('watch')
-    .description('not yet available')
-    .action(() => {
-      console.error('regbridge watch: not yet available');
+    .description(
+      "live view of the store's devices and their latest tasks (from the broker's retained topics)",
+    )
+    .addOption(option('--once', 'print the table once after discovery and exit'))
+    .addOption(option('--json', 'with --once: print the directory as JSON'));
+  addConnectionOptions(command);
+  usageErrorsExit2(command);
+  command.action(async (flags: WatchFlags, cmd: Command) => {
+    let config: z.infer<typeof watchSchema>;
+    try {
+      config = parseConnection(watchSchema, {
+        ...flags,
+        once: flags.once === undefined ? undefined : true,
+        json: flags.json === undefined ? undefined : true,
+      });
+    } catch (error) {
+      reportStartError(cmd, error);
+      return;
+    }
+    const controller = controllerFor(config, stderrLogger(config.logLevel));
+    try {
+      await controller.start();
+    } catch (error) {
+      console.error(`regbridge watch: ${(error as Error).message}`);
       process.exitCode = 2;
-    });
+      return;
+    }
+    if (config.once) {
+      const output = config.json
+        ? JSON.stringify(snapshot(controller), null, 2)
+        : renderDevices(deviceRows(controller));
+      process.stdout.write(`${output}\n`);
+      await controller.stop();
+      return;
+    }
+    onShutdownSignal(() => controller.stop());
+    if (process.stdout.isTTY) followOnTerminal(controller, `regbridge watch  namespace ${config.ns}`);
+    else followInPipe(controller);
+  });
 }

@@ -25,6 +25,8 @@ export interface HttpResponse {
 
 export interface HttpTransportOptions {
   origin: string;
+  /** Prefix of every path, without trailing `/` ('' for none). */
+  basePath: string;
   requestTimeoutMs: number;
   connections: number;
   dispatcher?: Dispatcher;
@@ -48,6 +50,7 @@ export class HttpTransport {
   }
 
   async send(req: HttpRequest): Promise<HttpResponse> {
+    const path = `${this.options.basePath}${req.path}`;
     const timeout = this.options.requestTimeoutMs + (req.extraTimeoutMs ?? 0);
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
     let body: string | undefined;
@@ -60,7 +63,7 @@ export class HttpTransport {
     try {
       answer = await this.dispatcher().request({
         origin: this.options.origin,
-        path: req.path,
+        path,
         method: req.method,
         headers,
         body,
@@ -69,7 +72,7 @@ export class HttpTransport {
       });
       text = await answer.body.text();
     } catch (error) {
-      throw transportError(error, `${req.method} ${this.options.origin}${req.path}`);
+      throw transportError(error, `${req.method} ${this.options.origin}${path}`);
     }
     return { statusCode: answer.statusCode, headers: answer.headers, json: parseJson(answer, text) };
   }
@@ -103,7 +106,8 @@ function transportError(error: unknown, what: string): RestException {
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     return new TimeoutException(`${what}: no answer in time (${reason})`, { cause: error });
   }
-  return new ConnectionException(`${what}: ${typeof code === 'string' ? `${code} ` : ''}${reason}`, error);
+  const prefix = typeof code === 'string' && !reason.includes(code) ? `${code}: ` : '';
+  return new ConnectionException(`${what}: ${prefix}${reason}`, error);
 }
 
 /** The RestException for a non-2xx answer, carrying the contract's error body when there is one. */
@@ -113,11 +117,14 @@ export function errorFromResponse(res: HttpResponse): RestException {
   const retryAfter = Number(res.headers['retry-after']);
   const serverMessage = body?.message;
   const code = body?.code ?? 'HTTP_ERROR';
-  return new RestException(serverMessage ? `HTTP ${res.statusCode} ${code}: ${serverMessage}` : `HTTP ${res.statusCode}`, {
-    statusCode: res.statusCode,
-    code,
-    serverMessage,
-    body: res.json,
-    retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
-  });
+  return new RestException(
+    serverMessage ? `HTTP ${res.statusCode} ${code}: ${serverMessage}` : `HTTP ${res.statusCode}`,
+    {
+      statusCode: res.statusCode,
+      code,
+      serverMessage,
+      body: res.json,
+      retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+    },
+  );
 }

@@ -66,6 +66,13 @@ export interface ProcessFmScriptOptions {
   timeoutMs?: number;
   /** Pause between polls when the device answered 202 (see WaitForTaskOptions). */
   intervalMs?: number;
+  /**
+   * How long the device is asked to hold the POST (`?timeoutMs=`) before answering 202; the rest
+   * of `timeoutMs` is spent long-polling. Default and maximum: min(timeoutMs, 60 000).
+   */
+  serverWaitMs?: number;
+  /** Sent as `Idempotency-Key`: a retry with the same key and script returns the first task. */
+  idempotencyKey?: string;
 }
 
 export interface GetTaskStatusOptions {

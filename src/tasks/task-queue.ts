@@ -54,6 +54,7 @@ export class TaskQueue extends TaskEventEmitter {
   private readonly byIdempotencyKey = new Map<string, number>();
   private running: Task | undefined;
   private pump: Promise<void> | undefined;
+  private draining = false;
   private abort = new AbortController();
   private stopped = true;
   private readonly endWaiters = new Map<number, Set<() => void>>();
@@ -179,14 +180,26 @@ export class TaskQueue extends TaskEventEmitter {
     return this.tasks.get(id);
   }
 
+  /**
+   * Starts the drain loop unless it runs. `draining` is set before the loop starts and cleared
+   * in the same turn as its last check, so a submit from an event listener (re-entrant, or in a
+   * microtask after the last task ended) neither starts a second loop nor is left waiting.
+   */
   private kick(): void {
-    if (this.stopped || this.pump) return;
-    this.pump = this.drain().finally(() => {
-      this.pump = undefined;
-    });
+    if (this.stopped || this.draining) return;
+    this.draining = true;
+    this.pump = this.drain();
   }
 
   private async drain(): Promise<void> {
+    try {
+      await this.drainLoop();
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async drainLoop(): Promise<void> {
     while (!this.stopped && this.queuedCount > 0) {
       const task = this.waiting[this.waitingHead]!;
       this.waiting[this.waitingHead] = undefined as unknown as Task;

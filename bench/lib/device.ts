@@ -1,0 +1,33 @@
+/** Starting devices for the benchmarks: silent logs, loopback, free ports. */
+import { parseServeConfig, type ServeConfigInput } from '../../src/config.ts';
+import { type RunningDevice, startDevice } from '../../src/device.ts';
+import { createLogger } from '../../src/logger.ts';
+
+export const BENCH_USER = 'bench';
+export const BENCH_PASSWORD = 'bench-password-1';
+
+export const silentLogger = createLogger({ level: 'silent' });
+
+export async function startBenchDevice(input: ServeConfigInput): Promise<RunningDevice> {
+  const config = parseServeConfig({
+    port: 0,
+    host: '127.0.0.1',
+    brokerHost: '127.0.0.1',
+    users: [`${BENCH_USER}:${BENCH_PASSWORD}`],
+    logLevel: 'silent',
+    ...input,
+  });
+  return await startDevice(config, { logger: silentLogger });
+}
+
+/** A bearer token from POST /api/authenticate. */
+export async function fetchToken(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/api/authenticate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ userName: BENCH_USER, password: BENCH_PASSWORD }),
+  });
+  if (response.status !== 200) throw new Error(`authenticate answered ${response.status}: ${await response.text()}`);
+  const body = (await response.json()) as { token: string };
+  return body.token;
+}

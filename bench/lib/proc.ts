@@ -1,0 +1,185 @@
+/**
+ * Child processes of the benchmarks: TypeScript workers (run through bin/run-ts.js, with an IPC
+ * channel) and external servers (mosquitto, redis-server). Every child is tracked so a scenario
+ * can kill whatever is left when it ends or fails, and nothing outlives a run.
+ */
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const RUN_TS = resolve(ROOT, 'bin/run-ts.js');
+
+const live = new Set<ChildProcess>();
+
+/** Kills every child still running (SIGKILL): the last resort of a failing scenario. */
+export function killAllChildren(): void {
+  for (const child of live) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  live.clear();
+}
+
+function track(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+}
+
+export async function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return true;
+  return await new Promise<boolean>((done) => {
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      done(false);
+    }, timeoutMs);
+    const onExit = (): void => {
+      clearTimeout(timer);
+      done(true);
+    };
+    child.once('exit', onExit);
+  });
+}
+
+/** SIGTERM, then SIGKILL if the child has not gone within `graceMs`. */
+export async function terminate(child: ChildProcess, graceMs = 3000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  if (!(await waitExit(child, graceMs))) {
+    child.kill('SIGKILL');
+    await waitExit(child, 1000);
+  }
+}
+
+export interface WorkerMessage {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** A TypeScript worker process with a typed-enough IPC channel. */
+export class Worker {
+  readonly child: ChildProcess;
+  readonly name: string;
+  private readonly inbox: WorkerMessage[] = [];
+  private readonly waiters = new Set<() => void>();
+  private exitInfo: string | undefined;
+  private listeners = new Set<(message: WorkerMessage) => void>();
+
+  constructor(name: string, child: ChildProcess) {
+    this.name = name;
+    this.child = child;
+    child.on('message', (message: WorkerMessage) => {
+      for (const listener of this.listeners) listener(message);
+      this.inbox.push(message);
+      for (const wake of [...this.waiters]) wake();
+    });
+    child.once('exit', (code, signal) => {
+      this.exitInfo = `worker ${name} exited (code ${code}, signal ${signal})`;
+      for (const wake of [...this.waiters]) wake();
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Every message as it arrives (in addition to the inbox `next` reads from). */
+  onMessage(listener: (message: WorkerMessage) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  send(message: WorkerMessage): void {
+    if (this.child.connected) this.child.send(message);
+  }
+
+  /** The next message of that type (taken from the inbox), or an error on time-out or exit. */
+  async next<T extends WorkerMessage = WorkerMessage>(type: string, timeoutMs: number): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.inbox.findIndex((m) => m.type === type || m.type === 'error');
+      if (index >= 0) {
+        const [message] = this.inbox.splice(index, 1);
+        if (message!.type === 'error' && type !== 'error') {
+          throw new Error(`worker ${this.name}: ${String(message!.message)}`);
+        }
+        return message as T;
+      }
+      if (this.exitInfo) throw new Error(`${this.exitInfo} while waiting for "${type}"`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`worker ${this.name}: no "${type}" message within ${timeoutMs} ms`);
+      await new Promise<void>((wake) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          wake();
+        };
+        const timer = setTimeout(done, left);
+        this.waiters.add(done);
+      });
+    }
+  }
+
+  /** Asks the worker to stop (message "stop"), kills it if it does not exit in time. */
+  async stop(graceMs = 5000): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.send({ type: 'stop' });
+    if (!(await waitExit(this.child, graceMs))) await terminate(this.child, 1000);
+  }
+}
+
+export interface WorkerOptions {
+  /** Node flags, e.g. --expose-gc, --cpu-prof. */
+  execArgv?: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Start in a process group of its own (the orchestrator kills whole groups on time-out). */
+  detached?: boolean;
+}
+
+/** Starts `node bin/run-ts.js <file> ...args` with an IPC channel. `file` is relative to the repo root. */
+export function startWorker(file: string, args: string[] = [], options: WorkerOptions = {}): Worker {
+  const child = fork(RUN_TS, [resolve(ROOT, file), ...args], {
+    cwd: ROOT,
+    execArgv: options.execArgv ?? [],
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    detached: options.detached ?? false,
+  });
+  track(child);
+  return new Worker(file, child);
+}
+
+/** Resolves once something accepts TCP connections on host:port, or rejects after `timeoutMs`. */
+export async function waitForPort(port: number, host: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((done) => {
+      const socket = connect({ port, host });
+      socket.once('connect', () => {
+        socket.destroy();
+        done(true);
+      });
+      socket.once('error', () => {
+        socket.destroy();
+        done(false);
+      });
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** An external server process (mosquitto, redis-server) with its stderr kept for error messages. */
+export function startProgram(command: string, args: string[]): { child: ChildProcess; output: () => string } {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  track(child);
+  let output = '';
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString('utf8')).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  child.on('error', (error) => keep(Buffer.from(`spawn error: ${error.message}\n`)));
+  return { child, output: () => output };
+}

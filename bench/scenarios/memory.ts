@@ -1,0 +1,62 @@
+/**
+ * Scenario 4: heap and RSS after 1,000 and after 200,000 tasks (quick: 1,000 and 10,000)
+ * through one device with MQTT on (embedded broker), and the retained topics the broker holds
+ * for it. The device runs in a child process with --expose-gc, and gc() runs before each reading.
+ */
+import { startWorker, type WorkerMessage } from '../lib/proc.ts';
+import { round, runScenario } from '../lib/scenario.ts';
+
+interface Milestone extends WorkerMessage {
+  tasks: number;
+  heapUsed: number;
+  rss: number;
+  retained: number;
+  retainedByKind?: Record<string, number>;
+  held?: number;
+  failed?: number;
+  elapsedMs: number;
+}
+
+const MiB = 2 ** 20;
+
+runScenario('memory', async (ctx) => {
+  const small = 1000;
+  const large = ctx.quick ? 10_000 : 200_000;
+  const worker = startWorker('bench/workers/memory.ts', [String(small), String(large)], { execArgv: ['--expose-gc'] });
+  ctx.defer(() => worker.stop(10_000));
+  const timeout = ctx.quick ? 60_000 : 280_000;
+  const base = await worker.next<Milestone>('milestone', 30_000);
+  const first = await worker.next<Milestone>('milestone', timeout);
+  const second = await worker.next<Milestone>('milestone', timeout);
+  await worker.next('done', 10_000);
+  for (const m of [base, first, second]) {
+    ctx.log(
+      `${m.tasks} tasks: heap ${(m.heapUsed / MiB).toFixed(1)} MiB, RSS ${(m.rss / MiB).toFixed(1)} MiB, ` +
+        `retained ${m.retained} ${JSON.stringify(m.retainedByKind ?? {})}, held ${m.held ?? 0}, ` +
+        `${m.failed ?? 0} failed, ${(m.elapsedMs / 1000).toFixed(1)} s`,
+    );
+  }
+  const growth = (second.heapUsed - first.heapUsed) / MiB;
+  const rate = (second.tasks - first.tasks) / ((second.elapsedMs - first.elapsedMs) / 1000);
+  ctx.report({ figure: `heap after ${first.tasks.toLocaleString('en-US')} tasks`, value: round(first.heapUsed / MiB, 1), unit: 'MiB' });
+  ctx.report({ figure: `heap after ${second.tasks.toLocaleString('en-US')} tasks`, value: round(second.heapUsed / MiB, 1), unit: 'MiB' });
+  ctx.report({
+    figure: `heap growth ${first.tasks.toLocaleString('en-US')} -> ${second.tasks.toLocaleString('en-US')} tasks`,
+    value: round(growth, 2),
+    unit: 'MiB',
+    goal: '< 20 MB',
+    met: growth * MiB < 20e6,
+    note: ctx.quick ? 'quick run: 10k tasks, not 200k' : undefined,
+  });
+  ctx.report({ figure: `RSS after ${first.tasks.toLocaleString('en-US')} tasks`, value: round(first.rss / MiB, 1), unit: 'MiB' });
+  ctx.report({ figure: `RSS after ${second.tasks.toLocaleString('en-US')} tasks`, value: round(second.rss / MiB, 1), unit: 'MiB' });
+  ctx.report({
+    figure: 'retained topics per device on the broker',
+    value: second.retained,
+    unit: 'topics',
+    goal: '<= retain (128) + 1 state',
+    met: second.retained <= 129,
+    note: JSON.stringify(second.retainedByKind ?? {}),
+  });
+  ctx.report({ figure: 'tasks/s while feeding (MQTT QoS 1, window 500)', value: round(rate, 0), unit: 'tasks/s' });
+});

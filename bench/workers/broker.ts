@@ -1,0 +1,32 @@
+/**
+ * A store broker (aedes, broker/store-broker.ts) in a process of its own, as `regbridge broker`
+ * would run it. argv: `<registers> [redisUrl]`; users are lib/fleet.ts's. Sends `{type: 'ready', port}`.
+ */
+import { StoreBroker } from '../../broker/store-broker.ts';
+import { silentLogger } from '../lib/device.ts';
+import { fleetUsers, NS } from '../lib/fleet.ts';
+import { sendToParent, workerMain } from '../lib/worker-side.ts';
+
+const [count = '0', redisUrl] = process.argv.slice(2);
+let broker: StoreBroker | undefined;
+
+workerMain(
+  async () => {
+    broker = new StoreBroker({
+      port: 0,
+      host: '127.0.0.1',
+      ns: NS,
+      users: fleetUsers(Number(count)),
+      logger: silentLogger,
+      ...(redisUrl && { redisUrl }),
+    });
+    await broker.start();
+    sendToParent({ type: 'ready', port: broker.port });
+  },
+  {
+    onMessage: (message) => {
+      if (message.type === 'stats') sendToParent({ type: 'stats', ...broker?.stats, rss: process.memoryUsage().rss });
+    },
+    onStop: () => broker?.stop(),
+  },
+);

@@ -1,0 +1,92 @@
+/**
+ * Scenario 4's measuring process (run with --expose-gc): one device with MQTT on (embedded
+ * broker, retain 128, maxQueue 1000) is fed `PRINT x` scripts over MQTT QoS 1 by a controller
+ * client, a window at a time so the queue never refuses. At each milestone (argv: task counts)
+ * the queue is drained, gc() runs twice, and heap, RSS and the broker's retained topics are
+ * reported: `{type: 'milestone', tasks, heapUsed, rss, retained, elapsedMs}`.
+ */
+import { connect } from 'mqtt';
+import type { RunningDevice } from '../../src/device.ts';
+import { BENCH_PASSWORD, BENCH_USER, startBenchDevice } from '../lib/device.ts';
+import { countRetained } from '../lib/retained.ts';
+import { sleep, until } from '../lib/scenario.ts';
+import { sendToParent, workerMain } from '../lib/worker-side.ts';
+
+const milestones = process.argv.slice(2).map(Number);
+const WINDOW = 500;
+let device: RunningDevice | undefined;
+
+function collect(): NodeJS.MemoryUsage {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
+  gc();
+  gc();
+  return process.memoryUsage();
+}
+
+workerMain(
+  async () => {
+    const d = await startBenchDevice({ deviceId: 'mem', brokerPort: 0, retain: 128, maxQueue: 1000 });
+    device = d;
+    const url = `mqtt://127.0.0.1:${d.brokerPort}`;
+    const feeder = connect(url, {
+      username: BENCH_USER,
+      password: BENCH_PASSWORD,
+      protocolVersion: 4,
+      clean: true,
+      reconnectPeriod: 0,
+      clientId: 'bench-memory-feeder',
+    });
+    await new Promise<void>((resolve, reject) => {
+      feeder.once('connect', () => resolve());
+      feeder.once('error', reject);
+    });
+    let ended = 0;
+    let refused = 0;
+    d.queue.on('finished', () => {
+      ended += 1;
+    });
+    d.queue.on('failed', () => {
+      ended += 1;
+      refused += 1;
+    });
+    const baseline = collect();
+    sendToParent({ type: 'milestone', tasks: 0, heapUsed: baseline.heapUsed, rss: baseline.rss, retained: 0, elapsedMs: 0 });
+    const started = performance.now();
+    let sent = 0;
+    for (const target of milestones) {
+      while (sent < target) {
+        const batch = Math.min(WINDOW, target - sent);
+        const publishes: Promise<unknown>[] = [];
+        for (let i = 0; i < batch; i += 1) {
+          sent += 1;
+          const payload = JSON.stringify({ script: 'PRINT x', requestId: `m${sent}` });
+          publishes.push(feeder.publishAsync('pos/devices/mem/scripts', payload, { qos: 1 }));
+        }
+        await Promise.all(publishes);
+        // Keep at most one window queued: the queue (maxQueue 1000) must never refuse here.
+        const ceiling = sent - WINDOW;
+        await until('the device to catch up', () => ended >= ceiling, 60_000, 1);
+      }
+      await until('the device to drain', () => ended >= sent, 60_000, 5);
+      await sleep(300); // the last status publishes leave the bridge
+      const memory = collect();
+      const retained = await countRetained({ url, username: BENCH_USER, password: BENCH_PASSWORD, filter: 'pos/#' });
+      sendToParent({
+        type: 'milestone',
+        tasks: sent,
+        ended,
+        failed: refused,
+        heapUsed: memory.heapUsed,
+        rss: memory.rss,
+        retained: retained.total,
+        retainedByKind: retained.byKind,
+        held: d.queue.heldCount,
+        elapsedMs: performance.now() - started,
+      });
+    }
+    await feeder.endAsync();
+    sendToParent({ type: 'done' });
+  },
+  { onStop: () => device?.stop() },
+);

@@ -1,0 +1,164 @@
+/**
+ * The controller's picture of the store, built only from retained and live messages on the
+ * state and status topics (contract section 3). Pure: no MQTT, no timers, so every ordering rule
+ * is unit-tested directly.
+ *
+ * Ordering rules (contract section 3: `bootId` + `seq` order a device's messages):
+ * - States: a state from a boot this directory has seen superseded is ignored. (A crashed boot's
+ *   last will can reach the broker after the restarted device's online state when the new boot
+ *   uses another client id; it must not mark the live device offline.) Within one boot the
+ *   latest state wins: a reconnecting device republishes `online: true` after its will.
+ * - Statuses are ordered per task: for one task, a message from the same bootId with a seq not
+ *   above the one already applied is ignored, so a task never moves backwards. Ordering per
+ *   task rather than per device matters on subscribe: brokers replay retained status topics in
+ *   topic order, not seq order, and a device-wide cursor would drop older tasks' end statuses.
+ *   Task ids are never reused (contract section 1), so a message for the same id from another
+ *   boot is only taken when it comes from the device's current boot.
+ */
+import type { DeviceEntry, TaskPhase, TaskView } from './controller-types.ts';
+import type { DeviceState, StatusMessage } from './topics.ts';
+
+/** Superseded bootIds remembered per device; older ones are forgotten (memory stays bounded). */
+const OLD_BOOTS_KEPT = 16;
+
+export type StateChange =
+  | { kind: 'ignored'; reason: string }
+  | { kind: 'changed'; entry: DeviceEntry; newBoot: boolean }
+  | { kind: 'removed'; deviceId: string };
+
+export function phaseOf(message: Pick<StatusMessage, 'status' | 'startedAt'>): TaskPhase {
+  if (message.status === 'FINISHED') return 'finished';
+  if (message.status === 'FAILURE') return 'failed';
+  return message.startedAt ? 'running' : 'queued';
+}
+
+export class DeviceDirectory {
+  private readonly devices = new Map<string, DeviceEntry>();
+  private readonly tasks = new Map<string, Map<number, TaskView>>();
+  private readonly oldBoots = new Map<string, string[]>();
+  private readonly maxTasksPerDevice: number;
+
+  /** Devices hold `--retain` (128) ended tasks plus queued ones; the view keeps at most this many. */
+  constructor(maxTasksPerDevice = 1024) {
+    this.maxTasksPerDevice = maxTasksPerDevice;
+  }
+
+  /** Applies a message from `<ns>/devices/<deviceId>/state`; `null` is a cleared (zero-byte) topic. */
+  applyState(deviceId: string, state: DeviceState | null, now: Date): StateChange {
+    if (state === null) {
+      if (!this.devices.has(deviceId)) return { kind: 'ignored', reason: 'unknown device cleared' };
+      this.devices.delete(deviceId);
+      this.tasks.delete(deviceId);
+      this.oldBoots.delete(deviceId);
+      return { kind: 'removed', deviceId };
+    }
+    if (state.deviceId !== deviceId) return { kind: 'ignored', reason: 'deviceId differs from topic' };
+    if (this.isOldBoot(deviceId, state.bootId))
+      return { kind: 'ignored', reason: 'state of a superseded boot' };
+    const previous = this.devices.get(deviceId);
+    const newBoot = previous !== undefined && previous.bootId !== state.bootId;
+    if (previous && newBoot) this.retireBoot(deviceId, previous.bootId);
+    const entry: DeviceEntry = state.online
+      ? {
+          deviceId,
+          online: true,
+          bootId: state.bootId,
+          groups: [...state.groups],
+          installation: state.installation,
+          version: state.version,
+          startedAt: state.startedAt,
+          lastSeen: now.toISOString(),
+        }
+      : {
+          // The will carries no groups or metadata: keep what this boot told us while online.
+          ...(previous && !newBoot ? previous : { groups: [] }),
+          deviceId,
+          online: false,
+          bootId: state.bootId,
+          lastSeen: now.toISOString(),
+        };
+    this.devices.set(deviceId, entry);
+    return { kind: 'changed', entry: { ...entry, groups: [...entry.groups] }, newBoot };
+  }
+
+  /** Applies a status message; undefined when it is stale (out of order, duplicate, old boot). */
+  applyStatus(message: StatusMessage, now: Date): TaskView | undefined {
+    const deviceId = message.deviceId;
+    let tasks = this.tasks.get(deviceId);
+    const existing = tasks?.get(message.id);
+    if (existing) {
+      // mutated
+      if (existing.bootId !== message.bootId && existing.bootId === this.devices.get(deviceId)?.bootId) {
+        return undefined;
+      }
+    }
+    if (!tasks) {
+      tasks = new Map();
+      this.tasks.set(deviceId, tasks);
+    }
+    const view: TaskView = {
+      ...message,
+      phase: phaseOf(message),
+      receivedAt: now.toISOString(),
+      previousBoot: this.isOldBoot(deviceId, message.bootId),
+    };
+    tasks.set(message.id, view);
+    if (tasks.size > this.maxTasksPerDevice) {
+      const oldest = Math.min(...tasks.keys());
+      tasks.delete(oldest);
+    }
+    const entry = this.devices.get(deviceId);
+    if (entry && entry.bootId === message.bootId) entry.lastSeen = now.toISOString();
+    return { ...view };
+  }
+
+  /** A status topic was cleared: the task left the device's retention window. */
+  clearStatus(deviceId: string, taskId: number): boolean {
+    return this.tasks.get(deviceId)?.delete(taskId) ?? false;
+  }
+
+  device(deviceId: string): DeviceEntry | undefined {
+    const entry = this.devices.get(deviceId);
+    return entry ? { ...entry, groups: [...entry.groups] } : undefined;
+  }
+
+  /** Every known device, online and offline, sorted by id. */
+  list(): DeviceEntry[] {
+    return [...this.devices.keys()]
+      .sort()
+      .map((id) => this.device(id))
+      .filter((entry): entry is DeviceEntry => entry !== undefined);
+  }
+
+  /** A device's known tasks, newest (highest id) first. */
+  tasksOf(deviceId: string): TaskView[] {
+    const tasks = this.tasks.get(deviceId);
+    if (!tasks) return [];
+    return [...tasks.values()].sort((a, b) => b.id - a.id).map((view) => ({ ...view }));
+  }
+
+  /** Queued and running tasks of the device's current boot, as far as statuses tell. */
+  queueOf(deviceId: string): { queued: number; running: number } {
+    const counts = { queued: 0, running: 0 };
+    for (const view of this.tasks.get(deviceId)?.values() ?? []) {
+      if (view.previousBoot) continue;
+      if (view.phase === 'queued') counts.queued += 1;
+      else if (view.phase === 'running') counts.running += 1;
+    }
+    return counts;
+  }
+
+  private isOldBoot(deviceId: string, bootId: string): boolean {
+    return this.oldBoots.get(deviceId)?.includes(bootId) ?? false;
+  }
+
+  private retireBoot(deviceId: string, bootId: string): void {
+    const old = this.oldBoots.get(deviceId) ?? [];
+    old.push(bootId);
+    if (old.length > OLD_BOOTS_KEPT) old.shift();
+    this.oldBoots.set(deviceId, old);
+    for (const view of this.tasks.get(deviceId)?.values() ?? []) {
+      if (view.bootId === bootId) view.previousBoot = true;
+    }
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * One submission's bookkeeping: which devices were targeted, what each answered, and each
+ * device's final result. Pure (the controller feeds it messages and the clock), so the rules are
+ * unit-tested without a broker.
+ *
+ * Rules, chosen where contract section 3 is silent:
+ * - A target is pinned to the bootId it had when the script was sent. Only replies and status
+ *   messages of that boot count.
+ * - The device comes back with another bootId before the task ended: FAILURE
+ *   `device restarted (new bootId)` at once. Tasks live in RAM only (contract section 1), so the
+ *   earlier task is gone and waiting for the deadline would only delay the same verdict.
+ * - The device goes offline (`online: false`, same boot) mid-run: keep waiting. A last will
+ *   also fires on a network loss while the process and its task live on, and the device
+ *   republishes every status after reconnecting. If it never comes back: NO_ANSWER at the
+ *   deadline, with `device went offline` in `detail`.
+ * - A refusal on replyTo is FAILURE with the device's error and no taskId.
+ * - Replies never end a task: only a status message carries the report or error.
+ */
+import type { DeviceEntry, FanoutResult, TaskView } from './controller-types.ts';
+import type { Reply } from './topics.ts';
+
+interface Target {
+  deviceId: string;
+  bootId: string;
+  taskId?: number;
+  phase?: TaskView['phase'];
+  acknowledged: boolean;
+  wentOffline: boolean;
+}
+
+export class Fanout {
+  readonly requestId: string;
+  readonly sentAt: number;
+  /** Devices the script is sent to: those online at send time. */
+  readonly sentTo: readonly string[];
+  /** Result order: the order devices were targeted in. */
+  private readonly order: string[] = [];
+  private readonly pending = new Map<string, Target>();
+  private readonly ended = new Map<string, FanoutResult>();
+
+  constructor(
+    requestId: string,
+    sentAt: number,
+    online: readonly { deviceId: string; bootId: string }[],
+    offline: readonly string[],
+  ) {
+    this.requestId = requestId;
+    this.sentAt = sentAt;
+    this.sentTo = [...new Set(online.map((t) => t.deviceId))];
+    for (const { deviceId, bootId } of online) {
+      if (this.has(deviceId)) continue;
+      this.order.push(deviceId);
+      this.pending.set(deviceId, { deviceId, bootId, acknowledged: false, wentOffline: false });
+    }
+    for (const deviceId of offline) {
+      if (this.has(deviceId)) continue;
+      this.order.push(deviceId);
+      this.ended.set(deviceId, { deviceId, status: 'OFFLINE' });
+    }
+  }
+
+  get total(): number {
+    return this.order.length;
+  }
+
+  get done(): number {
+    return this.ended.size;
+  }
+
+  get complete(): boolean {
+    return this.pending.size === 0;
+  }
+
+  /** Results known at construction (OFFLINE), in target order. */
+  initialResults(): FanoutResult[] {
+    return this.order.map((id) => this.ended.get(id)).filter((r): r is FanoutResult => r !== undefined);
+  }
+
+  onReply(reply: Reply, now: number): FanoutResult | undefined {
+    if (reply.requestId !== this.requestId) return undefined;
+    const target = this.pending.get(reply.deviceId);
+    if (!target) return undefined;
+    if ('error' in reply) {
+      return this.end(target, {
+        deviceId: target.deviceId,
+        status: 'FAILURE',
+        error: reply.error,
+        durationMs: now - this.sentAt,
+      });
+    }
+    target.acknowledged = true;
+    target.taskId ??= reply.id;
+    return undefined;
+  }
+
+  onStatus(view: TaskView, now: number): FanoutResult | undefined {
+    const target = this.pending.get(view.deviceId);
+    if (!target || view.bootId !== target.bootId) return undefined;
+    const ours =
+      view.requestId === this.requestId || (target.taskId !== undefined && view.id === target.taskId);
+    if (!ours) return undefined;
+    target.acknowledged = true;
+    target.taskId = view.id;
+    target.phase = view.phase;
+    const durationMs = now - this.sentAt;
+    if (view.status === 'FINISHED') {
+      return this.end(target, {
+        deviceId: target.deviceId,
+        status: 'FINISHED',
+        report: view.report ?? '',
+        taskId: view.id,
+        durationMs,
+      });
+    }
+    if (view.status === 'FAILURE') {
+      return this.end(target, {
+        deviceId: target.deviceId,
+        status: 'FAILURE',
+        error: view.error ?? '',
+        taskId: view.id,
+        durationMs,
+      });
+    }
+    return undefined;
+  }
+
+  onState(entry: DeviceEntry, now: number): FanoutResult | undefined {
+    const target = this.pending.get(entry.deviceId);
+    if (!target) return undefined;
+    if (entry.bootId !== target.bootId) {
+      return this.end(target, {
+        deviceId: target.deviceId,
+        status: 'FAILURE',
+        error: 'device restarted (new bootId)',
+        ...(target.taskId !== undefined ? { taskId: target.taskId } : {}),
+        durationMs: now - this.sentAt,
+      });
+    }
+    target.wentOffline = !entry.online;
+    return undefined;
+  }
+
+  /** The pending targets among `deviceIds` end FAILURE with `error` (e.g. the publish failed). */
+  fail(deviceIds: readonly string[], error: string, now: number): FanoutResult[] {
+    const results: FanoutResult[] = [];
+    for (const id of deviceIds) {
+      const target = this.pending.get(id);
+      if (target) {
+        results.push(
+          this.end(target, { deviceId: id, status: 'FAILURE', error, durationMs: now - this.sentAt }),
+        );
+      }
+    }
+    return results;
+  }
+
+  /** The deadline passed (or the controller stopped): every pending target is NO_ANSWER. */
+  expire(reason?: string): FanoutResult[] {
+    return [...this.pending.values()].map((target) => {
+      const parts: string[] = [];
+      if (reason) parts.push(reason);
+      if (!target.acknowledged) parts.push('no reply');
+      else if (target.taskId !== undefined) {
+        parts.push(`task ${target.taskId} still ${target.phase === 'running' ? 'running' : 'queued'}`);
+      } else parts.push('accepted, no status');
+      if (target.wentOffline) parts.push('device went offline');
+      return this.end(target, {
+        deviceId: target.deviceId,
+        status: 'NO_ANSWER',
+        ...(target.taskId !== undefined ? { taskId: target.taskId } : {}),
+        detail: parts.join('; '),
+      });
+    });
+  }
+
+  results(): FanoutResult[] {
+    return this.order.map((id) => this.ended.get(id)).filter((r): r is FanoutResult => r !== undefined);
+  }
+
+  private has(deviceId: string): boolean {
+    return this.pending.has(deviceId) || this.ended.has(deviceId);
+  }
+
+  private end(target: Target, result: FanoutResult): FanoutResult {
+    this.pending.delete(target.deviceId);
+    this.ended.set(target.deviceId, result);
+    return result;
+  }
+}

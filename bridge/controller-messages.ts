@@ -1,0 +1,69 @@
+/**
+ * Decodes what the controller receives into one typed message: a device state, a task status
+ * (or its clearing), or a reply to one of its submissions. Pure, so malformed and foreign
+ * messages are unit-tested; nothing here throws on bad input (contract section 3 payloads are
+ * checked with the shared zod schemas of bridge/topics.ts).
+ */
+import {
+  type DeviceState,
+  decodePayload,
+  parseTopic,
+  type Reply,
+  replySchema,
+  type StatusMessage,
+  stateSchema,
+  statusMessageSchema,
+} from './topics.ts';
+
+export type ControllerMessage =
+  | { kind: 'state'; deviceId: string; state: DeviceState | null }
+  | { kind: 'status'; message: StatusMessage }
+  | { kind: 'statusCleared'; deviceId: string; taskId: number }
+  | { kind: 'reply'; requestId: string; reply: Reply }
+  | { kind: 'invalid'; error: string };
+
+/** The reply topic prefix of one controller: `<ns>/replies/<clientId>/`; the last level is the requestId. */
+export function replyPrefix(ns: string, clientId: string): string {
+  return `${ns}/replies/${clientId}/`;
+}
+
+/** undefined: a topic outside the contract (ignored silently). */
+export function decodeControllerMessage(
+  ns: string,
+  clientId: string,
+  topic: string,
+  payload: Buffer,
+): ControllerMessage | undefined {
+  const prefix = replyPrefix(ns, clientId);
+  if (topic.startsWith(prefix)) {
+    const requestId = topic.slice(prefix.length);
+    if (requestId.length === 0 || requestId.includes('/')) return undefined;
+    const decoded = decodePayload(replySchema, payload);
+    if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
+    if (decoded.value.requestId !== undefined && decoded.value.requestId !== requestId) {
+      return { kind: 'invalid', error: 'reply requestId differs from its topic' };
+    }
+    return { kind: 'reply', requestId, reply: { ...decoded.value, requestId } };
+  }
+  const parsed = parseTopic(ns, topic);
+  if (parsed?.kind === 'state') {
+    // A zero-byte retained message clears the topic [MQTT-3.3.1-10].
+    if (payload.length === 0) return { kind: 'state', deviceId: parsed.deviceId, state: null };
+    const decoded = decodePayload(stateSchema, payload);
+    if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
+    if (decoded.value.deviceId !== parsed.deviceId)
+      return { kind: 'invalid', error: 'state deviceId differs from its topic' };
+    return { kind: 'state', deviceId: parsed.deviceId, state: decoded.value };
+  }
+  if (parsed?.kind === 'taskStatus') {
+    if (payload.length === 0)
+      return { kind: 'statusCleared', deviceId: parsed.deviceId, taskId: parsed.taskId };
+    const decoded = decodePayload(statusMessageSchema, payload);
+    if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
+    if (decoded.value.deviceId !== parsed.deviceId || decoded.value.id !== parsed.taskId) {
+      return { kind: 'invalid', error: 'status deviceId or id differs from its topic' };
+    }
+    return { kind: 'status', message: decoded.value };
+  }
+  return undefined;
+}

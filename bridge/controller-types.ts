@@ -1,0 +1,118 @@
+/**
+ * The store controller's public types: the device directory, the task view, fan-out targets and
+ * results, and the typed events. Kept apart so the CLI and tests import types without MQTT.
+ */
+import type { StatusMessage } from './topics.ts';
+
+export type Installation = 'cash-register' | 'cash-register+pos' | 'pos';
+
+/** One device as learnt from its retained state topic (contract section 3). */
+export interface DeviceEntry {
+  deviceId: string;
+  online: boolean;
+  bootId: string;
+  /**
+   * Groups from the last online state seen. A device first seen offline (only its last will is
+   * retained) has `[]`: the offline payload carries no groups.
+   */
+  groups: string[];
+  installation?: Installation;
+  version?: string;
+  startedAt?: string;
+  /** ISO time this controller last received a state or status message of the device. */
+  lastSeen: string;
+}
+
+/** Where a task is: the wire says RUNNING for queued and running alike; `startedAt` tells them apart. */
+export type TaskPhase = 'queued' | 'running' | 'finished' | 'failed';
+
+/** The latest accepted status message of one task, with its phase and when it arrived. */
+export interface TaskView extends StatusMessage {
+  phase: TaskPhase;
+  receivedAt: string;
+  /** The device has since started with another bootId: a task not ended by then is lost (RAM only). */
+  previousBoot: boolean;
+}
+
+export type FanoutTarget = 'all' | readonly string[] | { group: string };
+
+export interface SubmitOptions {
+  to: FanoutTarget;
+  /** How long to wait for every targeted device's end status; then NO_ANSWER. */
+  deadlineMs: number;
+  /** Epoch ms passed through to the devices (contract section 3): later, the task ends FAILURE EXPIRED. */
+  notAfter?: number;
+  /** Default: a random UUID. Must be usable as one topic level (no `/`, `+`, `#`). */
+  requestId?: string;
+  /** Called once, before anything is published, with the devices the script goes to. */
+  onSent?: (sent: { requestId: string; sentTo: readonly string[]; offline: readonly string[] }) => void;
+  /** Called once per targeted device as its result becomes known (progress bars). */
+  onResult?: (result: FanoutResult, progress: { done: number; total: number }) => void;
+}
+
+export interface FinishedResult {
+  deviceId: string;
+  status: 'FINISHED';
+  report: string;
+  taskId: number;
+  /** Controller clock: from publishing the script to receiving the end status. */
+  durationMs: number;
+}
+
+export interface FailureResult {
+  deviceId: string;
+  status: 'FAILURE';
+  error: string;
+  /** Absent when the device refused the submission (no task was created) or the publish failed. */
+  taskId?: number;
+  durationMs: number;
+}
+
+export interface OfflineResult {
+  deviceId: string;
+  status: 'OFFLINE';
+}
+
+export interface NoAnswerResult {
+  deviceId: string;
+  status: 'NO_ANSWER';
+  /** Known when the device had acknowledged the submission (reply or status). */
+  taskId?: number;
+  /** What was last known, e.g. `no reply` or `task 7 still running; device went offline`. */
+  detail: string;
+}
+
+export type FanoutResult = FinishedResult | FailureResult | OfflineResult | NoAnswerResult;
+export type FanoutStatus = FanoutResult['status'];
+
+export interface FanoutSummary {
+  finished: number;
+  failed: number;
+  offline: number;
+  noAnswer: number;
+}
+
+export function summarize(results: readonly FanoutResult[]): FanoutSummary {
+  const summary: FanoutSummary = { finished: 0, failed: 0, offline: 0, noAnswer: 0 };
+  for (const result of results) {
+    if (result.status === 'FINISHED') summary.finished += 1;
+    else if (result.status === 'FAILURE') summary.failed += 1;
+    else if (result.status === 'OFFLINE') summary.offline += 1;
+    else summary.noAnswer += 1;
+  }
+  return summary;
+}
+
+export type ConnectionState = 'connected' | 'reconnecting' | 'offline' | 'stopped';
+
+export interface ControllerEvents {
+  /** A device's directory entry changed (new device, online/offline, new boot). */
+  device: [entry: DeviceEntry];
+  /** A device's state topic was cleared (zero-byte retained message): it left the directory. */
+  deviceRemoved: [deviceId: string];
+  /** A status message was accepted (out-of-order and duplicate ones are not emitted). */
+  status: [task: TaskView];
+  /** One targeted device's final result of a submission. */
+  result: [requestId: string, result: FanoutResult];
+  connection: [state: ConnectionState];
+}

@@ -1,0 +1,99 @@
+/**
+ * Clears status topics left on the broker by earlier boots of this device.
+ *
+ * Task ids of an earlier boot answer TASK_DOES_NOT_EXIST after a restart (contract section 1),
+ * and the broker should hold at most `--retain` + queued task topics per device (section 3), so
+ * their retained status messages are stale. Once per boot, after the first connect, the bridge
+ * subscribes to its own `tasks/+/status` filter, clears every retained status whose task the
+ * queue does not hold, and unsubscribes once the retained messages stop coming (a quiet period,
+ * capped), so it does not receive its own status traffic for the rest of the boot.
+ */
+import type { IPublishPacket } from 'mqtt';
+import type { Logger } from 'pino';
+import type { TaskQueue } from '../src/tasks/task-queue.ts';
+import type { BridgeLink } from './link.ts';
+import { topics } from './topics.ts';
+
+export interface StaleSweeperOptions {
+  ns: string;
+  deviceId: string;
+  queue: TaskQueue;
+  link: BridgeLink;
+  logger: Logger;
+  subscribe(filter: string, done: (error?: Error) => void): void;
+  unsubscribe(filter: string): void;
+  /** Unsubscribe after this long without a stale message (ms). */
+  quietMs?: number;
+  /** Unsubscribe at the latest this long after the subscription was granted (ms). */
+  maxMs?: number;
+}
+
+export class StaleStatusSweeper {
+  private readonly options: StaleSweeperOptions;
+  private readonly filter: string;
+  private quietTimer: NodeJS.Timeout | undefined;
+  private maxTimer: NodeJS.Timeout | undefined;
+  private active = false;
+  private cleared = 0;
+
+  constructor(options: StaleSweeperOptions) {
+    this.options = options;
+    this.filter = topics.deviceTaskStatuses(options.ns, options.deviceId);
+  }
+
+  get clearedCount(): number {
+    return this.cleared;
+  }
+
+  get sweeping(): boolean {
+    return this.active;
+  }
+
+  begin(): void {
+    if (this.active) return;
+    this.active = true;
+    this.options.subscribe(this.filter, (error) => {
+      if (!this.active) return;
+      if (error) {
+        // Not fatal: a broker may forbid the device to read its own topics.
+        this.options.logger.warn({ err: error.message }, 'could not sweep stale status topics');
+        this.active = false;
+        return;
+      }
+      this.maxTimer = setTimeout(() => this.end(), this.options.maxMs ?? 10_000);
+      this.armQuietTimer();
+    });
+  }
+
+  /** A message on this device's status filter; only retained ones are from the past. */
+  handle(taskId: number, payload: Buffer, packet: IPublishPacket): void {
+    if (!this.active || !packet.retain || payload.length === 0) return;
+    if (this.options.queue.get(taskId)) return;
+    this.cleared += 1;
+    this.options.link.publish(
+      topics.taskStatus(this.options.ns, this.options.deviceId, taskId),
+      Buffer.alloc(0),
+      { retain: true },
+      'clear',
+    );
+    this.armQuietTimer();
+  }
+
+  /** Ends the sweep (also from stop()): clears both timers and drops the subscription. */
+  end(): void {
+    clearTimeout(this.quietTimer);
+    clearTimeout(this.maxTimer);
+    this.quietTimer = undefined;
+    this.maxTimer = undefined;
+    if (!this.active) return;
+    this.active = false;
+    if (this.cleared > 0)
+      this.options.logger.info({ cleared: this.cleared }, 'cleared status topics of earlier boots');
+    this.options.unsubscribe(this.filter);
+  }
+
+  private armQuietTimer(): void {
+    clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => this.end(), this.options.quietMs ?? 1000);
+  }
+}

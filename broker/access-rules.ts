@@ -1,0 +1,138 @@
+/**
+ * The store broker's per-role ACL over the contract section 3 topics. `<ns>` may hold several
+ * levels (`stores/042`); every rule is a topic filter under it. docs/broker.md has the same table.
+ *
+ * | role       | publish                                                                  | subscribe (filter must lie within)        |
+ * |------------|--------------------------------------------------------------------------|-------------------------------------------|
+ * | device     | `<ns>/devices/<self>/state`, `<ns>/devices/<self>/tasks/+/status`,        | `<ns>/devices/<self>/#`, `<ns>/groups/+/scripts` |
+ * |            | `<ns>/replies/#` (not retained)                                          |                                           |
+ * | controller | `<ns>/devices/+/scripts`, `<ns>/groups/+/scripts`, `<ns>/replies/#` (not  | `<ns>/#`                                  |
+ * |            | retained), and zero-byte retained clears of `<ns>/devices/+/state` and    |                                           |
+ * |            | `<ns>/devices/+/tasks/+/status`                                          |                                           |
+ * | observer   | nothing                                                                  | `<ns>/#`                                  |
+ *
+ * A device's last will may only be its own state topic.
+ */
+import type { BrokerRole } from './users.ts';
+
+/** How a rule treats the retain flag. */
+export type RetainRule = 'any' | 'never' | 'clear-only';
+
+export interface PublishRule {
+  /** Topic filter; `<self>` already replaced by the user's name. */
+  filter: string;
+  retain: RetainRule;
+}
+
+export interface PublishAttempt {
+  topic: string;
+  retain: boolean;
+  payloadLength: number;
+}
+
+export type AclDecision = { allowed: true } | { allowed: false; reason: string };
+
+const ALLOW: AclDecision = { allowed: true };
+
+/** True when `topic` (a topic name) matches `filter` ([MQTT-4.7.1]). */
+export function topicMatches(filter: string, topic: string): boolean {
+  const f = filter.split('/');
+  const t = topic.split('/');
+  for (let i = 0; i < f.length; i++) {
+    const level = f[i];
+    // `#` also matches the parent level: `a/#` matches `a` ([MQTT-4.7.1-2]).
+    if (level === '#') return true;
+    if (i >= t.length) return false;
+    if (level !== '+' && level !== t[i]) return false;
+  }
+  return f.length === t.length;
+}
+
+/**
+ * True when every topic that `filter` can match is also matched by `pattern`, i.e. a client
+ * subscribing to `filter` can receive nothing outside `pattern`.
+ */
+export function filterWithin(filter: string, pattern: string): boolean {
+  const f = filter.split('/');
+  const p = pattern.split('/');
+  for (let i = 0; i < p.length; i++) {
+    const want = p[i];
+    if (want === '#') return true;
+    const got = f[i];
+    if (got === undefined) return false;
+    if (got === '#') return false; // reaches deeper or wider than a literal or `+` level
+    if (want === '+') continue; // `+` and any literal lie within `+`
+    if (got !== want) return false; // a `+` in the filter is wider than a literal
+  }
+  return f.length === p.length;
+}
+
+export class AccessRules {
+  readonly ns: string;
+
+  constructor(ns: string) {
+    this.ns = ns;
+  }
+
+  publishRules(role: BrokerRole, name: string): PublishRule[] {
+    const ns = this.ns;
+    switch (role) {
+      case 'device':
+        return [
+          { filter: `${ns}/devices/${name}/state`, retain: 'any' },
+          { filter: `${ns}/devices/${name}/tasks/+/status`, retain: 'any' },
+          // replyTo topics are chosen by controllers; the broker only allows them under <ns>/replies/.
+          { filter: `${ns}/replies/#`, retain: 'never' },
+        ];
+      case 'controller':
+        return [
+          // A retained submission is the device's business (contract section 3: it creates no
+          // task), so the broker lets a controller send and clear one.
+          { filter: `${ns}/devices/+/scripts`, retain: 'any' },
+          { filter: `${ns}/groups/+/scripts`, retain: 'any' },
+          { filter: `${ns}/replies/#`, retain: 'never' },
+          // Forgetting a decommissioned device: clear its retained state and status topics,
+          // never write them (only the device speaks for itself).
+          { filter: `${ns}/devices/+/state`, retain: 'clear-only' },
+          { filter: `${ns}/devices/+/tasks/+/status`, retain: 'clear-only' },
+        ];
+      case 'observer':
+        return [];
+    }
+  }
+
+  subscribeRules(role: BrokerRole, name: string): string[] {
+    if (role === 'device') return [`${this.ns}/devices/${name}/#`, `${this.ns}/groups/+/scripts`];
+    return [`${this.ns}/#`];
+  }
+
+  canPublish(role: BrokerRole, name: string, attempt: PublishAttempt): AclDecision {
+    const rules = this.publishRules(role, name).filter((rule) => topicMatches(rule.filter, attempt.topic));
+    if (rules.length === 0) return { allowed: false, reason: `role ${role} may not publish to this topic` };
+    for (const rule of rules) {
+      if (rule.retain === 'any') return ALLOW;
+      if (rule.retain === 'never' && !attempt.retain) return ALLOW;
+      if (rule.retain === 'clear-only' && attempt.retain && attempt.payloadLength === 0) return ALLOW;
+    }
+    const retainRule = rules[0]?.retain;
+    return {
+      allowed: false,
+      reason:
+        retainRule === 'never'
+          ? 'messages on this topic must not be retained'
+          : `role ${role} may only clear this topic (zero-byte retained message)`,
+    };
+  }
+
+  canSubscribe(role: BrokerRole, name: string, filter: string): boolean {
+    return this.subscribeRules(role, name).some((pattern) => filterWithin(filter, pattern));
+  }
+
+  /** The last will is checked at CONNECT, so a stored will is always one the role may send. */
+  canWill(role: BrokerRole, name: string, will: PublishAttempt): AclDecision {
+    if (role === 'device' && will.topic !== `${this.ns}/devices/${name}/state`) {
+      return { allowed: false, reason: 'a device may only set its own state topic as last will' };
+    }
+    return this.canPublish(role, name, will);
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The aedes hooks of the store broker: who may connect (CONNACK codes per [MQTT-3.2.2-3]), what
+ * each role may publish and subscribe (access-rules.ts), and the counters. Credentials never
+ * reach a log: only user names, client ids and topics do.
+ */
+import type {
+  AedesOptions,
+  AedesPublishPacket,
+  AuthenticateError,
+  Client,
+  ConnectPacket,
+  PublishPacket,
+  Subscription,
+} from 'aedes';
+import type { Logger } from '../src/logger.ts';
+import type { AccessRules } from './access-rules.ts';
+import type { BrokerRole, UserDirectory } from './users.ts';
+
+export interface Identity {
+  /** The user name; '' for an anonymous client. */
+  name: string;
+  role: BrokerRole;
+  anonymous: boolean;
+}
+
+export interface BrokerStats {
+  /** Clients connected to this instance now. */
+  clients: number;
+  /** PUBLISH packets from clients that were authorized. */
+  messagesIn: number;
+  publishDenied: number;
+  subscribeDenied: number;
+  /** CONNECTs refused: bad credentials, anonymous, client id or will not allowed. */
+  connectRefused: number;
+}
+
+/**
+ * Where a denied PUBLISH goes. aedes can only refuse a publish by closing the connection, and
+ * mqtt.js then resends the unacknowledged QoS 1/2 message after every reconnect: a loop. So a
+ * denied publish is acknowledged as usual and dropped instead, which [MQTT-3.3.5-2] allows, by
+ * diverting it (emptied, not retained) to this `$SYS` topic: no client may subscribe to `$SYS`
+ * and `#` never matches it ([MQTT-4.7.2-1]).
+ */
+export const DENIED_PUBLISH_TOPIC = '$SYS/regbridge/publish-denied';
+
+// CONNACK return codes, [MQTT-3.2.2-3] table 3.1.
+const IDENTIFIER_REJECTED = 2;
+const BAD_USER_NAME_OR_PASSWORD = 4;
+const NOT_AUTHORIZED = 5;
+
+function refusal(returnCode: 2 | 4 | 5, message: string): AuthenticateError {
+  return Object.assign(new Error(message), { name: 'ConnectRefused', returnCode }) as AuthenticateError;
+}
+
+type Will = NonNullable<ConnectPacket['will']>;
+
+export class Gatekeeper {
+  readonly #users: () => UserDirectory;
+  readonly #rules: AccessRules;
+  readonly #allowAnonymous: boolean;
+  readonly #logger: Logger;
+  readonly #identities = new WeakMap<Client, Identity>();
+  readonly #wills = new WeakMap<Client, Will>();
+  /** Connected client id -> the client and who owns it, to stop one user taking over another's id. */
+  readonly #owners = new Map<string, { client: Client; owner: string }>();
+  /** Clients whose will is being published: stop() waits for them. */
+  readonly #willsInFlight = new Set<Client>();
+  #willsSettled: (() => void) | undefined;
+  readonly stats: Omit<BrokerStats, 'clients'> = {
+    messagesIn: 0,
+    publishDenied: 0,
+    subscribeDenied: 0,
+    connectRefused: 0,
+  };
+
+  constructor(users: () => UserDirectory, rules: AccessRules, allowAnonymous: boolean, logger: Logger) {
+    this.#users = users;
+    this.#rules = rules;
+    this.#allowAnonymous = allowAnonymous;
+    this.#logger = logger;
+  }
+
+  identity(client: Client): Identity | undefined {
+    return this.#identities.get(client);
+  }
+
+  /** The hooks to pass to `Aedes.createBroker`. */
+  hooks(): Pick<
+    AedesOptions,
+    'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'published'
+  > {
+    return {
+      preConnect: (client, packet, callback) => {
+        if (packet.will) this.#wills.set(client, packet.will);
+        callback(null, true);
+      },
+      authenticate: (client, username, password, callback) => {
+        const result = this.#authenticate(client, username, password);
+        if (result instanceof Error) {
+          this.stats.connectRefused++;
+          this.#logger.warn(
+            { clientId: client.id, user: username, returnCode: result.returnCode, reason: result.message },
+            'connection refused',
+          );
+          callback(result, false);
+          return;
+        }
+        this.#identities.set(client, result);
+        callback(null, true);
+      },
+      authorizePublish: (client, packet, callback) => callback(this.#authorizePublish(client, packet)),
+      authorizeSubscribe: (client, subscription, callback) =>
+        callback(null, this.#authorizeSubscribe(client, subscription)),
+      published: (packet, client, callback) => {
+        this.#published(packet, client);
+        callback(null);
+      },
+    };
+  }
+
+  onClientReady(client: Client): void {
+    const identity = this.#identities.get(client);
+    if (!identity) return;
+    this.#owners.set(client.id, { client, owner: ownerKey(identity) });
+    this.#logger.debug({ clientId: client.id, user: identity.name, role: identity.role }, 'client connected');
+  }
+
+  onClientDisconnect(client: Client): void {
+    if (this.#owners.get(client.id)?.client === client) this.#owners.delete(client.id);
+    this.#logger.debug({ clientId: client.id }, 'client disconnected');
+  }
+
+  /** Resolves once every will being published has gone through (or after `timeoutMs`). */
+  async willsSettled(timeoutMs: number): Promise<void> {
+    if (this.#willsInFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.#willsSettled = resolve;
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    clearTimeout(timer);
+    this.#willsSettled = undefined;
+  }
+
+  #authenticate(client: Client, username: string | undefined, password: Buffer | undefined): Identity | AuthenticateError {
+    let identity: Identity;
+    if (username === undefined || username === '') {
+      if (password !== undefined) return refusal(BAD_USER_NAME_OR_PASSWORD, 'password without user name');
+      // Anonymous clients are controllers when allowed (docs/broker.md).
+      if (!this.#allowAnonymous) return refusal(NOT_AUTHORIZED, 'anonymous connections are not allowed');
+      identity = { name: '', role: 'controller', anonymous: true };
+    } else {
+      const user = this.#users().verify(username, password);
+      if (!user) return refusal(BAD_USER_NAME_OR_PASSWORD, 'unknown user or wrong password');
+      identity = { name: user.name, role: user.role, anonymous: false };
+    }
+    // [MQTT-3.1.4-2] lets a new connection take over a connected client id; only its owner may.
+    const current = this.#owners.get(client.id);
+    if (current && current.owner !== ownerKey(identity) && !current.client.closed) {
+      return refusal(IDENTIFIER_REJECTED, 'client id in use by another user');
+    }
+    const will = this.#wills.get(client);
+    if (will) {
+      const decision = this.#rules.canWill(identity.role, identity.name, {
+        topic: will.topic,
+        retain: will.retain ?? false,
+        payloadLength: will.payload?.length ?? 0,
+      });
+      if (!decision.allowed) return refusal(NOT_AUTHORIZED, `last will refused: ${decision.reason}`);
+    }
+    return identity;
+  }
+
+  #authorizePublish(client: Client | null, packet: PublishPacket): null {
+    // aedes passes no client only for the will of a client of a dead cluster instance; that will
+    // was checked when the client connected.
+    if (client === null) return null;
+    const identity = this.#identities.get(client);
+    const decision = identity
+      ? this.#rules.canPublish(identity.role, identity.name, {
+          topic: packet.topic,
+          retain: packet.retain,
+          payloadLength: packet.payload?.length ?? 0,
+        })
+      : ({ allowed: false, reason: 'not authenticated' } as const);
+    if (!decision.allowed) {
+      this.stats.publishDenied++;
+      this.#logger.warn(
+        { clientId: client.id, user: identity?.name, topic: packet.topic, qos: packet.qos, retain: packet.retain },
+        `publish denied (acknowledged and dropped): ${decision.reason}`,
+      );
+      packet.topic = DENIED_PUBLISH_TOPIC;
+      packet.retain = false;
+      packet.payload = Buffer.alloc(0);
+      return null;
+    }
+    if (packet === this.#wills.get(client)) this.#willsInFlight.add(client);
+    return null;
+  }
+
+  #authorizeSubscribe(client: Client, subscription: Subscription): Subscription | null {
+    const identity = this.#identities.get(client);
+    if (identity && this.#rules.canSubscribe(identity.role, identity.name, subscription.topic)) {
+      return subscription;
+    }
+    // [MQTT-3.9.3]: a refused subscription is granted 0x80 (aedes does it for a null subscription).
+    this.stats.subscribeDenied++;
+    this.#logger.warn({ clientId: client.id, user: identity?.name, filter: subscription.topic }, 'subscription denied');
+    return null;
+  }
+
+  #published(packet: AedesPublishPacket, client: Client | null): void {
+    if (!client || packet.topic === DENIED_PUBLISH_TOPIC) return;
+    this.stats.messagesIn++;
+    if (this.#willsInFlight.has(client) && packet.topic === this.#wills.get(client)?.topic) {
+      this.#willsInFlight.delete(client);
+      if (this.#willsInFlight.size === 0) this.#willsSettled?.();
+    }
+  }
+}
+
+function ownerKey(identity: Identity): string {
+  return identity.anonymous ? '\u0000anonymous' : identity.name;
+}

@@ -1,0 +1,215 @@
+/**
+ * The embedded store broker (contract section 4, `regbridge broker` and `serve --broker-port`):
+ * aedes 1.2 (MQTT 3.1.1) with per-role ACL, a TCP and an optional WebSocket listener, and
+ * optional Redis so several instances share retained messages, wills and fan-out.
+ */
+import type { EventEmitter } from 'node:events';
+import { Aedes, type Client } from 'aedes';
+import { assertNamespace } from '../bridge/topics.ts';
+import type { Logger } from '../src/logger.ts';
+import { AccessRules } from './access-rules.ts';
+import { type BrokerStats, Gatekeeper } from './gatekeeper.ts';
+import { type Listener, listenTcp, listenWebSocket } from './listeners.ts';
+import { createRedisBackend, type RedisBackend } from './redis-backend.ts';
+import { type BrokerUser, UserDirectory } from './users.ts';
+
+export { AccessRules, filterWithin, topicMatches } from './access-rules.ts';
+export { type BrokerStats, DENIED_PUBLISH_TOPIC } from './gatekeeper.ts';
+export { BrokerListenError } from './listeners.ts';
+export { BrokerRedisError } from './redis-backend.ts';
+export {
+  BROKER_ROLES,
+  type BrokerRole,
+  type BrokerUser,
+  loadUsersFile,
+  parseUserSpec,
+  UserSpecError,
+} from './users.ts';
+
+export interface StoreBrokerOptions {
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** Listen address of both listeners; default 0.0.0.0. */
+  host?: string;
+  /** MQTT over WebSocket, off unless given; 0 picks a free one. */
+  wsPort?: number;
+  /** The topic namespace the ACL is written for (`pos`, `stores/042`). */
+  ns: string;
+  users: BrokerUser[];
+  /** Clients without a user name are accepted, as controllers. */
+  allowAnonymous?: boolean;
+  /** Share state with other instances through this Redis (redis:// or rediss://). */
+  redisUrl?: string;
+  logger: Logger;
+  /** The flag named when the TCP port cannot be bound; default `--port`. */
+  portFlag?: string;
+  /** The flag named when the WebSocket port cannot be bound; default `--ws-port`. */
+  wsPortFlag?: string;
+}
+
+/** Connection errors that only mean a peer went away. */
+const ROUTINE_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+/** How long stop() waits for its clients to go and their wills to be delivered. */
+const STOP_GRACE_MS = 2000;
+
+export class StoreBroker {
+  readonly #options: StoreBrokerOptions;
+  #directory: UserDirectory | undefined;
+  #aedes: Aedes | undefined;
+  #gatekeeper: Gatekeeper | undefined;
+  #redis: RedisBackend | undefined;
+  #tcp: Listener | undefined;
+  #ws: Listener | undefined;
+  #state: 'new' | 'starting' | 'started' | 'stopped' = 'new';
+  #stopping: Promise<void> | undefined;
+
+  constructor(options: StoreBrokerOptions) {
+    this.#options = options;
+  }
+
+  get port(): number {
+    if (!this.#tcp) throw new Error('the store broker is not started');
+    return this.#tcp.port;
+  }
+
+  get wsPort(): number | undefined {
+    return this.#ws?.port;
+  }
+
+  /** Counters of this instance (cheap; for /metrics and logs). */
+  get stats(): BrokerStats {
+    return {
+      clients: this.#aedes?.connectedClients ?? 0,
+      messagesIn: 0,
+      publishDenied: 0,
+      subscribeDenied: 0,
+      connectRefused: 0,
+      ...this.#gatekeeper?.stats,
+    };
+  }
+
+  /** Adds a user, before or after start (`serve` adds its own device credential). */
+  addUser(user: BrokerUser): void {
+    this.#users().add(user);
+  }
+
+  async start(): Promise<void> {
+    if (this.#state !== 'new') throw new Error(`the store broker cannot start: it is ${this.#state}`);
+    this.#state = 'starting';
+    const { host = '0.0.0.0', logger } = this.#options;
+    try {
+      const rules = new AccessRules(assertNamespace(this.#options.ns));
+      const gatekeeper = new Gatekeeper(() => this.#users(), rules, this.#options.allowAnonymous ?? false, logger);
+      this.#gatekeeper = gatekeeper;
+      this.#users(); // a bad or duplicate user fails here, before any port is taken
+      if (this.#options.redisUrl) this.#redis = await createRedisBackend(this.#options.redisUrl, logger);
+      const aedes = await Aedes.createBroker({
+        ...(this.#redis && { mq: this.#redis.mq, persistence: this.#redis.persistence }),
+        ...gatekeeper.hooks(),
+      });
+      this.#aedes = aedes;
+      this.#observe(aedes, gatekeeper);
+      this.#tcp = await listenTcp(aedes.handle, this.#options.port, host, this.#options.portFlag ?? '--port');
+      if (this.#options.wsPort !== undefined) {
+        this.#ws = await listenWebSocket(
+          aedes.handle,
+          (error) => logger.warn({ err: error.message }, 'websocket server error'),
+          this.#options.wsPort,
+          host,
+          this.#options.wsPortFlag ?? '--ws-port',
+        );
+      }
+    } catch (error) {
+      await this.#shutdown();
+      this.#state = 'stopped';
+      throw error;
+    }
+    this.#state = 'started';
+    logger.info(
+      {
+        port: this.#tcp.port,
+        wsPort: this.#ws?.port,
+        host,
+        ns: this.#options.ns,
+        users: this.#users().size,
+        allowAnonymous: this.#options.allowAnonymous ?? false,
+        redis: this.#redis?.safeUrl,
+      },
+      'store broker started',
+    );
+  }
+
+  /** Closes every client socket, both listeners, aedes, its persistence and emitter. Idempotent. */
+  stop(): Promise<void> {
+    if (this.#state === 'new') {
+      this.#state = 'stopped';
+      return Promise.resolve();
+    }
+    this.#stopping ??= this.#shutdown().finally(() => {
+      this.#state = 'stopped';
+      this.#options.logger.info('store broker stopped');
+    });
+    return this.#stopping;
+  }
+
+  #users(): UserDirectory {
+    this.#directory ??= new UserDirectory(this.#options.users);
+    return this.#directory;
+  }
+
+  #observe(aedes: Aedes, gatekeeper: Gatekeeper): void {
+    const logger = this.#options.logger;
+    aedes.on('clientReady', (client) => gatekeeper.onClientReady(client));
+    aedes.on('clientDisconnect', (client) => gatekeeper.onClientDisconnect(client));
+    const onClientError = (client: Client, error: Error): void => {
+      // Refused connections were logged where they were decided.
+      if (error.name === 'ConnectRefused') return;
+      const code = (error as NodeJS.ErrnoException).code;
+      const fields = { clientId: client?.id, user: client && gatekeeper.identity(client)?.name, err: error.message };
+      if (code && ROUTINE_ERRORS.has(code)) logger.debug(fields, 'client connection lost');
+      else logger.warn(fields, 'client error');
+    };
+    aedes.on('clientError', onClientError);
+    aedes.on('connectionError', onClientError);
+    aedes.on('keepaliveTimeout', (client) => logger.info({ clientId: client.id }, 'client keep-alive timed out'));
+    // Persistence and will sweeps report here; an unhandled 'error' would end the process.
+    (aedes as EventEmitter).on('error', (error: unknown) =>
+      logger.error({ err: error instanceof Error ? error.message : String(error) }, 'broker error'),
+    );
+  }
+
+  async #shutdown(): Promise<void> {
+    const logger = this.#options.logger;
+    const [tcp, ws, aedes, redis] = [this.#tcp, this.#ws, this.#aedes, this.#redis];
+    // Sockets first, so every client's will is published while the emitter (and Redis) is still
+    // open: other cluster instances then see the clients of this one go offline.
+    await Promise.all([tcp?.close(), ws?.close()]);
+    if (aedes) {
+      await this.#waitForClientsGone(aedes);
+      await this.#gatekeeper?.willsSettled(STOP_GRACE_MS);
+      await new Promise<void>((resolve) => aedes.close(() => resolve()));
+      if (!redis) {
+        // aedes' close() ends the emitter but not the persistence (in memory here).
+        const persistence = (aedes as unknown as { persistence?: { destroy(): Promise<void> } }).persistence;
+        await persistence?.destroy().catch((error: Error) => logger.warn({ err: error.message }, 'persistence close'));
+      }
+    }
+    await redis?.close();
+  }
+
+  #waitForClientsGone(aedes: Aedes): Promise<void> {
+    if (aedes.connectedClients <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        aedes.off('clientDisconnect', check);
+        resolve();
+      };
+      const check = (): void => {
+        if (aedes.connectedClients <= 0) done();
+      };
+      const timer = setTimeout(done, STOP_GRACE_MS);
+      aedes.on('clientDisconnect', check);
+    });
+  }
+}

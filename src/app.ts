@@ -1,0 +1,127 @@
+/**
+ * The device service's REST API (contract section 1) as a fastify instance: routes 1–8, one
+ * error body for every failure, bearer auth, metrics and the OpenAPI description. buildApp()
+ * never listens and never starts or stops the queue; close() ends in-flight long polls and
+ * stops the app's own timers and metrics.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Registry } from 'prom-client';
+import { AuthService } from './auth/auth-service.ts';
+import type { ServeConfig } from './config.ts';
+import type { MqttHealth } from './health.ts';
+import type { Logger } from './logger.ts';
+import { createDeviceMetrics, createHttpMetrics, METRIC_NAMES } from './metrics.ts';
+import { authRoutes } from './routes/auth-routes.ts';
+import { installErrorHandling } from './routes/error-handler.ts';
+import { registerOpenApi } from './routes/openapi.ts';
+import { serviceRoutes } from './routes/service-routes.ts';
+import { taskRoutes } from './routes/task-routes.ts';
+import { Waits } from './routes/waits.ts';
+import type { TaskQueue } from './tasks/task-queue.ts';
+
+export interface AppOptions {
+  config: ServeConfig;
+  /** Already started or not; the app never starts or stops it. */
+  queue: TaskQueue;
+  /** pino instance, used as fastify's `loggerInstance`. */
+  logger: Logger;
+  /** One per device, never prom-client's global default. */
+  registry: Registry;
+  /** Absent => `{ state: 'disabled' }`. */
+  mqttHealth?: () => MqttHealth;
+}
+
+/** Knobs for tests; not part of the service's configuration. */
+export interface AppInternals {
+  /** Clock (ms since the epoch) of token expiry and the failed-attempt window. */
+  now?: () => number;
+  /** Live tokens kept (default 10 000). */
+  maxTokens?: number;
+  /** Addresses the failed-attempt limiter remembers (default 10 000). */
+  maxAddresses?: number;
+}
+
+/**
+ * The request body limit: the script limit is checked on the decoded script's UTF-8 bytes; the
+ * body may be larger because JSON escapes (`\n`, `\"`, `\u0000`) inflate a script, so it gets
+ * twice the script limit plus 64 KiB for the rest of the document.
+ */
+export function bodyLimitFor(maxScriptBytes: number): number {
+  return maxScriptBytes * 2 + 64 * 1024;
+}
+
+const disabledMqtt = (): MqttHealth => ({ state: 'disabled' });
+
+export async function buildApp(options: AppOptions, internals: AppInternals = {}): Promise<FastifyInstance> {
+  const { config, queue, logger, registry } = options;
+  const bodyLimit = bodyLimitFor(config.maxScriptBytes);
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit,
+    // The vendor's GET /api/authenticate carries a body; HEAD routes would clash with that.
+    exposeHeadRoutes: false,
+    // While closing, answer in-flight keep-alive requests normally rather than fastify's own 503 body.
+    return503OnClosing: false,
+    // Over-long ids must reach the route and get INVALID_REQUEST, not ROUTE_NOT_FOUND.
+    routerOptions: { maxParamLength: 1024 },
+  });
+  app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
+  // Contract section 1: all bodies are JSON; a text/plain body is 415, not a string to validate.
+  app.removeContentTypeParser('text/plain');
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app, bodyLimit);
+
+  const auth = new AuthService({
+    users: config.users,
+    enabled: config.auth === 'on',
+    tokenTtlSeconds: config.tokenTtl,
+    maxFailures: config.authMaxFailures,
+    windowMs: config.authWindow,
+    ...(internals.now && { now: internals.now }),
+    ...(internals.maxTokens !== undefined && { maxTokens: internals.maxTokens }),
+    ...(internals.maxAddresses !== undefined && { maxAddresses: internals.maxAddresses }),
+  });
+  if (config.auth === 'off') {
+    logger.warn('--auth off: every /api route answers without a token; use only on a trusted network');
+  } else if (auth.userCount === 0) {
+    logger.warn('no user configured: /api/authenticate refuses everyone, so every /api route answers 401');
+  }
+
+  // The serve command may already have put the task metrics on this registry.
+  const deviceMetrics =
+    registry.getSingleMetric(METRIC_NAMES.tasks) === undefined ? createDeviceMetrics(registry, queue) : undefined;
+  const httpMetrics =
+    registry.getSingleMetric(METRIC_NAMES.httpRequests) === undefined ? createHttpMetrics(registry) : undefined;
+  const waits = new Waits();
+  auth.start();
+
+  app.addHook('onResponse', async (request, reply) => {
+    // The route pattern, never the raw URL, so label cardinality stays bounded.
+    const route = request.routeOptions.url ?? 'unmatched';
+    httpMetrics?.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  app.addHook('preClose', async () => {
+    waits.abortAll();
+  });
+  app.addHook('onClose', async () => {
+    waits.abortAll();
+    auth.stop();
+    deviceMetrics?.stop();
+    httpMetrics?.stop();
+  });
+
+  await registerOpenApi(app);
+  await app.register(authRoutes, { auth });
+  await app.register(taskRoutes, { auth, queue, config, waits });
+  await app.register(serviceRoutes, {
+    config,
+    queue,
+    registry,
+    mqttHealth: options.mqttHealth ?? disabledMqtt,
+    startedAt: Date.now(),
+  });
+  await app.ready();
+  return app;
+}

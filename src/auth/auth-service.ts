@@ -1,0 +1,105 @@
+/**
+ * Authentication of the REST API (contract section 1): `/api/authenticate` trades a user name
+ * and password for a bearer token; every other `/api` route needs one unless `--auth off`.
+ * Holds the users, the token store and the failed-attempt limiter; start()/stop() own the
+ * limiter's timer. Nothing here logs a password or a token.
+ */
+import { ApiError } from '../errors.ts';
+import { AttemptLimiter } from './attempt-limiter.ts';
+import { Credentials, type UserSpec } from './credentials.ts';
+import { type IssuedToken, TokenStore } from './token-store.ts';
+
+export interface AuthServiceOptions {
+  users: readonly UserSpec[];
+  /** false = `--auth off`: no token needed, authenticate accepts any credentials. */
+  enabled: boolean;
+  tokenTtlSeconds: number;
+  maxFailures: number;
+  windowMs: number;
+  maxTokens?: number;
+  maxAddresses?: number;
+  now?: () => number;
+}
+
+const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer' };
+
+function unauthorized(message: string): ApiError {
+  return new ApiError('UNAUTHORIZED', message, { headers: WWW_AUTHENTICATE });
+}
+
+export class AuthService {
+  readonly enabled: boolean;
+  private readonly credentials: Credentials;
+  private readonly tokens: TokenStore;
+  private readonly limiter: AttemptLimiter;
+
+  constructor(options: AuthServiceOptions) {
+    this.enabled = options.enabled;
+    this.credentials = new Credentials(options.users);
+    this.tokens = new TokenStore({
+      ttlSeconds: options.tokenTtlSeconds,
+      ...(options.maxTokens !== undefined && { maxTokens: options.maxTokens }),
+      ...(options.now && { now: options.now }),
+    });
+    this.limiter = new AttemptLimiter({
+      maxFailures: options.maxFailures,
+      windowMs: options.windowMs,
+      ...(options.maxAddresses !== undefined && { maxAddresses: options.maxAddresses }),
+      ...(options.now && { now: options.now }),
+    });
+  }
+
+  get userCount(): number {
+    return this.credentials.size;
+  }
+
+  start(): void {
+    this.limiter.start();
+  }
+
+  stop(): void {
+    this.limiter.stop();
+    this.tokens.clear();
+  }
+
+  /**
+   * Checks the credentials of a caller at `address`; throws TOO_MANY_ATTEMPTS while the
+   * address is locked out and INVALID_CREDENTIALS on a mismatch (which counts as a failure).
+   */
+  authenticate(address: string, userName: string, password: string): IssuedToken {
+    if (!this.enabled) return this.tokens.issue(userName);
+    const retryAfter = this.limiter.retryAfterSeconds(address);
+    if (retryAfter > 0) {
+      throw new ApiError(
+        'TOO_MANY_ATTEMPTS',
+        `Too many failed authentications from this address; try again in ${retryAfter} s`,
+        { headers: { 'retry-after': String(retryAfter) } },
+      );
+    }
+    if (!this.credentials.verify(userName, password)) {
+      this.limiter.recordFailure(address);
+      // RFC 9110 section 15.5.2: every 401 names its scheme.
+      throw new ApiError('INVALID_CREDENTIALS', 'Wrong user name or password', { headers: WWW_AUTHENTICATE });
+    }
+    this.limiter.recordSuccess(address);
+    return this.tokens.issue(userName);
+  }
+
+  /**
+   * The user behind an `Authorization` header value; throws UNAUTHORIZED (with
+   * `WWW-Authenticate: Bearer`) for a missing, malformed, unknown or expired token. With auth
+   * off it answers `undefined` whatever the header says.
+   */
+  check(authorization: string | undefined): string | undefined {
+    if (!this.enabled) return undefined;
+    if (authorization === undefined || authorization === '') {
+      throw unauthorized('Missing bearer token: send "Authorization: Bearer <token>" from /api/authenticate');
+    }
+    // RFC 7235: the scheme is case-insensitive.
+    const match = /^Bearer +(\S+) *$/i.exec(authorization);
+    if (!match) throw unauthorized('Malformed Authorization header: expected "Bearer <token>"');
+    const user = this.tokens.verify(match[1]!);
+    if (user === undefined) throw unauthorized('Unknown or expired bearer token: authenticate again');
+    return user;
+  }
+}

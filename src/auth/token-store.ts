@@ -1,0 +1,92 @@
+/**
+ * Opaque bearer tokens (contract section 1: tokens expire after `--token-ttl`). A token is 32
+ * random bytes, base64url; only its sha256 is kept, so a heap dump reveals no usable token.
+ *
+ * Memory is bounded: every token lives `ttl` seconds, so insertion order is expiry order and
+ * expired tokens are pruned from the front of the Map on every issue; beyond `maxTokens` live
+ * tokens the oldest are dropped (their holders get 401 and authenticate again).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+export const DEFAULT_MAX_TOKENS = 10_000;
+
+export interface TokenStoreOptions {
+  /** Lifetime of a token, seconds. */
+  ttlSeconds: number;
+  maxTokens?: number;
+  /** Clock in ms since the epoch; tests inject one to expire tokens without sleeping. */
+  now?: () => number;
+}
+
+export interface IssuedToken {
+  token: string;
+  tokenType: 'Bearer';
+  /** Seconds until the token expires. */
+  expiresIn: number;
+}
+
+interface Entry {
+  readonly userName: string;
+  readonly expiresAt: number;
+}
+
+/** A well-formed token: 32 bytes in base64url, no padding. */
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+export class TokenStore {
+  private readonly ttlMs: number;
+  private readonly maxTokens: number;
+  private readonly now: () => number;
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(options: TokenStoreOptions) {
+    this.ttlMs = options.ttlSeconds * 1000;
+    this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    this.now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  issue(userName: string): IssuedToken {
+    this.prune();
+    const token = randomBytes(32).toString('base64url');
+    this.entries.set(hashToken(token), { userName, expiresAt: this.now() + this.ttlMs });
+    for (const key of this.entries.keys()) {
+      if (this.entries.size <= this.maxTokens) break;
+      this.entries.delete(key);
+    }
+    return { token, tokenType: 'Bearer', expiresIn: this.ttlMs / 1000 };
+  }
+
+  /** The user a live token was issued to; undefined for a malformed, unknown or expired token. */
+  verify(token: string): string | undefined {
+    if (!TOKEN_PATTERN.test(token)) return undefined;
+    const key = hashToken(token);
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.userName;
+  }
+
+  /** Drops expired tokens; they sit at the front because all share one lifetime. */
+  prune(): void {
+    const now = this.now();
+    for (const [key, entry] of this.entries) {
+      if (entry.expiresAt > now) break;
+      this.entries.delete(key);
+    }
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}

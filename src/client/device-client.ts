@@ -1,0 +1,296 @@
+/**
+ * DeviceClient: the TypeScript mirror of the device vendor's Java client class (contract section 1).
+ * Same constructors, same calls, same asynchronous flow (vendorScript, then poll the task until it
+ * ends), same exceptions. Authentication is lazy and renewed once after a 401 (token expiry).
+ */
+import type { z } from 'zod';
+import { errorFromResponse, type HttpRequest, type HttpResponse, HttpTransport } from './http.ts';
+import {
+  InternalErrorException,
+  RestException,
+  TaskDoesNotExistException,
+  TaskProcessingException,
+  TimeoutException,
+} from './rest-exception.ts';
+import {
+  acceptedSchema,
+  type DeviceClientOptions,
+  type GetTaskStatusOptions,
+  MAX_WAIT_MS,
+  type ProcessFmScriptOptions,
+  type TasksResponse,
+  taskBodySchema,
+  taskListSchema,
+  tokenSchema,
+  type WaitForTaskOptions,
+} from './types.ts';
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_TASK_TIMEOUT_MS = 60_000;
+const DEFAULT_INTERVAL_MS = 250;
+/**
+ * The longest the device is asked to hold `POST /api/fm-script` (the contract's default wait);
+ * a longer `timeoutMs` continues with long polls, so no single exchange stays open for minutes
+ * (proxies and load balancers cut idle requests).
+ */
+const MAX_FM_SCRIPT_WAIT_MS = 60_000;
+
+export interface Credentials {
+  userName: string;
+  password: string;
+}
+
+export class DeviceClient {
+  /** `http://ip:port` (or https), without the base path. */
+  readonly origin: string;
+  private readonly credentials: Credentials | undefined;
+  private readonly authMethod: 'GET' | 'POST';
+  private readonly http: HttpTransport;
+  private token: string | undefined;
+  private authenticating: Promise<string> | undefined;
+
+  /** No credentials: no Authorization header is sent (a device started with `--auth off`). */
+  constructor(ip: string, port: number, options?: DeviceClientOptions);
+  constructor(ip: string, port: number, userName: string, password: string, options?: DeviceClientOptions);
+  constructor(
+    ip: string,
+    port: number,
+    userNameOrOptions?: string | DeviceClientOptions,
+    password?: string,
+    maybeOptions?: DeviceClientOptions,
+  ) {
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new TypeError(`invalid port ${port}`);
+    if (ip === '') throw new TypeError('ip must not be empty');
+    let options: DeviceClientOptions;
+    if (typeof userNameOrOptions === 'string') {
+      if (userNameOrOptions === '' || typeof password !== 'string') {
+        throw new TypeError('userName must be non-empty and come with a password');
+      }
+      this.credentials = { userName: userNameOrOptions, password };
+      options = maybeOptions ?? {};
+    } else {
+      options = userNameOrOptions ?? {};
+    }
+    const host = ip.includes(':') && !ip.startsWith('[') ? `[${ip}]` : ip;
+    this.origin = `${options.https ? 'https' : 'http'}://${host}:${port}`;
+    this.authMethod = options.authMethod ?? 'GET';
+    this.http = new HttpTransport({
+      origin: this.origin,
+      basePath: (options.basePath ?? '').replace(/\/+$/, ''),
+      requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      connections: options.connections ?? 4,
+      dispatcher: options.dispatcher,
+    });
+  }
+
+  /**
+   * `http(s)://[user:password@]host[:port][/base]`. Explicit credentials win over the URL's;
+   * without either, the client is credential-less.
+   */
+  static fromUrl(
+    url: string | URL,
+    credentials?: Credentials,
+    options: DeviceClientOptions = {},
+  ): DeviceClient {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new TypeError(`unsupported protocol ${parsed.protocol} (expected http: or https:)`);
+    }
+    const https = parsed.protocol === 'https:';
+    const port = parsed.port ? Number(parsed.port) : https ? 443 : 80;
+    const opts: DeviceClientOptions = { ...options, https, basePath: options.basePath ?? parsed.pathname };
+    const creds =
+      credentials ??
+      (parsed.username
+        ? { userName: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) }
+        : undefined);
+    return creds
+      ? new DeviceClient(parsed.hostname, port, creds.userName, creds.password, opts)
+      : new DeviceClient(parsed.hostname, port, opts);
+  }
+
+  /** Fetches a fresh token now (otherwise the first call does). No-op without credentials. */
+  async authenticate(): Promise<void> {
+    if (!this.credentials) return;
+    this.token = undefined;
+    await this.currentToken();
+  }
+
+  /** `POST /api/vendor-script`: queues the script, resolves to the task id at once. */
+  async vendorScript(script: string, idempotencyKey?: string): Promise<number> {
+    const res = await this.call({
+      method: 'POST',
+      path: '/api/vendor-script',
+      body: { vendorScript: script },
+      headers: idempotencyKey === undefined ? undefined : { 'idempotency-key': idempotencyKey },
+    });
+    // 202 for a new task, 200 when an Idempotency-Key matched an existing one.
+    if (res.statusCode !== 200 && res.statusCode !== 202) throw errorFromResponse(res);
+    return parseBody(acceptedSchema, res).id;
+  }
+
+  /**
+   * `GET /api/tasks/{id}`: the task as the device holds it. An unknown or evicted id resolves to
+   * `{id, status: 'TASK_DOES_NOT_EXIST'}` instead of throwing, like the vendor's status enum.
+   */
+  async getTaskStatus(id: number, options: GetTaskStatusOptions = {}): Promise<TasksResponse> {
+    const waitMs =
+      options.waitMs === undefined ? 0 : Math.max(0, Math.min(MAX_WAIT_MS, Math.floor(options.waitMs)));
+    const res = await this.call({
+      method: 'GET',
+      path: `/api/tasks/${encodeURIComponent(String(id))}${waitMs > 0 ? `?waitMs=${waitMs}` : ''}`,
+      extraTimeoutMs: waitMs,
+    });
+    if (res.statusCode === 200) return parseBody(taskBodySchema, res);
+    const error = errorFromResponse(res);
+    if (error.statusCode === 404 && error.code === 'TASK_DOES_NOT_EXIST')
+      return { id, status: 'TASK_DOES_NOT_EXIST' };
+    throw error;
+  }
+
+  /** `GET /api/tasks`: queued, running and retained tasks, newest first. */
+  async listTasks(status?: string): Promise<TasksResponse[]> {
+    const query = status === undefined ? '' : `?status=${encodeURIComponent(status)}`;
+    const res = await this.call({ method: 'GET', path: `/api/tasks${query}` });
+    if (res.statusCode !== 200) throw errorFromResponse(res);
+    return parseBody(taskListSchema, res).tasks;
+  }
+
+  /**
+   * The vendor's asynchronous flow: polls the task until it ends. Resolves to the report
+   * (FINISHED); throws TaskProcessingException (FAILURE), TaskDoesNotExistException,
+   * InternalErrorException (any other status) or TimeoutException.
+   */
+  async waitForTask(id: number, options: WaitForTaskOptions = {}): Promise<string | null> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
+    return this.pollUntilEnd(id, Date.now() + timeoutMs, timeoutMs, options);
+  }
+
+  /** `timeoutMs` is the caller's whole allowance, only for the TimeoutException's message. */
+  private async pollUntilEnd(
+    id: number,
+    deadline: number,
+    timeoutMs: number,
+    options: WaitForTaskOptions,
+  ): Promise<string | null> {
+    const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
+    const longPoll = options.longPoll ?? true;
+    for (;;) {
+      const left = deadline - Date.now();
+      const task = await this.getTaskStatus(id, { waitMs: longPoll ? Math.max(0, left) : 0 });
+      if (task.status !== 'RUNNING') return outcome(task);
+      const now = Date.now();
+      if (now >= deadline) {
+        throw new TimeoutException(`Task ${id} still RUNNING after ${timeoutMs} ms`, { taskId: id });
+      }
+      await delay(Math.min(intervalMs, deadline - now));
+    }
+  }
+
+  /**
+   * `POST /api/fm-script`: runs the script and resolves to its report. When the device answers
+   * 202 (not ended within its wait), continues with waitForTask for the time left.
+   */
+  async processFmScript(script: string, options: ProcessFmScriptOptions = {}): Promise<string | null> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
+    const deadline = Date.now() + timeoutMs;
+    const serverWait = Math.floor(
+      Math.max(0, Math.min(timeoutMs, options.serverWaitMs ?? MAX_FM_SCRIPT_WAIT_MS, MAX_FM_SCRIPT_WAIT_MS)),
+    );
+    const res = await this.call({
+      method: 'POST',
+      path: `/api/fm-script?timeoutMs=${serverWait}`,
+      body: { fmScript: script },
+      headers:
+        options.idempotencyKey === undefined ? undefined : { 'idempotency-key': options.idempotencyKey },
+      extraTimeoutMs: serverWait,
+    });
+    if (res.statusCode === 200) {
+      const task = parseBody(taskBodySchema, res);
+      if (task.status !== 'RUNNING') return outcome(task);
+    } else if (res.statusCode !== 202) {
+      throw errorFromResponse(res);
+    }
+    const { id } = parseBody(acceptedSchema, res);
+    return this.pollUntilEnd(id, deadline, timeoutMs, { intervalMs: options.intervalMs });
+  }
+
+  /** Releases the client's connections. Later calls throw ConnectionException. */
+  async close(): Promise<void> {
+    await this.http.close();
+  }
+
+  /** One API call with the bearer token; after a 401 the token is renewed and the call sent once more. */
+  private async call(req: HttpRequest): Promise<HttpResponse> {
+    if (!this.credentials) return this.http.send(req);
+    const token = await this.currentToken();
+    const res = await this.http.send(withToken(req, token));
+    if (res.statusCode !== 401) return res;
+    return this.http.send(withToken(req, await this.renewToken(token)));
+  }
+
+  /** Concurrent first calls share one authentication. */
+  private currentToken(): Promise<string> {
+    if (this.token) return Promise.resolve(this.token);
+    this.authenticating ??= this.fetchToken().finally(() => {
+      this.authenticating = undefined;
+    });
+    return this.authenticating;
+  }
+
+  /** Several calls that met the same expired token renew it once. */
+  private renewToken(stale: string): Promise<string> {
+    if (this.token === stale) this.token = undefined;
+    return this.currentToken();
+  }
+
+  private async fetchToken(): Promise<string> {
+    const credentials = this.credentials!;
+    // The vendor's client sends GET with a JSON body; undici's request allows that (fetch does not).
+    const res = await this.http.send({
+      method: this.authMethod,
+      path: '/api/authenticate',
+      body: { userName: credentials.userName, password: credentials.password },
+    });
+    if (res.statusCode !== 200) throw errorFromResponse(res);
+    const { token } = parseBody(tokenSchema, res);
+    this.token = token;
+    return token;
+  }
+}
+
+function withToken(req: HttpRequest, token: string): HttpRequest {
+  return { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
+}
+
+function outcome(task: TasksResponse): string | null {
+  switch (task.status) {
+    case 'FINISHED':
+      return task.report ?? null;
+    case 'FAILURE':
+      throw new TaskProcessingException(task.id, task.error ?? '');
+    case 'TASK_DOES_NOT_EXIST':
+      throw new TaskDoesNotExistException(task.id);
+    default:
+      throw new InternalErrorException(task.id, task.status);
+  }
+}
+
+function parseBody<S extends z.ZodType>(schema: S, res: HttpResponse): z.infer<S> {
+  const parsed = schema.safeParse(res.json);
+  if (!parsed.success) {
+    throw new RestException(
+      `HTTP ${res.statusCode}: unexpected answer body (${parsed.error.issues[0]?.message})`,
+      {
+        statusCode: res.statusCode,
+        code: 'INVALID_RESPONSE',
+        body: res.json,
+      },
+    );
+  }
+  return parsed.data;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

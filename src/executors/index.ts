@@ -1,0 +1,45 @@
+/**
+ * The executor named by `--executor` (contract section 2): `simulator` (the default) or
+ * `command` with `--command "<program> [args]"`.
+ */
+import { ConfigError, type ServeConfig } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { CommandExecutor } from './command.ts';
+import { CommandLineError, splitCommandLine } from './command-args.ts';
+import type { Executor } from './executor.ts';
+import { SimulatorExecutor } from './simulator.ts';
+
+export type ExecutorConfig = Pick<ServeConfig, 'executor' | 'command' | 'scriptTimeout' | 'outputCap'>;
+
+/**
+ * Builds the configured executor; nothing starts until a script runs. Throws ConfigError when
+ * `--command` is missing or cannot be split (an unterminated quote).
+ */
+export function createExecutor(config: ExecutorConfig, deps: { logger?: Logger } = {}): Executor {
+  if (config.executor === 'simulator') {
+    return new SimulatorExecutor({ timeoutMs: config.scriptTimeout, outputCap: config.outputCap });
+  }
+  if (!config.command)
+    throw new ConfigError(['--command: --executor command needs --command "<program> [args]"']);
+  let argv: string[];
+  try {
+    argv = splitCommandLine(config.command);
+  } catch (error) {
+    if (error instanceof CommandLineError) throw new ConfigError([`--command: ${error.message}`]);
+    throw error;
+  }
+  const [program, ...args] = argv as [string, ...string[]];
+  return new CommandExecutor({
+    program,
+    args,
+    timeoutMs: config.scriptTimeout,
+    outputCap: config.outputCap,
+    ...(deps.logger && { logger: deps.logger }),
+  });
+}
+
+export { CommandExecutor, type CommandExecutorOptions } from './command.ts';
+export { splitCommandLine } from './command-args.ts';
+export type { ExecutionResult, Executor } from './executor.ts';
+export { FiscalRegister } from './fiscal-register.ts';
+export { SimulatorExecutor, type SimulatorOptions } from './simulator.ts';

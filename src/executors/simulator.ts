@@ -1,0 +1,161 @@
+/**
+ * The built-in simulator (executor `simulator`, the default; contract section 2). Lines end in
+ * CR LF or LF; blank lines and `#` comments are skipped; keywords are case-insensitive; the
+ * report is the produced lines joined with `\n`. PRINT, SLEEP and FAIL are the contract's; the
+ * fiscal commands (fiscal-session.ts) make it behave like a cash register. docs/simulator.md.
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { ExecutionResult, Executor } from './executor.ts';
+import { clip, ScriptError } from './fiscal-format.ts';
+import { FiscalRegister } from './fiscal-register.ts';
+import { FiscalSession } from './fiscal-session.ts';
+import { CappedLines } from './report-cap.ts';
+
+export interface SimulatorOptions {
+  /** Whole-script time limit in ms (`--script-timeout`); 0 or less: none. */
+  timeoutMs?: number;
+  /** Report size limit in bytes (`--output-cap`). */
+  outputCap?: number;
+  /** The register whose counters scripts change; one per executor by default. */
+  register?: FiscalRegister;
+}
+
+export const MAX_SLEEP_MS = 60_000;
+/** A long script gives the event loop (HTTP, MQTT) a turn this often. */
+const COMMANDS_PER_TURN = 1000;
+
+/** `FAIL <message>`: the task's error is exactly the message (contract section 2). */
+class FailCommand extends Error {}
+
+function reasonText(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason ?? 'aborted');
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export class SimulatorExecutor implements Executor {
+  readonly name = 'simulator';
+  /** Counters persist for this executor's life, across scripts (contract section 2). */
+  readonly register: FiscalRegister;
+  private readonly timeoutMs: number;
+  private readonly outputCap: number;
+
+  constructor(options: SimulatorOptions = {}) {
+    this.register = options.register ?? new FiscalRegister();
+    this.timeoutMs = options.timeoutMs ?? 0;
+    this.outputCap = options.outputCap ?? 1024 * 1024;
+  }
+
+  async execute(script: string, signal: AbortSignal): Promise<ExecutionResult> {
+    const parsed = parse(script);
+    if (!Array.isArray(parsed)) return { ok: false, error: `line ${parsed.line}: ${parsed.message}` };
+    // One signal for both ways a script is cut short; its reason becomes the error text.
+    const cut = new AbortController();
+    const onAbort = (): void => cut.abort(new ScriptError(`aborted (${reasonText(signal.reason)})`));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    const timer =
+      this.timeoutMs > 0
+        ? setTimeout(() => cut.abort(new ScriptError(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs)
+        : undefined;
+    const session = new FiscalSession(this.register);
+    const report = new CappedLines(this.outputCap);
+    let line = 0;
+    try {
+      for (let index = 0; index < parsed.length; index += 1) {
+        const command = parsed[index]!;
+        line = command.line;
+        if (index > 0 && index % COMMANDS_PER_TURN === 0) await nextTurn();
+        if (cut.signal.aborted) throw cut.signal.reason;
+        await this.run(command, session, report, cut.signal);
+      }
+      const leftOpen = session.finish();
+      if (leftOpen) return { ok: false, error: `line ${leftOpen.line}: ${leftOpen.message}` };
+      return { ok: true, report: report.text() };
+    } catch (error) {
+      session.abandon();
+      if (error instanceof FailCommand) return { ok: false, error: error.message };
+      if (error instanceof ScriptError) return { ok: false, error: `line ${line}: ${error.message}` };
+      // A bug here must still end the task, not the device (Executor contract: never reject).
+      return { ok: false, error: `line ${line}: internal error: ${reasonText(error)}` };
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async run(
+    command: Command,
+    session: FiscalSession,
+    report: CappedLines,
+    signal: AbortSignal,
+  ): Promise<void> {
+    switch (command.keyword) {
+      case 'PRINT':
+        report.add(command.rest);
+        return;
+      case 'SLEEP':
+        await sleep(command.sleepMs ?? 0, signal);
+        return;
+      case 'FAIL':
+        throw command.rest === '' ? new ScriptError('FAIL (no message)') : new FailCommand(command.rest);
+      default:
+        for (const line of session.run(command.keyword, command.rest, command.line)) report.add(line);
+    }
+  }
+}
+
+interface Command {
+  line: number;
+  /** Upper case. */
+  keyword: string;
+  /** The text after the keyword and the one whitespace character that follows it, verbatim. */
+  rest: string;
+  sleepMs?: number;
+}
+
+/**
+ * Splits the script into commands and checks every command word (and SLEEP's argument) before
+ * anything runs, so a typo on line 40 does not leave the first 39 lines' receipts behind.
+ */
+function parse(script: string): Command[] | { line: number; message: string } {
+  const commands: Command[] = [];
+  const lines = script.split(/\r?\n/);
+  for (let index = 0; index < lines.length; index += 1) {
+    const text = lines[index]!.trimStart();
+    if (text === '' || text.startsWith('#')) continue;
+    const match = /^(\S+)(?:\s(.*))?$/s.exec(text)!;
+    const word = match[1]!;
+    const command: Command = { line: index + 1, keyword: word.toUpperCase(), rest: match[2] ?? '' };
+    let error: string | undefined;
+    if (command.keyword === 'SLEEP') {
+      const argument = command.rest.trim();
+      command.sleepMs = /^\d{1,5}$/.test(argument) ? Number(argument) : Number.NaN;
+      if (!(command.sleepMs <= MAX_SLEEP_MS)) {
+        error = `SLEEP needs a whole number of milliseconds from 0 to ${MAX_SLEEP_MS}, got "${clip(argument)}"`;
+      }
+    } else if (command.keyword !== 'PRINT' && command.keyword !== 'FAIL') {
+      error = FiscalSession.commandError(word, command.rest);
+    }
+    if (error !== undefined) return { line: command.line, message: error };
+    commands.push(command);
+  }
+  return commands;
+}

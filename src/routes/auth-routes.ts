@@ -1,0 +1,45 @@
+/**
+ * Route 1 of contract section 1: `GET /api/authenticate` with a JSON body (the vendor client
+ * sends it that way) and the same as `POST` for clients that cannot send a GET body.
+ */
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AuthService } from '../auth/auth-service.ts';
+import { credentialsSchema, errorResponse, errorResponses, jsonResponse, tokenSchema } from './schemas.ts';
+
+export interface AuthRoutesOptions {
+  auth: AuthService;
+}
+
+export const authRoutes: FastifyPluginAsyncZod<AuthRoutesOptions> = async (app, { auth }) => {
+  for (const method of ['GET', 'POST'] as const) {
+    app.route({
+      method,
+      url: '/api/authenticate',
+      schema: {
+        tags: ['auth'],
+        summary: `Trade a user name and password for a bearer token${method === 'GET' ? ' (vendor form, JSON body)' : ''}`,
+        body: credentialsSchema,
+        response: {
+          200: jsonResponse('A bearer token for the other /api routes', tokenSchema),
+          400: errorResponses.invalid,
+          401: errorResponse('INVALID_CREDENTIALS: wrong user name or password'),
+          413: errorResponses.tooLarge,
+          415: errorResponses.mediaType,
+          429: errorResponse('TOO_MANY_ATTEMPTS: too many failures from this address; see Retry-After'),
+          500: errorResponses.internal,
+        },
+      },
+      handler: async (request) => {
+        const { userName, password } = request.body;
+        try {
+          const issued = auth.authenticate(request.ip, userName, password);
+          request.log.info({ userName }, 'authenticated');
+          return issued;
+        } catch (error) {
+          request.log.warn({ userName, remoteAddress: request.ip }, 'authentication refused');
+          throw error;
+        }
+      },
+    });
+  }
+};

@@ -1,0 +1,136 @@
+/**
+ * Route 8 of contract section 1: the OpenAPI 3 description, generated from the routes' zod
+ * schemas (so it cannot drift from what is validated), served as /openapi.json and as
+ * swagger-ui at /docs. Response headers and the bearer scheme are added here, once.
+ */
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { VERSION } from '../version.ts';
+import { apiSchemas, jsonResponse } from './schemas.ts';
+
+/** The little of an OpenAPI 3 document this module edits. */
+interface HeaderObject {
+  description: string;
+  schema: { type: string };
+}
+interface ResponseObject {
+  headers?: Record<string, HeaderObject>;
+  [key: string]: unknown;
+}
+interface Operation {
+  responses?: Record<string, ResponseObject>;
+  [key: string]: unknown;
+}
+interface Document {
+  paths?: Record<string, Record<string, Operation | undefined>>;
+  components?: { schemas?: Record<string, unknown>; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+const header = (description: string, type: 'string' | 'integer' = 'string'): HeaderObject => ({
+  description,
+  schema: { type },
+});
+
+/** Headers the contract requires, by status code. */
+const HEADERS_BY_STATUS: Record<string, Record<string, HeaderObject>> = {
+  '202': { Location: header('/api/tasks/<id>: where to poll the task') },
+  '401': { 'WWW-Authenticate': header('Bearer') },
+  '429': { 'Retry-After': header('Seconds until another attempt is allowed', 'integer') },
+  '503': { 'Retry-After': header('Seconds to wait before submitting again', 'integer') },
+};
+
+function addResponseHeaders(path: string, responses: Record<string, ResponseObject>): void {
+  for (const [status, response] of Object.entries(responses)) {
+    const headers = { ...HEADERS_BY_STATUS[status] };
+    // An Idempotency-Key replay answers 200 and still points at the task.
+    if (status === '200' && (path === '/api/vendor-script' || path === '/api/fm-script')) {
+      headers.Location = header('/api/tasks/<id>');
+    }
+    if (Object.keys(headers).length > 0) response.headers = { ...response.headers, ...headers };
+  }
+}
+
+function refsIn(value: unknown): string[] {
+  return [...JSON.stringify(value ?? null).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+}
+
+/** The generator emits an input and an output copy of every component; keep the ones used. */
+function pruneUnusedSchemas(document: Document): void {
+  const schemas = document.components?.schemas;
+  if (!schemas) return;
+  const reachable = new Set<string>();
+  const pending = refsIn(document.paths);
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (reachable.has(name)) continue;
+    reachable.add(name);
+    pending.push(...refsIn(schemas[name]));
+  }
+  for (const name of Object.keys(schemas)) if (!reachable.has(name)) delete schemas[name];
+}
+
+function finishDocument(document: Document): Document {
+  const paths = document.paths ?? {};
+  for (const [path, item] of Object.entries(paths)) {
+    for (const operation of Object.values(item)) {
+      if (operation?.responses) addResponseHeaders(path, operation.responses);
+    }
+  }
+  paths['/docs'] = {
+    get: {
+      tags: ['service'],
+      summary: 'This description, rendered by swagger-ui',
+      responses: { '200': { description: 'HTML page', content: { 'text/html': {} } } },
+    },
+  };
+  document.paths = paths;
+  pruneUnusedSchemas(document);
+  return document;
+}
+
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  const transformObject = createJsonSchemaTransformObject({ schemaRegistry: apiSchemas });
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'regbridge device service',
+        description:
+          'The vendor-compatible REST interface of one cash register (regbridge wire contract v1, section 1). ' +
+          'Every error answers `{statusCode, error, code, message}`; see docs/errors.md for the codes.',
+        version: VERSION,
+      },
+      tags: [
+        { name: 'auth', description: 'Bearer tokens' },
+        { name: 'tasks', description: 'Scripts and their outcome' },
+        { name: 'service', description: 'Health, metrics, this description' },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A token from /api/authenticate (not needed when the device runs with --auth off)',
+          },
+        },
+      },
+    },
+    transform: createJsonSchemaTransform({ schemaRegistry: apiSchemas, skipList: [] }),
+    transformObject: (input) => finishDocument(transformObject(input) as Document) as ReturnType<typeof transformObject>,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  app.get(
+    '/openapi.json',
+    {
+      schema: {
+        tags: ['service'],
+        summary: 'This OpenAPI 3 description',
+        response: { 200: jsonResponse('OpenAPI 3.0 document', z.looseObject({ openapi: z.string() })) },
+      },
+    },
+    async () => app.swagger(),
+  );
+}

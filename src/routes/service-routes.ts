@@ -1,0 +1,70 @@
+/** Routes 6 and 7 of contract section 1: /health and /metrics, both without auth. */
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Registry } from 'prom-client';
+import { z } from 'zod';
+import type { ServeConfig } from '../config.ts';
+import type { MqttHealth } from '../health.ts';
+import type { TaskQueue } from '../tasks/task-queue.ts';
+import { VERSION } from '../version.ts';
+import { errorResponses, healthSchema, jsonResponse } from './schemas.ts';
+
+export interface ServiceRoutesOptions {
+  config: ServeConfig;
+  queue: TaskQueue;
+  registry: Registry;
+  mqttHealth: () => MqttHealth;
+  startedAt: number;
+}
+
+export const serviceRoutes: FastifyPluginAsyncZod<ServiceRoutesOptions> = async (
+  app,
+  { config, queue, registry, mqttHealth, startedAt },
+) => {
+  app.get('/health', {
+    schema: {
+      tags: ['service'],
+      summary: 'Liveness, queue depth and MQTT connection state; always 200 while the service answers',
+      response: { 200: jsonResponse('The service answers', healthSchema), 500: errorResponses.internal },
+    },
+    handler: async () => {
+      const queued = queue.queuedCount;
+      const running = queue.runningTask ? 1 : 0;
+      return {
+        status: 'ok' as const,
+        deviceId: config.deviceId,
+        installation: config.installation,
+        version: VERSION,
+        executor: queue.executorName,
+        auth: config.auth,
+        uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000),
+        queue: {
+          queued,
+          running,
+          retained: Math.max(0, queue.heldCount - queued - running),
+          maxQueue: config.maxQueue,
+          retain: config.retain,
+          lastTaskId: queue.lastIssuedId,
+        },
+        mqtt: mqttHealth(),
+      };
+    },
+  });
+
+  app.get('/metrics', {
+    schema: {
+      tags: ['service'],
+      summary: 'Prometheus text format',
+      response: {
+        200: {
+          description: 'Prometheus exposition format 0.0.4',
+          content: { 'text/plain': { schema: z.string() } },
+        },
+        500: errorResponses.internal,
+      },
+    },
+    handler: async (_request, reply) => {
+      const text = await registry.metrics();
+      return reply.type(registry.contentType).send(text);
+    },
+  });
+};

@@ -1,0 +1,172 @@
+/**
+ * Routes 2–5 of contract section 1: submit a script (asynchronously or waiting for its end),
+ * read one task (with long polling), list tasks. Every route here needs a bearer token unless
+ * `--auth off`; the check runs on request, before the body is even read.
+ */
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AuthService } from '../auth/auth-service.ts';
+import type { ServeConfig } from '../config.ts';
+import { ApiError, taskDoesNotExist } from '../errors.ts';
+import { statusOf, toTaskBody } from '../tasks/task.ts';
+import type { TaskQueue } from '../tasks/task-queue.ts';
+import type { Waits } from './waits.ts';
+import {
+  acceptedSchema,
+  errorResponses,
+  fmScriptBodySchema,
+  fmScriptQuerySchema,
+  idempotencyHeadersSchema,
+  jsonResponse,
+  listQuerySchema,
+  MAX_FM_SCRIPT_TIMEOUT_MS,
+  taskIdParamsSchema,
+  taskListSchema,
+  taskSchema,
+  vendorScriptBodySchema,
+  waitQuerySchema,
+} from './schemas.ts';
+
+export interface TaskRoutesOptions {
+  auth: AuthService;
+  queue: TaskQueue;
+  config: ServeConfig;
+  waits: Waits;
+}
+
+const security = [{ bearerAuth: [] }];
+
+export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (app, { auth, queue, config, waits }) => {
+  app.addHook('onRequest', async (request) => {
+    auth.check(request.headers.authorization);
+  });
+
+  /** Empty and oversized scripts are refused before anything is queued. */
+  function checkScript(field: string, script: string): void {
+    if (script.trim() === '') throw new ApiError('INVALID_REQUEST', `body field '${field}' must not be empty`);
+    const bytes = Buffer.byteLength(script, 'utf8');
+    if (bytes > config.maxScriptBytes) {
+      throw new ApiError(
+        'SCRIPT_TOO_LARGE',
+        `body field '${field}' is ${bytes} bytes of UTF-8; the limit is ${config.maxScriptBytes}`,
+      );
+    }
+  }
+
+  function submit(script: string, idempotencyKey: string | undefined) {
+    return queue.submit(script, { source: 'rest', ...(idempotencyKey !== undefined && { idempotencyKey }) });
+  }
+
+  /** Waits for the end of task `id` for up to `ms`, giving up if the client goes away. */
+  function waitForEnd(reply: FastifyReply, id: number, ms: number) {
+    return waits.run(reply, (signal) => queue.waitForEnd(id, ms, signal));
+  }
+
+  app.post('/api/vendor-script', {
+    schema: {
+      tags: ['tasks'],
+      summary: 'Queue a script; answers at once with the task id',
+      security,
+      headers: idempotencyHeadersSchema,
+      body: vendorScriptBodySchema,
+      response: {
+        200: jsonResponse('Idempotency-Key replay: the first task; nothing runs again', taskSchema),
+        202: jsonResponse('Queued: poll the Location', acceptedSchema),
+        400: errorResponses.invalid,
+        401: errorResponses.unauthorized,
+        409: errorResponses.conflict,
+        413: errorResponses.tooLarge,
+        415: errorResponses.mediaType,
+        500: errorResponses.internal,
+        503: errorResponses.queueFull,
+      },
+    },
+    handler: async (request, reply) => {
+      const script = request.body.vendorScript;
+      checkScript('vendorScript', script);
+      const { task, created } = submit(script, request.headers['idempotency-key']);
+      reply.header('location', `/api/tasks/${task.id}`);
+      if (!created) return reply.code(200).send(toTaskBody(task));
+      return reply.code(202).send({ id: task.id, status: 'RUNNING' as const });
+    },
+  });
+
+  app.post('/api/fm-script', {
+    schema: {
+      tags: ['tasks'],
+      summary: 'Run a script and wait for its end (up to timeoutMs)',
+      security,
+      headers: idempotencyHeadersSchema,
+      querystring: fmScriptQuerySchema,
+      body: fmScriptBodySchema,
+      response: {
+        200: jsonResponse('The task ended (FINISHED or FAILURE) in time', taskSchema),
+        202: jsonResponse('Still running after timeoutMs: poll the Location', acceptedSchema),
+        400: errorResponses.invalid,
+        401: errorResponses.unauthorized,
+        404: errorResponses.notFound,
+        409: errorResponses.conflict,
+        413: errorResponses.tooLarge,
+        415: errorResponses.mediaType,
+        500: errorResponses.internal,
+        503: errorResponses.queueFull,
+      },
+    },
+    handler: async (request, reply) => {
+      const script = request.body.fmScript;
+      checkScript('fmScript', script);
+      const timeoutMs = request.query.timeoutMs ?? Math.min(config.fmScriptTimeout, MAX_FM_SCRIPT_TIMEOUT_MS);
+      const { task } = submit(script, request.headers['idempotency-key']);
+      reply.header('location', `/api/tasks/${task.id}`);
+      const current = await waitForEnd(reply, task.id, timeoutMs);
+      // Only a retention window smaller than the tasks ending meanwhile can evict it this fast.
+      if (!current) throw taskDoesNotExist(task.id);
+      if (statusOf(current.state) !== 'RUNNING') return reply.code(200).send(toTaskBody(current));
+      return reply.code(202).send({ id: current.id, status: 'RUNNING' as const });
+    },
+  });
+
+  app.get('/api/tasks/:id', {
+    schema: {
+      tags: ['tasks'],
+      summary: 'One task; with waitMs, answers when it ends or after waitMs (long poll)',
+      security,
+      params: taskIdParamsSchema,
+      querystring: waitQuerySchema,
+      response: {
+        200: jsonResponse('The task (after the long poll, if waitMs was given)', taskSchema),
+        400: errorResponses.invalid,
+        401: errorResponses.unauthorized,
+        404: errorResponses.notFound,
+        500: errorResponses.internal,
+      },
+    },
+    handler: async (request, reply) => {
+      const { id } = request.params;
+      const waitMs = request.query.waitMs ?? 0;
+      const task = waitMs > 0 ? await waitForEnd(reply, id, waitMs) : queue.get(id);
+      if (!task) throw taskDoesNotExist(id);
+      return toTaskBody(task);
+    },
+  });
+
+  app.get('/api/tasks', {
+    schema: {
+      tags: ['tasks'],
+      summary: 'Queued, running and retained tasks, newest first',
+      security,
+      querystring: listQuerySchema,
+      response: {
+        200: jsonResponse('Tasks, newest first', taskListSchema),
+        400: errorResponses.invalid,
+        401: errorResponses.unauthorized,
+        500: errorResponses.internal,
+      },
+    },
+    handler: async (request) => {
+      const { status } = request.query;
+      const tasks = queue.list().map(toTaskBody);
+      return { tasks: status === undefined ? tasks : tasks.filter((task) => task.status === status) };
+    },
+  });
+};

@@ -1,0 +1,150 @@
+/**
+ * Two store broker instances sharing one private redis-server (`--redis-url`, docs/broker.md):
+ * fan-out, retained messages and last wills cross instances. Skipped only when the redis-server
+ * binary is missing.
+ */
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BrokerRedisError, StoreBroker } from '../broker/store-broker.ts';
+import { type RunningRedis, redisServerAvailable, startRedisServer } from './helpers/redis-server.ts';
+
+const NS = 'stores/7';
+const silent = pino({ level: 'silent' });
+const CTL = { username: 'ctl', password: 'ctl-secret' };
+const DEV = { username: 'reg-1', password: 'reg-secret' };
+
+const clients: MqttClient[] = [];
+
+function connect(port: number, options: IClientOptions): Promise<MqttClient> {
+  const client = mqtt.connect(`mqtt://127.0.0.1:${port}`, { reconnectPeriod: 0, ...options });
+  clients.push(client);
+  return new Promise((resolve, reject) => {
+    client.once('connect', () => resolve(client));
+    client.once('error', reject);
+  });
+}
+
+function nextMessage(client: MqttClient, payload: string, timeoutMs = 5000): Promise<{ topic: string; retain: boolean }> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      client.off('message', onMessage);
+      reject(new Error(`no message ${payload}`));
+    }, timeoutMs);
+    function onMessage(topic: string, body: Buffer, packet: { retain: boolean }): void {
+      if (body.toString() !== payload) return;
+      clearTimeout(timer);
+      client.off('message', onMessage);
+      resolve({ topic, retain: packet.retain });
+    }
+    client.on('message', onMessage);
+  });
+}
+
+function instance(redisUrl: string): StoreBroker {
+  return new StoreBroker({
+    port: 0,
+    host: '127.0.0.1',
+    ns: NS,
+    users: [
+      { name: CTL.username, password: CTL.password, role: 'controller' },
+      { name: DEV.username, password: DEV.password, role: 'device' },
+    ],
+    redisUrl,
+    logger: silent,
+  });
+}
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.endAsync(true)));
+});
+
+describe.skipIf(!redisServerAvailable())('two store brokers over one Redis', () => {
+  let redis: RunningRedis;
+  let a: StoreBroker;
+  let b: StoreBroker;
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    a = instance(redis.url);
+    b = instance(redis.url);
+    await a.start();
+    await b.start();
+  });
+  afterAll(async () => {
+    await Promise.allSettled([a?.stop(), b?.stop()]);
+    await redis?.stop();
+  });
+
+  it('delivers a publish on A to a subscriber on B', async () => {
+    const device = await connect(b.port, DEV);
+    await device.subscribeAsync(`${NS}/groups/all/scripts`, { qos: 1 });
+    const ctl = await connect(a.port, CTL);
+    const got = nextMessage(device, '{"script":"PRINT x"}');
+    await ctl.publishAsync(`${NS}/groups/all/scripts`, '{"script":"PRINT x"}', { qos: 1 });
+    expect(await got).toEqual({ topic: `${NS}/groups/all/scripts`, retain: false });
+  });
+
+  it('gives a subscriber on B the message retained on A', async () => {
+    const device = await connect(a.port, DEV);
+    await device.publishAsync(`${NS}/devices/reg-1/tasks/1/status`, 'retained on A', { qos: 1, retain: true });
+    const ctl = await connect(b.port, CTL);
+    const got = nextMessage(ctl, 'retained on A');
+    await ctl.subscribeAsync(`${NS}/devices/+/tasks/+/status`, { qos: 1 });
+    expect(await got).toEqual({ topic: `${NS}/devices/reg-1/tasks/1/status`, retain: true });
+  });
+
+  it("shows B the last will of a client of A whose connection dropped", async () => {
+    const ctl = await connect(b.port, CTL);
+    await ctl.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
+    const device = await connect(a.port, {
+      ...DEV,
+      clientId: 'reg-1-will',
+      will: { topic: `${NS}/devices/reg-1/state`, payload: Buffer.from('offline'), qos: 1, retain: true },
+    });
+    const online = nextMessage(ctl, 'online');
+    await device.publishAsync(`${NS}/devices/reg-1/state`, 'online', { qos: 1, retain: true });
+    await online;
+    const offline = nextMessage(ctl, 'offline');
+    device.stream.destroy();
+    expect((await offline).topic).toBe(`${NS}/devices/reg-1/state`);
+    // And it is retained in Redis for whoever subscribes later, on either instance.
+    const late = await connect(a.port, CTL);
+    const retained = nextMessage(late, 'offline');
+    await late.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
+    expect(await retained).toEqual({ topic: `${NS}/devices/reg-1/state`, retain: true });
+  });
+
+  it('publishes the wills of its clients when an instance stops, so the other one sees them', async () => {
+    const c = instance(redis.url);
+    await c.start();
+    try {
+      const ctl = await connect(b.port, CTL);
+      await ctl.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
+      const device = await connect(c.port, {
+        ...DEV,
+        clientId: 'reg-1-stop',
+        will: { topic: `${NS}/devices/reg-1/state`, payload: Buffer.from('gone with C'), qos: 1, retain: true },
+      });
+      const closed = new Promise<void>((resolve) => device.once('close', () => resolve()));
+      const offline = nextMessage(ctl, 'gone with C');
+      await c.stop();
+      await closed;
+      expect((await offline).topic).toBe(`${NS}/devices/reg-1/state`);
+    } finally {
+      await c.stop();
+    }
+  });
+
+  it('refuses to start when Redis cannot be reached, naming it without credentials', async () => {
+    const broker = instance('redis://someone:hunter2@127.0.0.1:1');
+    const error = await broker.start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(BrokerRedisError);
+    expect((error as Error).message).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+    expect((error as Error).message).not.toContain('hunter2');
+    await broker.stop();
+  });
+});

@@ -1,0 +1,300 @@
+/**
+ * The task engine (contract section 1, "Semantics"), driven by an executor whose scripts end
+ * when the test says so: one at a time in arrival order, ids, events, retention, idempotency,
+ * QUEUE_FULL, long-poll waits, stop(), and bounded memory.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../src/errors.ts';
+import type { ExecutionResult, Executor } from '../src/executors/executor.ts';
+import type { Task } from '../src/tasks/task.ts';
+import type { TaskEventName } from '../src/tasks/task-events.ts';
+import { TaskQueue, type TaskQueueOptions } from '../src/tasks/task-queue.ts';
+
+interface Call {
+  script: string;
+  signal: AbortSignal;
+  end(result: ExecutionResult): void;
+}
+
+/** Each script runs until the test ends it; counts how many run at once. */
+class ControlledExecutor implements Executor {
+  readonly name = 'controlled';
+  readonly calls: Call[] = [];
+  running = 0;
+  maxRunning = 0;
+
+  execute(script: string, signal: AbortSignal): Promise<ExecutionResult> {
+    this.running += 1;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    return new Promise((resolve) => {
+      let ended = false;
+      const end = (result: ExecutionResult): void => {
+        if (ended) return;
+        ended = true;
+        this.running -= 1;
+        resolve(result);
+      };
+      // Like a real executor: aborting ends the script promptly with a failure.
+      signal.addEventListener('abort', () => end({ ok: false, error: 'aborted' }), { once: true });
+      this.calls.push({ script, signal, end });
+    });
+  }
+
+  /** Ends call `index` (waiting for it to start first). */
+  async finish(index: number, result: ExecutionResult = { ok: true, report: `report ${index}` }): Promise<void> {
+    await until(() => this.calls.length > index);
+    this.calls[index]!.end(result);
+  }
+}
+
+/** Ends every script at once, with a report of `reportBytes` bytes. */
+class InstantExecutor implements Executor {
+  readonly name = 'instant';
+  constructor(private readonly reportBytes = 10) {}
+  async execute(script: string): Promise<ExecutionResult> {
+    return { ok: true, report: `${script}:`.padEnd(this.reportBytes, 'x') };
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+const queues: TaskQueue[] = [];
+
+function makeQueue(executor: Executor, options: Partial<TaskQueueOptions> = {}): TaskQueue {
+  const queue = new TaskQueue({ executor, retain: 128, maxQueue: 1000, ...options });
+  queues.push(queue);
+  queue.start();
+  return queue;
+}
+
+function recordEvents(queue: TaskQueue): string[] {
+  const events: string[] = [];
+  for (const name of ['queued', 'started', 'finished', 'failed', 'evicted'] as TaskEventName[]) {
+    queue.on(name, (task: Readonly<Task>) => events.push(`${name} ${task.script || task.id}`));
+  }
+  return events;
+}
+
+afterEach(async () => {
+  await Promise.all(queues.splice(0).map((queue) => queue.stop()));
+});
+
+describe('TaskQueue', () => {
+  it('runs one script at a time, in arrival order, with strictly increasing ids', async () => {
+    const executor = new ControlledExecutor();
+    const queue = makeQueue(executor);
+    const tasks = ['a', 'b', 'c'].map((script) => queue.submit(script, { source: 'rest' }).task);
+    expect(tasks[1]!.id).toBeGreaterThan(tasks[0]!.id);
+    expect(tasks[2]!.id).toBeGreaterThan(tasks[1]!.id);
+    expect(tasks.map((task) => task.state)).toEqual(['running', 'queued', 'queued']);
+    expect(queue.queuedCount).toBe(2);
+    for (let index = 0; index < 3; index += 1) await executor.finish(index);
+    await until(() => tasks.every((task) => task.state === 'finished'));
+    expect(executor.calls.map((call) => call.script)).toEqual(['a', 'b', 'c']);
+    expect(executor.maxRunning).toBe(1);
+    expect(tasks.map((task) => task.report)).toEqual(['report 0', 'report 1', 'report 2']);
+    expect(queue.list().map((task) => task.id)).toEqual(tasks.map((task) => task.id).reverse());
+  });
+
+  it('emits queued, started, finished or failed, in order; drops the script at the end', async () => {
+    const executor = new ControlledExecutor();
+    const queue = makeQueue(executor);
+    const events = recordEvents(queue);
+    const first = queue.submit('one', { source: 'rest' }).task;
+    const second = queue.submit('two', { source: 'mqtt', requestId: 'r-2' }).task;
+    await executor.finish(0);
+    await executor.finish(1, { ok: false, error: 'boom' });
+    await until(() => second.state === 'failed');
+    // The script is '' once a task has ended, so the log shows ids from then on.
+    expect(events).toEqual(['queued one', 'started one', 'queued two', `finished ${first.id}`, 'started two', `failed ${second.id}`]);
+    expect(first.script).toBe('');
+    expect(second.script).toBe('');
+    expect(second).toMatchObject({ error: 'boom', requestId: 'r-2', source: 'mqtt' });
+    expect(second.report).toBeUndefined();
+    expect(first.startedAt!.getTime()).toBeGreaterThanOrEqual(first.queuedAt.getTime());
+    expect(first.finishedAt!.getTime()).toBeGreaterThanOrEqual(first.startedAt!.getTime());
+  });
+
+  it('keeps the last `retain` ended tasks; older ids answer undefined and fire evicted', async () => {
+    const queue = makeQueue(new InstantExecutor(), { retain: 128 });
+    const evicted: number[] = [];
+    queue.on('evicted', (task) => evicted.push(task.id));
+    const ids: number[] = [];
+    for (let index = 0; index < 130; index += 1) {
+      ids.push(queue.submit(`s${index}`, { source: 'rest' }).task.id);
+      await queue.waitForEnd(ids[index]!, 5000);
+    }
+    expect(evicted).toEqual([ids[0], ids[1]]);
+    expect(queue.get(ids[0]!)).toBeUndefined();
+    expect(queue.get(ids[1]!)).toBeUndefined();
+    expect(queue.get(ids[2]!)?.state).toBe('finished');
+    expect(queue.heldCount).toBe(128);
+    expect(queue.list()).toHaveLength(128);
+  });
+
+  it('gives a restarted queue larger ids, in the same process and in a new one', async () => {
+    const before = makeQueue(new InstantExecutor()).submit('x', { source: 'rest' }).task.id;
+    const after = makeQueue(new InstantExecutor()).submit('x', { source: 'rest' }).task.id;
+    expect(after).toBeGreaterThan(before);
+    // A real restart: a new process seeds its ids from the clock, above everything issued here.
+    const program = "import('./src/tasks/id-source.ts').then((m) => console.log(new m.IdSource().next()))";
+    const run = async (): Promise<number> =>
+      Number((await promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', program])).stdout.trim());
+    const firstBoot = await run();
+    const secondBoot = await run();
+    expect(firstBoot).toBeGreaterThan(after);
+    expect(secondBoot).toBeGreaterThan(firstBoot);
+    expect(secondBoot).toBeLessThan(2 ** 53);
+  });
+
+  it('refuses more than maxQueue waiting tasks with QUEUE_FULL and Retry-After', async () => {
+    const executor = new ControlledExecutor();
+    const queue = makeQueue(executor, { maxQueue: 2, retryAfterSeconds: 3 });
+    queue.submit('running', { source: 'rest' });
+    queue.submit('waiting 1', { source: 'rest' });
+    queue.submit('waiting 2', { source: 'rest' });
+    const lastId = queue.lastIssuedId;
+    let refusal: unknown;
+    try {
+      queue.submit('one too many', { source: 'rest' });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(ApiError);
+    expect(refusal).toMatchObject({ code: 'QUEUE_FULL', statusCode: 503, headers: { 'retry-after': '3' } });
+    expect(queue.lastIssuedId).toBe(lastId);
+    // failWith tasks never wait, so they are accepted even when the queue is full.
+    expect(queue.submit('expired', { source: 'mqtt', failWith: 'EXPIRED' }).task.state).toBe('failed');
+    await executor.finish(0);
+    await until(() => queue.queuedCount === 1);
+    expect(queue.submit('fits again', { source: 'rest' }).created).toBe(true);
+  });
+
+  it('answers a repeated Idempotency-Key with the first task, or IDEMPOTENCY_CONFLICT', async () => {
+    const executor = new ControlledExecutor();
+    const queue = makeQueue(executor, { retain: 1 });
+    const first = queue.submit('PRINT a', { source: 'rest', idempotencyKey: 'k1' });
+    expect(first.created).toBe(true);
+    const again = queue.submit('PRINT a', { source: 'rest', idempotencyKey: 'k1' });
+    expect(again).toEqual({ task: first.task, created: false });
+    expect(() => queue.submit('PRINT b', { source: 'rest', idempotencyKey: 'k1' })).toThrow(
+      expect.objectContaining({ code: 'IDEMPOTENCY_CONFLICT', extra: { id: first.task.id } }),
+    );
+    await executor.finish(0);
+    await queue.waitForEnd(first.task.id, 5000);
+    // Still retained after its end: still the same task, nothing runs again.
+    expect(queue.submit('PRINT a', { source: 'rest', idempotencyKey: 'k1' }).created).toBe(false);
+    expect(executor.calls).toHaveLength(1);
+    // Evicted (retain 1): the key is free again.
+    const other = queue.submit('PRINT c', { source: 'rest' });
+    await executor.finish(1);
+    await queue.waitForEnd(other.task.id, 5000);
+    expect(queue.get(first.task.id)).toBeUndefined();
+    const reused = queue.submit('PRINT b', { source: 'rest', idempotencyKey: 'k1' });
+    expect(reused.created).toBe(true);
+    expect(reused.task.id).toBeGreaterThan(other.task.id);
+  });
+
+  it('failWith creates the task and fails it at once, without running it', () => {
+    const executor = new ControlledExecutor();
+    const queue = makeQueue(executor);
+    const events = recordEvents(queue);
+    const { task, created } = queue.submit('PRINT late', { source: 'mqtt', failWith: 'EXPIRED: notAfter passed' });
+    expect(created).toBe(true);
+    expect(task).toMatchObject({ state: 'failed', error: 'EXPIRED: notAfter passed', script: '' });
+    expect(task.finishedAt).toBeInstanceOf(Date);
+    expect(task.startedAt).toBeUndefined();
+    expect(events).toEqual(['queued PRINT late', `failed ${task.id}`]);
+    expect(executor.calls).toHaveLength(0);
+  });
+
+  it('waitForEnd resolves at the end, after its timeout, or with undefined', async () => {
+    const executor = new ControlledExecutor();
+    const queue = makeQueue(executor);
+    const { task } = queue.submit('slow', { source: 'rest' });
+    expect(await queue.waitForEnd(task.id, 20)).toMatchObject({ id: task.id, state: 'running' });
+    const waiting = queue.waitForEnd(task.id, 30_000);
+    await executor.finish(0, { ok: true, report: 'done' });
+    expect(await waiting).toMatchObject({ id: task.id, state: 'finished', report: 'done' });
+    expect(await queue.waitForEnd(task.id, 30_000)).toMatchObject({ state: 'finished' });
+    expect(await queue.waitForEnd(task.id + 1000, 30_000)).toBeUndefined();
+    const aborter = new AbortController();
+    const second = queue.submit('slower', { source: 'rest' }).task;
+    const aborted = queue.waitForEnd(second.id, 30_000, aborter.signal);
+    aborter.abort();
+    expect(await aborted).toMatchObject({ id: second.id, state: 'running' });
+  });
+
+  it('stop() aborts the running task, which fails; queued tasks stay queued', async () => {
+    const executor = new ControlledExecutor();
+    const queue = makeQueue(executor);
+    const running = queue.submit('long', { source: 'rest' }).task;
+    const waiting = queue.submit('next', { source: 'rest' }).task;
+    const waiter = queue.waitForEnd(waiting.id, 30_000);
+    await until(() => executor.calls.length === 1);
+    await queue.stop();
+    expect(executor.calls[0]!.signal.aborted).toBe(true);
+    expect(running).toMatchObject({ state: 'failed', error: 'aborted' });
+    expect(waiting.state).toBe('queued');
+    // stop() wakes long polls, which answer the current state.
+    expect(await waiter).toMatchObject({ id: waiting.id, state: 'queued' });
+    expect(executor.calls).toHaveLength(1);
+  });
+
+  it('holds at most `retain` reports however many tasks pass through', async () => {
+    const queue = makeQueue(new InstantExecutor(100_000), { retain: 128 });
+    let evicted = 0;
+    queue.on('evicted', () => {
+      evicted += 1;
+    });
+    let lastId = 0;
+    for (let index = 0; index < 5000; index += 1) {
+      lastId = queue.submit(`s${index}`, { source: 'rest' }).task.id;
+      if (index % 500 === 499) await queue.waitForEnd(lastId, 10_000);
+    }
+    await queue.waitForEnd(lastId, 10_000);
+    expect(queue.heldCount).toBe(128);
+    expect(evicted).toBe(5000 - 128);
+    const held = queue.list();
+    expect(held.every((task) => task.script === '' && task.report?.length === 100_000)).toBe(true);
+    expect(held[0]!.id).toBe(lastId);
+  });
+
+  it('never runs two scripts at once, even when a listener submits from inside an event', async () => {
+    const executor = new ControlledExecutor();
+    const queue = makeQueue(executor);
+    let submitted = false;
+    queue.on('started', () => {
+      if (submitted) return;
+      submitted = true;
+      queue.submit('from a listener', { source: 'rest' });
+    });
+    queue.submit('first', { source: 'rest' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(executor.maxRunning).toBe(1);
+    expect(executor.calls.map((call) => call.script)).toEqual(['first']);
+    await executor.finish(0);
+    await executor.finish(1);
+    expect(executor.calls.map((call) => call.script)).toEqual(['first', 'from a listener']);
+  });
+
+  it('runs a task submitted in a microtask right after the queue went idle', async () => {
+    const queue = makeQueue(new InstantExecutor());
+    const late: Array<Readonly<Task>> = [];
+    queue.once('finished', () => {
+      queueMicrotask(() => late.push(queue.submit('late', { source: 'rest' }).task));
+    });
+    const first = queue.submit('first', { source: 'rest' }).task;
+    await queue.waitForEnd(first.id, 5000);
+    await until(() => late.length === 1);
+    expect(await queue.waitForEnd(late[0]!.id, 5000)).toMatchObject({ state: 'finished' });
+  });
+});

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assertNamespace,
+  decodePayload,
+  parseTopic,
+  scriptSubmissionSchema,
+  statusMessageSchema,
+  topics,
+} from '../bridge/topics.ts';
+
+describe('topic contract (contract section 3)', () => {
+  it('builds every topic of the contract', () => {
+    expect(topics.state('pos', 'reg-1')).toBe('pos/devices/reg-1/state');
+    expect(topics.taskStatus('stores/042', 'reg_2', 1795000000000001)).toBe(
+      'stores/042/devices/reg_2/tasks/1795000000000001/status',
+    );
+    expect(topics.deviceScripts('pos', 'r')).toBe('pos/devices/r/scripts');
+    expect(topics.groupScripts('pos', 'all')).toBe('pos/groups/all/scripts');
+    expect(topics.allStates('pos')).toBe('pos/devices/+/state');
+  });
+
+  it('never lets a wildcard or a slash into a topic level', () => {
+    for (const bad of ['a/b', '+', '#', '', 'x'.repeat(65), 'a b', 'ü']) {
+      expect(() => topics.state('pos', bad)).toThrow(/invalid device id/);
+      expect(() => topics.groupScripts('pos', bad)).toThrow(/invalid group id/);
+    }
+    expect(() => assertNamespace('pos/+')).toThrow();
+    expect(() => assertNamespace('$SYS')).toThrow();
+    expect(() => assertNamespace('pos//x')).toThrow();
+    expect(assertNamespace('stores/042')).toBe('stores/042');
+  });
+
+  it('parses topics back, including namespaces with several levels', () => {
+    expect(parseTopic('stores/042', 'stores/042/devices/r1/state')).toEqual({ kind: 'state', deviceId: 'r1' });
+    expect(parseTopic('pos', 'pos/devices/r1/tasks/17/status')).toEqual({
+      kind: 'taskStatus',
+      deviceId: 'r1',
+      taskId: 17,
+    });
+    expect(parseTopic('pos', 'pos/devices/r1/scripts')).toEqual({ kind: 'deviceScripts', deviceId: 'r1' });
+    expect(parseTopic('pos', 'pos/groups/all/scripts')).toEqual({ kind: 'groupScripts', group: 'all' });
+    expect(parseTopic('pos', 'other/devices/r1/state')).toBeUndefined();
+    expect(parseTopic('pos', 'pos/devices/r1/tasks/01/status')).toBeUndefined();
+    expect(parseTopic('pos', 'pos/devices/r1/tasks/99999999999999999/status')).toBeUndefined();
+    expect(parseTopic('pos', 'pos/devices/r1/state/extra')).toBeUndefined();
+  });
+
+  it('decodes payloads with a message instead of a throw', () => {
+    expect(decodePayload(scriptSubmissionSchema, '{"script":"PRINT a","requestId":"r1","notAfter":1}')).toEqual({
+      ok: true,
+      value: { script: 'PRINT a', requestId: 'r1', notAfter: 1 },
+    });
+    expect(decodePayload(scriptSubmissionSchema, 'not json')).toEqual({ ok: false, error: 'payload is not valid JSON' });
+    const bad = decodePayload(scriptSubmissionSchema, Buffer.from('{"script":"","replyTo":"a/+/b"}'));
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.error).toMatch(/script.*replyTo/);
+    const status = decodePayload(statusMessageSchema, {
+      toString: () => '',
+    } as unknown as string);
+    expect(status.ok).toBe(false);
+  });
+});
