@@ -87,7 +87,7 @@ export class DeviceDirectory {
     let tasks = this.tasks.get(deviceId);
     const existing = tasks?.get(message.id);
     if (existing) {
-      // mutated
+      if (existing.bootId === message.bootId && message.seq <= existing.seq) return undefined;
       if (existing.bootId !== message.bootId && existing.bootId === this.devices.get(deviceId)?.bootId) {
         return undefined;
       }

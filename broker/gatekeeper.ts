@@ -142,7 +142,11 @@ export class Gatekeeper {
     this.#willsSettled = undefined;
   }
 
-  #authenticate(client: Client, username: string | undefined, password: Buffer | undefined): Identity | AuthenticateError {
+  #authenticate(
+    client: Client,
+    username: string | undefined,
+    password: Buffer | undefined,
+  ): Identity | AuthenticateError {
     let identity: Identity;
     if (username === undefined || username === '') {
       if (password !== undefined) return refusal(BAD_USER_NAME_OR_PASSWORD, 'password without user name');
@@ -186,7 +190,13 @@ export class Gatekeeper {
     if (!decision.allowed) {
       this.stats.publishDenied++;
       this.#logger.warn(
-        { clientId: client.id, user: identity?.name, topic: packet.topic, qos: packet.qos, retain: packet.retain },
+        {
+          clientId: client.id,
+          user: identity?.name,
+          topic: packet.topic,
+          qos: packet.qos,
+          retain: packet.retain,
+        },
         `publish denied (acknowledged and dropped): ${decision.reason}`,
       );
       packet.topic = DENIED_PUBLISH_TOPIC;
@@ -205,7 +215,10 @@ export class Gatekeeper {
     }
     // [MQTT-3.9.3]: a refused subscription is granted 0x80 (aedes does it for a null subscription).
     this.stats.subscribeDenied++;
-    this.#logger.warn({ clientId: client.id, user: identity?.name, filter: subscription.topic }, 'subscription denied');
+    this.#logger.warn(
+      { clientId: client.id, user: identity?.name, filter: subscription.topic },
+      'subscription denied',
+    );
     return null;
   }
 

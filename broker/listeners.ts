@@ -3,7 +3,7 @@
  * socket they accept, so close() also ends connections that never sent CONNECT (aedes only knows
  * clients once they have), and a port that cannot be bound says which flag to change.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createWebSocketStream, WebSocketServer } from 'ws';
@@ -41,12 +41,7 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-function listen(
-  server: NetServer | HttpServer,
-  port: number,
-  host: string,
-  flag: string,
-): Promise<number> {
+function listen(server: NetServer | HttpServer, port: number, host: string, flag: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
       server.off('listening', onListening);

@@ -57,7 +57,8 @@ function waitReady(conns: Redis[], timeoutMs: number, safeUrl: string): Promise<
       else resolve();
     };
     const timer = setTimeout(
-      () => finish(new BrokerRedisError(`cannot reach Redis at ${safeUrl}: no answer within ${timeoutMs} ms`)),
+      () =>
+        finish(new BrokerRedisError(`cannot reach Redis at ${safeUrl}: no answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
     if (pending.size === 0) {

@@ -99,7 +99,12 @@ export class StoreBroker {
     const { host = '0.0.0.0', logger } = this.#options;
     try {
       const rules = new AccessRules(assertNamespace(this.#options.ns));
-      const gatekeeper = new Gatekeeper(() => this.#users(), rules, this.#options.allowAnonymous ?? false, logger);
+      const gatekeeper = new Gatekeeper(
+        () => this.#users(),
+        rules,
+        this.#options.allowAnonymous ?? false,
+        logger,
+      );
       this.#gatekeeper = gatekeeper;
       this.#users(); // a bad or duplicate user fails here, before any port is taken
       if (this.#options.redisUrl) this.#redis = await createRedisBackend(this.#options.redisUrl, logger);
@@ -131,7 +136,7 @@ export class StoreBroker {
         wsPort: this.#ws?.port,
         host,
         ns: this.#options.ns,
-        users: this.#users().size,
+        userCount: this.#users().size,
         allowAnonymous: this.#options.allowAnonymous ?? false,
         redis: this.#redis?.safeUrl,
       },
@@ -165,13 +170,19 @@ export class StoreBroker {
       // Refused connections were logged where they were decided.
       if (error.name === 'ConnectRefused') return;
       const code = (error as NodeJS.ErrnoException).code;
-      const fields = { clientId: client?.id, user: client && gatekeeper.identity(client)?.name, err: error.message };
+      const fields = {
+        clientId: client?.id,
+        user: client && gatekeeper.identity(client)?.name,
+        err: error.message,
+      };
       if (code && ROUTINE_ERRORS.has(code)) logger.debug(fields, 'client connection lost');
       else logger.warn(fields, 'client error');
     };
     aedes.on('clientError', onClientError);
     aedes.on('connectionError', onClientError);
-    aedes.on('keepaliveTimeout', (client) => logger.info({ clientId: client.id }, 'client keep-alive timed out'));
+    aedes.on('keepaliveTimeout', (client) =>
+      logger.info({ clientId: client.id }, 'client keep-alive timed out'),
+    );
     // Persistence and will sweeps report here; an unhandled 'error' would end the process.
     (aedes as EventEmitter).on('error', (error: unknown) =>
       logger.error({ err: error instanceof Error ? error.message : String(error) }, 'broker error'),
@@ -191,7 +202,9 @@ export class StoreBroker {
       if (!redis) {
         // aedes' close() ends the emitter but not the persistence (in memory here).
         const persistence = (aedes as unknown as { persistence?: { destroy(): Promise<void> } }).persistence;
-        await persistence?.destroy().catch((error: Error) => logger.warn({ err: error.message }, 'persistence close'));
+        await persistence
+          ?.destroy()
+          .catch((error: Error) => logger.warn({ err: error.message }, 'persistence close'));
       }
     }
     await redis?.close();

@@ -20,11 +20,23 @@ export class UserSpecError extends Error {
   override readonly name = 'UserSpecError';
 }
 
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
 /** Checks one user; returns the problem (without the password) or undefined. */
-export function userProblem(user: { name?: unknown; password?: unknown; role?: unknown }): string | undefined {
+export function userProblem(user: {
+  name?: unknown;
+  password?: unknown;
+  role?: unknown;
+}): string | undefined {
   const { name, password, role } = user;
   if (typeof name !== 'string' || name.length === 0) return 'the user name is empty';
-  if (name.length > 256 || /[\u0000-\u001f\u007f]/.test(name)) return `user name ${JSON.stringify(name)} is not valid`;
+  if (name.length > 256 || hasControlCharacter(name)) return `user name ${JSON.stringify(name)} is not valid`;
   if (typeof password !== 'string' || password.length === 0) return `user ${name}: the password is empty`;
   if (typeof role !== 'string' || !(BROKER_ROLES as readonly string[]).includes(role)) {
     return `user ${name}: role ${JSON.stringify(role)} is not one of ${BROKER_ROLES.join(', ')}`;
@@ -46,7 +58,11 @@ export function parseUserSpec(spec: string): BrokerUser {
   if (first <= 0 || last === first) {
     throw new UserSpecError('expected NAME:PASSWORD:ROLE (ROLE is device, controller or observer)');
   }
-  const user = { name: spec.slice(0, first), password: spec.slice(first + 1, last), role: spec.slice(last + 1) };
+  const user = {
+    name: spec.slice(0, first),
+    password: spec.slice(first + 1, last),
+    role: spec.slice(last + 1),
+  };
   const problem = userProblem(user);
   if (problem) throw new UserSpecError(problem);
   return user as BrokerUser;

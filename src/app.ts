@@ -91,9 +91,13 @@ export async function buildApp(options: AppOptions, internals: AppInternals = {}
 
   // The serve command may already have put the task metrics on this registry.
   const deviceMetrics =
-    registry.getSingleMetric(METRIC_NAMES.tasks) === undefined ? createDeviceMetrics(registry, queue) : undefined;
+    registry.getSingleMetric(METRIC_NAMES.tasks) === undefined
+      ? createDeviceMetrics(registry, queue)
+      : undefined;
   const httpMetrics =
-    registry.getSingleMetric(METRIC_NAMES.httpRequests) === undefined ? createHttpMetrics(registry) : undefined;
+    registry.getSingleMetric(METRIC_NAMES.httpRequests) === undefined
+      ? createHttpMetrics(registry)
+      : undefined;
   const waits = new Waits();
   auth.start();
 

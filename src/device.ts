@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { DeviceBridge } from '../bridge/device-bridge.ts';
 import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
 import { buildApp } from './app.ts';
@@ -14,6 +14,7 @@ import type { ServeConfig } from './config.ts';
 import { createExecutor } from './executors/index.ts';
 import type { MqttHealth } from './health.ts';
 import type { Logger } from './logger.ts';
+import { createMetricsRegistry } from './metrics.ts';
 import { TaskQueue } from './tasks/task-queue.ts';
 import { VERSION } from './version.ts';
 
@@ -43,7 +44,7 @@ function loopbackFor(host: string): string {
 
 export async function startDevice(config: ServeConfig, deps: { logger: Logger }): Promise<RunningDevice> {
   const logger = deps.logger;
-  const registry = new Registry();
+  const registry = createMetricsRegistry(config.deviceId);
   const queue = new TaskQueue({
     executor: createExecutor(config),
     retain: config.retain,

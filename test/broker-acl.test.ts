@@ -123,7 +123,10 @@ describe('store broker ACL and authentication', () => {
     await device.publishAsync(`${NS}/devices/d1/state`, '{"online":true}', { qos: 1, retain: true });
     await device.publishAsync(`${NS}/devices/d1/tasks/7/status`, '{"id":7}', { qos: 1, retain: true });
     await seen.next((m) => m.topic === `${NS}/devices/d1/tasks/7/status`);
-    expect(seen.messages.map((m) => m.topic)).toEqual([`${NS}/devices/d1/state`, `${NS}/devices/d1/tasks/7/status`]);
+    expect(seen.messages.map((m) => m.topic)).toEqual([
+      `${NS}/devices/d1/state`,
+      `${NS}/devices/d1/tasks/7/status`,
+    ]);
   });
 
   it("drops a device's publish to another device's topics or to scripts, keeps the connection", async () => {
@@ -241,7 +244,12 @@ describe('store broker ACL and authentication', () => {
   });
 
   it('refuses a device whose last will is not its own state topic', async () => {
-    const will = { topic: `${NS}/devices/d2/state`, payload: Buffer.from('{}'), qos: 1 as const, retain: true };
+    const will = {
+      topic: `${NS}/devices/d2/state`,
+      payload: Buffer.from('{}'),
+      qos: 1 as const,
+      retain: true,
+    };
     expect(await refusalCode(url, { ...D1, will })).toBe(5);
   });
 
@@ -271,7 +279,11 @@ describe('store broker ACL and authentication', () => {
     const late = await connect(url, OBS);
     const lateSeen = collect(late);
     await late.subscribeAsync(`${NS}/devices/d1/state`, { qos: 1 });
-    expect(await lateSeen.next(() => true)).toEqual({ topic: `${NS}/devices/d1/state`, payload: offline, retain: true });
+    expect(await lateSeen.next(() => true)).toEqual({
+      topic: `${NS}/devices/d1/state`,
+      payload: offline,
+      retain: true,
+    });
   });
 
   it('speaks MQTT over WebSocket', async () => {

@@ -25,7 +25,11 @@ function connect(port: number, options: IClientOptions): Promise<MqttClient> {
   });
 }
 
-function nextMessage(client: MqttClient, payload: string, timeoutMs = 5000): Promise<{ topic: string; retain: boolean }> {
+function nextMessage(
+  client: MqttClient,
+  payload: string,
+  timeoutMs = 5000,
+): Promise<{ topic: string; retain: boolean }> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       client.off('message', onMessage);
@@ -87,14 +91,17 @@ describe.skipIf(!redisServerAvailable())('two store brokers over one Redis', () 
 
   it('gives a subscriber on B the message retained on A', async () => {
     const device = await connect(a.port, DEV);
-    await device.publishAsync(`${NS}/devices/reg-1/tasks/1/status`, 'retained on A', { qos: 1, retain: true });
+    await device.publishAsync(`${NS}/devices/reg-1/tasks/1/status`, 'retained on A', {
+      qos: 1,
+      retain: true,
+    });
     const ctl = await connect(b.port, CTL);
     const got = nextMessage(ctl, 'retained on A');
     await ctl.subscribeAsync(`${NS}/devices/+/tasks/+/status`, { qos: 1 });
     expect(await got).toEqual({ topic: `${NS}/devices/reg-1/tasks/1/status`, retain: true });
   });
 
-  it("shows B the last will of a client of A whose connection dropped", async () => {
+  it('shows B the last will of a client of A whose connection dropped', async () => {
     const ctl = await connect(b.port, CTL);
     await ctl.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
     const device = await connect(a.port, {
@@ -124,7 +131,12 @@ describe.skipIf(!redisServerAvailable())('two store brokers over one Redis', () 
       const device = await connect(c.port, {
         ...DEV,
         clientId: 'reg-1-stop',
-        will: { topic: `${NS}/devices/reg-1/state`, payload: Buffer.from('gone with C'), qos: 1, retain: true },
+        will: {
+          topic: `${NS}/devices/reg-1/state`,
+          payload: Buffer.from('gone with C'),
+          qos: 1,
+          retain: true,
+        },
       });
       const closed = new Promise<void>((resolve) => device.once('close', () => resolve()));
       const offline = nextMessage(ctl, 'gone with C');

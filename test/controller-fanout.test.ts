@@ -29,8 +29,12 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('store controll
     const started = await Promise.all(
       REGISTERS.map((id) => startRealDevice(broker, ns, id, { groups: [groupOf(id)] })),
     );
-    started.forEach((device, i) => devices.set(REGISTERS[i]!, device));
-    spy = connect(broker.controllerUrl, { ...broker.controllerCreds, protocolVersion: 4, reconnectPeriod: 0 });
+    for (const [i, device] of started.entries()) devices.set(REGISTERS[i]!, device);
+    spy = connect(broker.controllerUrl, {
+      ...broker.controllerCreds,
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+    });
     await new Promise<void>((resolve, reject) => {
       spy.once('connect', () => resolve());
       spy.once('error', reject);
@@ -41,7 +45,10 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('store controll
     await spy.subscribeAsync([`${ns}/groups/+/scripts`, `${ns}/devices/+/scripts`], { qos: 1 });
     controller = newController(broker, ns);
     await controller.start();
-    await until(() => controller.devices().filter((d) => d.online).length === REGISTERS.length, 'registers online');
+    await until(
+      () => controller.devices().filter((d) => d.online).length === REGISTERS.length,
+      'registers online',
+    );
   });
 
   afterAll(async () => {
@@ -68,7 +75,7 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('store controll
     }
   });
 
-  it("fans out to all with ONE publish to the group topic; every device FINISHED with its report", async () => {
+  it('fans out to all with ONE publish to the group topic; every device FINISHED with its report', async () => {
     const requestId = randomUUID();
     const progress: number[] = [];
     const results = await controller.submit('PRINT hello from the controller\nX REPORT', {
@@ -93,7 +100,11 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('store controll
 
   it('a group target reaches only that group, with one publish', async () => {
     const requestId = randomUUID();
-    const results = await controller.submit('PRINT front', { to: { group: 'front' }, deadlineMs: 15_000, requestId });
+    const results = await controller.submit('PRINT front', {
+      to: { group: 'front' },
+      deadlineMs: 15_000,
+      requestId,
+    });
     expect(results.map((r) => [r.deviceId, r.status])).toEqual([
       ['reg1', 'FINISHED'],
       ['reg3', 'FINISHED'],
@@ -120,9 +131,18 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('store controll
   });
 
   it('a failing script is FAILURE with the error and the task id', async () => {
-    const results = await controller.submit('PRINT partial\nFAIL paper jam', { to: ['reg3'], deadlineMs: 15_000 });
+    const results = await controller.submit('PRINT partial\nFAIL paper jam', {
+      to: ['reg3'],
+      deadlineMs: 15_000,
+    });
     expect(results).toEqual([
-      { deviceId: 'reg3', status: 'FAILURE', error: 'paper jam', taskId: expect.any(Number), durationMs: expect.any(Number) },
+      {
+        deviceId: 'reg3',
+        status: 'FAILURE',
+        error: 'paper jam',
+        taskId: expect.any(Number),
+        durationMs: expect.any(Number),
+      },
     ]);
   });
 
@@ -155,7 +175,12 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('store controll
       await fresh.start();
       // start() resolves after the retained states arrived: no polling needed here.
       expect(fresh.device('badcmd')).toMatchObject({ online: false, groups: [] });
-      expect(fresh.devices().filter((d) => d.online).map((d) => d.deviceId)).toEqual(REGISTERS);
+      expect(
+        fresh
+          .devices()
+          .filter((d) => d.online)
+          .map((d) => d.deviceId),
+      ).toEqual(REGISTERS);
       // Retained end statuses are replayed too: the view shows reg3's failed task.
       expect(fresh.tasks('reg3').some((t) => t.status === 'FAILURE' && t.error === 'paper jam')).toBe(true);
     } finally {

@@ -59,7 +59,12 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('controller rul
     const pending = controller.submit('PRINT x', { to: ['picky'], deadlineMs: 10_000 });
     await picky.reply(await picky.waitForScript(), { error: 'QUEUE_FULL: too many queued tasks' });
     expect(await pending).toEqual([
-      { deviceId: 'picky', status: 'FAILURE', error: 'QUEUE_FULL: too many queued tasks', durationMs: expect.any(Number) },
+      {
+        deviceId: 'picky',
+        status: 'FAILURE',
+        error: 'QUEUE_FULL: too many queued tasks',
+        durationMs: expect.any(Number),
+      },
     ]);
   });
 
@@ -110,7 +115,12 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('controller rul
     await flaky.status({ id: 7, status: 'RUNNING', requestId: script.requestId });
     await flaky.publishOffline();
     expect(await pending).toEqual([
-      { deviceId: 'flaky', status: 'NO_ANSWER', taskId: 7, detail: 'task 7 still queued; device went offline' },
+      {
+        deviceId: 'flaky',
+        status: 'NO_ANSWER',
+        taskId: 7,
+        detail: 'task 7 still queued; device went offline',
+      },
     ]);
   });
 
@@ -122,7 +132,13 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('controller rul
     await blip.publishOffline();
     await until(() => controller.device('blip')?.online === false, 'blip offline');
     await blip.publishOnline();
-    await blip.status({ id: 3, status: 'FINISHED', requestId: script.requestId, report: 'x', finishedAt: new Date().toISOString() });
+    await blip.status({
+      id: 3,
+      status: 'FINISHED',
+      requestId: script.requestId,
+      report: 'x',
+      finishedAt: new Date().toISOString(),
+    });
     expect(await pending).toMatchObject([{ deviceId: 'blip', status: 'FINISHED', report: 'x', taskId: 3 }]);
   });
 
@@ -156,7 +172,11 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('controller rul
       await shuffle.status({ id: 9, seq: 5, status: 'RUNNING', requestId, startedAt });
       await shuffle.status({ id: 11, seq: 6, status: 'RUNNING' });
       await until(() => seen.some((v) => v.id === 11), 'second marker');
-      expect(controller.tasks('shuffle').find((t) => t.id === 9)).toMatchObject({ seq: 5, status: 'FINISHED', report: 'done' });
+      expect(controller.tasks('shuffle').find((t) => t.id === 9)).toMatchObject({
+        seq: 5,
+        status: 'FINISHED',
+        report: 'done',
+      });
       expect(seen.filter((v) => v.id === 9).map((v) => v.seq)).toEqual([2, 5]);
     } finally {
       controller.off('status', onStatus);
@@ -167,7 +187,12 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('controller rul
     const quiet = await fake('quiet');
     const pending = controller.submit('PRINT x', { to: { group: 'all' }, deadlineMs: 10_000 });
     const script = await quiet.waitForScript();
-    await quiet.status({ id: 5, status: 'FAILURE', requestId: script.requestId, error: 'EXPIRED: notAfter passed' });
+    await quiet.status({
+      id: 5,
+      status: 'FAILURE',
+      requestId: script.requestId,
+      error: 'EXPIRED: notAfter passed',
+    });
     const results = await pending;
     expect(results.find((r) => r.deviceId === 'quiet')).toMatchObject({
       status: 'FAILURE',

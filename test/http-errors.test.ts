@@ -17,7 +17,12 @@ afterEach(async () => {
   await t.close();
 });
 
-const invalid = (message: string) => ({ statusCode: 400, error: 'Bad Request', code: 'INVALID_REQUEST', message });
+const invalid = (message: string) => ({
+  statusCode: 400,
+  error: 'Bad Request',
+  code: 'INVALID_REQUEST',
+  message,
+});
 
 /** A good request still succeeds: bad input never breaks the service. */
 async function stillServes(): Promise<void> {
@@ -47,12 +52,51 @@ describe('400 INVALID_REQUEST', () => {
       () => post('/api/vendor-script', '', { 'content-type': 'application/json' }),
       'Body is empty but Content-Type is application/json',
     ],
+    [
+      'prototype poisoning',
+      () =>
+        post('/api/vendor-script', '{"__proto__": {"admin": true}, "vendorScript": "PRINT x"}', {
+          'content-type': 'application/json',
+        }),
+      'Body is not valid JSON',
+    ],
     ['missing field', () => post('/api/vendor-script', {}), "body field 'vendorScript' is required"],
-    ['mistyped field', () => post('/api/vendor-script', { vendorScript: 42 }), "body field 'vendorScript' must be a string"],
+    [
+      'JSON null',
+      () => post('/api/vendor-script', 'null', { 'content-type': 'application/json' }),
+      'body must be a JSON object',
+    ],
+    [
+      'GET /api/authenticate without a body',
+      () => t.app.inject({ method: 'GET', url: '/api/authenticate' }),
+      'body must be a JSON object',
+    ],
+    [
+      'over-long Idempotency-Key',
+      () => post('/api/vendor-script', { vendorScript: 'PRINT x' }, { 'idempotency-key': 'k'.repeat(256) }),
+      "header 'idempotency-key' must be at most 255 characters",
+    ],
+    [
+      'mistyped field',
+      () => post('/api/vendor-script', { vendorScript: 42 }),
+      "body field 'vendorScript' must be a string",
+    ],
     ['body not an object', () => post('/api/vendor-script', [1, 2]), 'body must be a JSON object'],
-    ['empty script', () => post('/api/vendor-script', { vendorScript: '' }), "body field 'vendorScript' must not be empty"],
-    ['blank script', () => post('/api/fm-script', { fmScript: ' \r\n\t' }), "body field 'fmScript' must not be empty"],
-    ['fmScript missing', () => post('/api/fm-script', { vendorScript: 'PRINT x' }), "body field 'fmScript' is required"],
+    [
+      'empty script',
+      () => post('/api/vendor-script', { vendorScript: '' }),
+      "body field 'vendorScript' must not be empty",
+    ],
+    [
+      'blank script',
+      () => post('/api/fm-script', { fmScript: ' \r\n\t' }),
+      "body field 'fmScript' must not be empty",
+    ],
+    [
+      'fmScript missing',
+      () => post('/api/fm-script', { vendorScript: 'PRINT x' }),
+      "body field 'fmScript' is required",
+    ],
     [
       'timeoutMs over the maximum',
       () => post('/api/fm-script?timeoutMs=600001', { fmScript: 'PRINT x' }),
@@ -78,7 +122,17 @@ describe('400 INVALID_REQUEST', () => {
     });
   }
 
-  for (const id of ['abc', '1.5', '-1', '0', '007', '1e3', '9007199254740992', '99999999999999999999', '9'.repeat(300)]) {
+  for (const id of [
+    'abc',
+    '1.5',
+    '-1',
+    '0',
+    '007',
+    '1e3',
+    '9007199254740992',
+    '99999999999999999999',
+    '9'.repeat(300),
+  ]) {
     it(`task id ${id.slice(0, 24)}`, async () => {
       const response = await t.app.inject({ url: `/api/tasks/${id}`, headers: auth });
       expect(response.statusCode).toBe(400);
@@ -122,8 +176,15 @@ describe('401 INVALID_CREDENTIALS', () => {
 });
 
 describe('401 UNAUTHORIZED with WWW-Authenticate: Bearer', () => {
-  const unauthorized = (message: string) => ({ statusCode: 401, error: 'Unauthorized', code: 'UNAUTHORIZED', message });
-  const missing = unauthorized('Missing bearer token: send "Authorization: Bearer <token>" from /api/authenticate');
+  const unauthorized = (message: string) => ({
+    statusCode: 401,
+    error: 'Unauthorized',
+    code: 'UNAUTHORIZED',
+    message,
+  });
+  const missing = unauthorized(
+    'Missing bearer token: send "Authorization: Bearer <token>" from /api/authenticate',
+  );
   const malformed = unauthorized('Malformed Authorization header: expected "Bearer <token>"');
   const unknown = unauthorized('Unknown or expired bearer token: authenticate again');
   const cases: Array<[string, Record<string, string>, object]> = [
@@ -142,7 +203,12 @@ describe('401 UNAUTHORIZED with WWW-Authenticate: Bearer', () => {
       ['POST', '/api/fm-script'],
     ] as const) {
       it(`${name}: ${method} ${url}`, async () => {
-        const response = await t.app.inject({ method, url, headers, payload: method === 'POST' ? { vendorScript: 'PRINT x' } : undefined });
+        const response = await t.app.inject({
+          method,
+          url,
+          headers,
+          payload: method === 'POST' ? { vendorScript: 'PRINT x' } : undefined,
+        });
         expect(response.statusCode).toBe(401);
         expect(response.json()).toEqual(body);
         expect(response.headers['www-authenticate']).toBe('Bearer');
@@ -198,16 +264,27 @@ describe('404', () => {
       const token = bearer(await login(small.app));
       const run = async (script: string) =>
         (
-          await small.app.inject({ method: 'POST', url: '/api/fm-script', headers: token, payload: { fmScript: script } })
+          await small.app.inject({
+            method: 'POST',
+            url: '/api/fm-script',
+            headers: token,
+            payload: { fmScript: script },
+          })
         ).json() as { id: number };
       const first = await run('PRINT 1');
       const second = await run('PRINT 2');
       for (const url of [`/api/tasks/${first.id}`, `/api/tasks/${first.id}?waitMs=1000`]) {
         const response = await small.app.inject({ url, headers: token });
         expect(response.statusCode).toBe(404);
-        expect(response.json()).toMatchObject({ code: 'TASK_DOES_NOT_EXIST', id: first.id, status: 'TASK_DOES_NOT_EXIST' });
+        expect(response.json()).toMatchObject({
+          code: 'TASK_DOES_NOT_EXIST',
+          id: first.id,
+          status: 'TASK_DOES_NOT_EXIST',
+        });
       }
-      expect((await small.app.inject({ url: `/api/tasks/${second.id}`, headers: token })).statusCode).toBe(200);
+      expect((await small.app.inject({ url: `/api/tasks/${second.id}`, headers: token })).statusCode).toBe(
+        200,
+      );
     } finally {
       await small.close();
     }
@@ -236,7 +313,11 @@ describe('409 IDEMPOTENCY_CONFLICT', () => {
   it('the same key with another script', async () => {
     const first = await post('/api/vendor-script', { vendorScript: 'PRINT a' }, { 'idempotency-key': 'k' });
     const { id } = first.json() as { id: number };
-    const response = await post('/api/vendor-script', { vendorScript: 'PRINT b' }, { 'idempotency-key': 'k' });
+    const response = await post(
+      '/api/vendor-script',
+      { vendorScript: 'PRINT b' },
+      { 'idempotency-key': 'k' },
+    );
     expect(response.statusCode).toBe(409);
     expect(response.json()).toEqual({
       statusCode: 409,
@@ -319,7 +400,12 @@ describe('503 QUEUE_FULL', () => {
     try {
       const token = bearer(await login(full.app));
       const submit = () =>
-        full.app.inject({ method: 'POST', url: '/api/vendor-script', headers: token, payload: { vendorScript: 'PRINT x' } });
+        full.app.inject({
+          method: 'POST',
+          url: '/api/vendor-script',
+          headers: token,
+          payload: { vendorScript: 'PRINT x' },
+        });
       expect((await submit()).statusCode).toBe(202);
       expect((await submit()).statusCode).toBe(202);
       const response = await submit();
@@ -332,7 +418,12 @@ describe('503 QUEUE_FULL', () => {
         message: 'The queue holds 2 tasks; try again later',
       });
       full.queue.start();
-      const sync = await full.app.inject({ method: 'POST', url: '/api/fm-script', headers: token, payload: { fmScript: 'PRINT x' } });
+      const sync = await full.app.inject({
+        method: 'POST',
+        url: '/api/fm-script',
+        headers: token,
+        payload: { fmScript: 'PRINT x' },
+      });
       expect(sync.statusCode).toBe(200);
     } finally {
       await full.close();
@@ -342,11 +433,15 @@ describe('503 QUEUE_FULL', () => {
 
 describe('500 INTERNAL_ERROR', () => {
   it('hides the bug from the client and logs it with its stack', async () => {
-    const broken = await startTestApp({}, {}, {
-      mqttHealth: () => {
-        throw new Error('bridge exploded');
+    const broken = await startTestApp(
+      {},
+      {},
+      {
+        mqttHealth: () => {
+          throw new Error('bridge exploded');
+        },
       },
-    });
+    );
     try {
       const response = await broken.app.inject({ url: '/health' });
       expect(response.statusCode).toBe(500);
@@ -358,7 +453,10 @@ describe('500 INTERNAL_ERROR', () => {
       });
       const logged = broken.logs.find((line) => line.includes('bridge exploded'));
       expect(logged).toBeDefined();
-      expect(JSON.parse(logged!)).toMatchObject({ level: 50, err: { stack: expect.stringContaining('Error: bridge exploded') } });
+      expect(JSON.parse(logged!)).toMatchObject({
+        level: 50,
+        err: { stack: expect.stringContaining('Error: bridge exploded') },
+      });
       expect((await broken.app.inject({ url: '/metrics' })).statusCode).toBe(200);
     } finally {
       await broken.close();

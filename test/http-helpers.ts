@@ -7,10 +7,10 @@ import type { FastifyInstance } from 'fastify';
 import { type AppInternals, buildApp } from '../src/app.ts';
 import { parseServeConfig, type ServeConfigInput } from '../src/config.ts';
 import type { ExecutionResult, Executor } from '../src/executors/executor.ts';
+import type { MqttHealth } from '../src/health.ts';
 import { createLogger } from '../src/logger.ts';
 import { createMetricsRegistry } from '../src/metrics.ts';
 import { TaskQueue } from '../src/tasks/task-queue.ts';
-import type { MqttHealth } from '../src/health.ts';
 
 /**
  * Runs `PRINT x`, `SLEEP ms`, `FAIL msg` like the simulator, plus `HOLD`: waits until the test
@@ -96,7 +96,7 @@ export async function startTestApp(
       done();
     },
   });
-  const logger = createLogger({ level: 'debug' }, sink);
+  const logger = createLogger({ level: 'trace' }, sink);
   const app = await buildApp(
     {
       config,

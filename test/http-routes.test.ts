@@ -50,7 +50,11 @@ describe('1. /api/authenticate', () => {
     it(`${method} with a JSON body answers a bearer token`, async () => {
       const response = await t.app.inject({ method, url: '/api/authenticate', payload: USER });
       expect(response.statusCode).toBe(200);
-      expect(response.json()).toEqual({ token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), tokenType: 'Bearer', expiresIn: 3600 });
+      expect(response.json()).toEqual({
+        token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        tokenType: 'Bearer',
+        expiresIn: 3600,
+      });
       const token = (response.json() as { token: string }).token;
       const tasks = await t.app.inject({ url: '/api/tasks', headers: bearer(token) });
       expect(tasks.statusCode).toBe(200);
@@ -192,14 +196,33 @@ describe('4. POST /api/fm-script', () => {
     });
     expect(response.statusCode).toBe(200);
     const body = response.json() as { id: number };
-    expect(body).toEqual({ id: expect.any(Number), status: 'FINISHED', report: 'a\nb', queuedAt: ISO, startedAt: ISO, finishedAt: ISO });
+    expect(body).toEqual({
+      id: expect.any(Number),
+      status: 'FINISHED',
+      report: 'a\nb',
+      queuedAt: ISO,
+      startedAt: ISO,
+      finishedAt: ISO,
+    });
     expect(response.headers.location).toBe(`/api/tasks/${body.id}`);
   });
 
   it('answers 200 with a FAILURE task too', async () => {
-    const response = await t.app.inject({ method: 'POST', url: '/api/fm-script', headers: auth, payload: { fmScript: 'FAIL jam' } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/fm-script',
+      headers: auth,
+      payload: { fmScript: 'FAIL jam' },
+    });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ id: expect.any(Number), status: 'FAILURE', error: 'jam', queuedAt: ISO, startedAt: ISO, finishedAt: ISO });
+    expect(response.json()).toEqual({
+      id: expect.any(Number),
+      status: 'FAILURE',
+      error: 'jam',
+      queuedAt: ISO,
+      startedAt: ISO,
+      finishedAt: ISO,
+    });
   });
 
   it('answers 202 {id, RUNNING} + Location when the task has not ended within timeoutMs', async () => {
@@ -218,7 +241,12 @@ describe('4. POST /api/fm-script', () => {
   });
 
   it('timeoutMs=0 does not wait at all', async () => {
-    const response = await t.app.inject({ method: 'POST', url: '/api/fm-script?timeoutMs=0', headers: auth, payload: { fmScript: 'HOLD' } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/fm-script?timeoutMs=0',
+      headers: auth,
+      payload: { fmScript: 'HOLD' },
+    });
     expect(response.statusCode).toBe(202);
   });
 
@@ -226,7 +254,12 @@ describe('4. POST /api/fm-script', () => {
     await submit('HOLD');
     await until(() => t.executor.held === 1);
     const registered = nextWaitRegistered();
-    const pending = t.app.inject({ method: 'POST', url: '/api/fm-script', headers: auth, payload: { fmScript: 'PRINT after' } });
+    const pending = t.app.inject({
+      method: 'POST',
+      url: '/api/fm-script',
+      headers: auth,
+      payload: { fmScript: 'PRINT after' },
+    });
     await registered;
     t.executor.release();
     const response = await pending;
@@ -256,9 +289,11 @@ describe('5. GET /api/tasks', () => {
       ],
     });
     const ids = async (status: string) =>
-      ((await t.app.inject({ url: `/api/tasks?status=${status}`, headers: auth })).json() as { tasks: { id: number }[] }).tasks.map(
-        (task) => task.id,
-      );
+      (
+        (await t.app.inject({ url: `/api/tasks?status=${status}`, headers: auth })).json() as {
+          tasks: { id: number }[];
+        }
+      ).tasks.map((task) => task.id);
     expect(await ids('RUNNING')).toEqual([queued.id, running.id]);
     expect(await ids('FINISHED')).toEqual([ok.id]);
     expect(await ids('FAILURE')).toEqual([failed.id]);
@@ -291,10 +326,16 @@ describe('6. GET /health', () => {
   });
 
   it('shows what the bridge reports', async () => {
-    const other = await startTestApp({}, {}, { mqttHealth: () => ({ state: 'connected', url: 'mqtt://broker:1883', pending: 2 }) });
+    const other = await startTestApp(
+      {},
+      {},
+      { mqttHealth: () => ({ state: 'connected', url: 'mqtt://broker:1883', pending: 2 }) },
+    );
     try {
       const response = await other.app.inject({ url: '/health' });
-      expect(response.json()).toMatchObject({ mqtt: { state: 'connected', url: 'mqtt://broker:1883', pending: 2 } });
+      expect(response.json()).toMatchObject({
+        mqtt: { state: 'connected', url: 'mqtt://broker:1883', pending: 2 },
+      });
     } finally {
       await other.close();
     }
@@ -313,7 +354,9 @@ describe('7. GET /metrics', () => {
     expect(response.body).toContain('regbridge_tasks_submitted_total{source="rest",device="till-1"} 1');
     expect(response.body).toContain('regbridge_queue_depth{device="till-1"} 0');
     expect(response.body).toContain('regbridge_tasks_running{device="till-1"} 0');
-    expect(response.body).toContain('regbridge_task_execution_seconds_count{device="till-1",status="FINISHED"} 1');
+    expect(response.body).toContain(
+      'regbridge_task_execution_seconds_count{device="till-1",status="FINISHED"} 1',
+    );
     expect(response.body).toContain('regbridge_task_wait_seconds_count{device="till-1"} 1');
     expect(response.body).toMatch(
       /regbridge_http_requests_total\{method="POST",route="\/api\/vendor-script",status_code="202",device="till-1"\} 1/,
@@ -328,16 +371,36 @@ describe('8. /openapi.json and /docs', () => {
     expect(response.statusCode).toBe(200);
     const document = response.json() as {
       openapi: string;
-      paths: Record<string, Record<string, { security?: unknown; responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          { security?: unknown; responses: Record<string, { headers?: Record<string, unknown> }> }
+        >
+      >;
       components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> };
     };
     expect(document.openapi).toBe('3.0.3');
     expect(Object.keys(document.paths).sort()).toEqual(
-      ['/api/authenticate', '/api/fm-script', '/api/tasks', '/api/tasks/{id}', '/api/vendor-script', '/docs', '/health', '/metrics', '/openapi.json'].sort(),
+      [
+        '/api/authenticate',
+        '/api/fm-script',
+        '/api/tasks',
+        '/api/tasks/{id}',
+        '/api/vendor-script',
+        '/docs',
+        '/health',
+        '/metrics',
+        '/openapi.json',
+      ].sort(),
     );
     expect(Object.keys(document.paths['/api/authenticate']!).sort()).toEqual(['get', 'post']);
-    expect(document.components.securitySchemes).toEqual({ bearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
-    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['Task', 'Error', 'TaskDoesNotExist', 'Token']));
+    expect(document.components.securitySchemes).toEqual({
+      bearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+    expect(Object.keys(document.components.schemas)).toEqual(
+      expect.arrayContaining(['Task', 'Error', 'TaskDoesNotExist', 'Token']),
+    );
     const secured = [
       document.paths['/api/vendor-script']!.post!,
       document.paths['/api/fm-script']!.post!,
@@ -351,11 +414,25 @@ describe('8. /openapi.json and /docs', () => {
     }
     expect(document.paths['/api/authenticate']!.get!.security).toBeUndefined();
     const vendor = document.paths['/api/vendor-script']!.post!.responses;
-    expect(Object.keys(vendor).sort()).toEqual(['200', '202', '400', '401', '409', '413', '415', '500', '503']);
+    expect(Object.keys(vendor).sort()).toEqual([
+      '200',
+      '202',
+      '400',
+      '401',
+      '409',
+      '413',
+      '415',
+      '500',
+      '503',
+    ]);
     expect(vendor['202']?.headers).toHaveProperty('Location');
     expect(vendor['503']?.headers).toHaveProperty('Retry-After');
-    expect(document.paths['/api/authenticate']!.post!.responses['429']?.headers).toHaveProperty('Retry-After');
-    expect(JSON.stringify(document.paths['/api/tasks/{id}']!.get!.responses['404'])).toContain('TaskDoesNotExist');
+    expect(document.paths['/api/authenticate']!.post!.responses['429']?.headers).toHaveProperty(
+      'Retry-After',
+    );
+    expect(JSON.stringify(document.paths['/api/tasks/{id}']!.get!.responses['404'])).toContain(
+      'TaskDoesNotExist',
+    );
   });
 
   it('/docs serves swagger-ui', async () => {
@@ -370,11 +447,22 @@ describe('--auth off', () => {
   it('needs no token, accepts any credentials and warns at build', async () => {
     const open = await startTestApp({ auth: 'off', users: [] });
     try {
-      const response = await open.app.inject({ method: 'POST', url: '/api/vendor-script', payload: { vendorScript: 'PRINT open' } });
+      const response = await open.app.inject({
+        method: 'POST',
+        url: '/api/vendor-script',
+        payload: { vendorScript: 'PRINT open' },
+      });
       expect(response.statusCode).toBe(202);
-      const list = await open.app.inject({ url: '/api/tasks', headers: { authorization: 'Bearer nonsense' } });
+      const list = await open.app.inject({
+        url: '/api/tasks',
+        headers: { authorization: 'Bearer nonsense' },
+      });
       expect(list.statusCode).toBe(200);
-      const token = await open.app.inject({ method: 'GET', url: '/api/authenticate', payload: { userName: 'x', password: 'y' } });
+      const token = await open.app.inject({
+        method: 'GET',
+        url: '/api/authenticate',
+        payload: { userName: 'x', password: 'y' },
+      });
       expect(token.statusCode).toBe(200);
       expect(open.logs.some((line) => line.includes('"level":40') && line.includes('--auth off'))).toBe(true);
     } finally {

@@ -43,7 +43,10 @@ class ControlledExecutor implements Executor {
   }
 
   /** Ends call `index` (waiting for it to start first). */
-  async finish(index: number, result: ExecutionResult = { ok: true, report: `report ${index}` }): Promise<void> {
+  async finish(
+    index: number,
+    result: ExecutionResult = { ok: true, report: `report ${index}` },
+  ): Promise<void> {
     await until(() => this.calls.length > index);
     this.calls[index]!.end(result);
   }
@@ -114,7 +117,14 @@ describe('TaskQueue', () => {
     await executor.finish(1, { ok: false, error: 'boom' });
     await until(() => second.state === 'failed');
     // The script is '' once a task has ended, so the log shows ids from then on.
-    expect(events).toEqual(['queued one', 'started one', 'queued two', `finished ${first.id}`, 'started two', `failed ${second.id}`]);
+    expect(events).toEqual([
+      'queued one',
+      'started one',
+      'queued two',
+      `finished ${first.id}`,
+      'started two',
+      `failed ${second.id}`,
+    ]);
     expect(first.script).toBe('');
     expect(second.script).toBe('');
     expect(second).toMatchObject({ error: 'boom', requestId: 'r-2', source: 'mqtt' });
@@ -207,7 +217,10 @@ describe('TaskQueue', () => {
     const executor = new ControlledExecutor();
     const queue = makeQueue(executor);
     const events = recordEvents(queue);
-    const { task, created } = queue.submit('PRINT late', { source: 'mqtt', failWith: 'EXPIRED: notAfter passed' });
+    const { task, created } = queue.submit('PRINT late', {
+      source: 'mqtt',
+      failWith: 'EXPIRED: notAfter passed',
+    });
     expect(created).toBe(true);
     expect(task).toMatchObject({ state: 'failed', error: 'EXPIRED: notAfter passed', script: '' });
     expect(task.finishedAt).toBeInstanceOf(Date);

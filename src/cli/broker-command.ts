@@ -16,8 +16,9 @@ const port = z.coerce.number().int().min(0).max(65535);
 const flag = z.union([z.boolean(), z.string()]).transform((value, ctx) => {
   if (typeof value === 'boolean') return value;
   const text = value.trim().toLowerCase();
-  if (['', '1', 'true', 'yes', 'on'].includes(text)) return true;
-  if (['0', 'false', 'no', 'off'].includes(text)) return false;
+  if (['1', 'true', 'yes', 'on'].includes(text)) return true;
+  // An empty variable reads as unset: never allow anonymous clients by accident.
+  if (['', '0', 'false', 'no', 'off'].includes(text)) return false;
   ctx.addIssue({ code: 'custom', message: 'expected true or false (1/0, yes/no, on/off)' });
   return z.NEVER;
 });
@@ -52,14 +53,17 @@ export const brokerConfigSchema = z
     user: userSpecs.default([]),
     users: usersFile.optional(),
     allowAnonymous: flag.default(false),
-    redisUrl: z.url({ protocol: /^rediss?$/, error: 'expected redis://[user:password@]host:port[/db] or rediss://' }).optional(),
+    redisUrl: z
+      .url({ protocol: /^rediss?$/, error: 'expected redis://[user:password@]host:port[/db] or rediss://' })
+      .optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((config, ctx) => {
     const all = [...config.user, ...(config.users ?? [])];
     const names = new Set<string>();
     for (const user of all) {
-      if (names.has(user.name)) ctx.addIssue({ code: 'custom', path: ['user'], message: `user ${user.name} given twice` });
+      if (names.has(user.name))
+        ctx.addIssue({ code: 'custom', path: ['user'], message: `user ${user.name} given twice` });
       names.add(user.name);
     }
     // No generated credentials: a store broker without users would accept nobody (docs/broker.md).
@@ -86,8 +90,11 @@ interface BrokerFlags {
   logLevel?: string;
 }
 
-function brokerInput(flags: BrokerFlags): Record<string, unknown> {
-  const input: Record<string, unknown> = { ...flags, user: listValue(flags.user) };
+function brokerInput(flags: BrokerFlags, command: Command): Record<string, unknown> {
+  // repeatable() wraps the REGBRIDGE_USER value in an array like one flag: split it here.
+  const fromEnv = command.getOptionValueSource('user') === 'env' && Array.isArray(flags.user);
+  const user = fromEnv ? listValue(flags.user?.[0]) : listValue(flags.user);
+  const input: Record<string, unknown> = { ...flags, user };
   for (const key of Object.keys(input)) if (input[key] === undefined) delete input[key];
   return input;
 }
@@ -98,11 +105,18 @@ const PLAIN_ERRORS = new Set(['BrokerListenError', 'BrokerRedisError', 'UserSpec
 export function registerBrokerCommand(program: Command): void {
   program
     .command('broker')
-    .description('run a store broker alone (MQTT 3.1.1, per-role ACL, optional WebSocket and Redis clustering)')
+    .description(
+      'run a store broker alone (MQTT 3.1.1, per-role ACL, optional WebSocket and Redis clustering)',
+    )
     .addOption(option('--port <port>', 'MQTT TCP port (0 picks a free one)').default(undefined, '1883'))
     .addOption(option('--host <host>', 'listen address').default(undefined, '0.0.0.0'))
     .addOption(option('--ws-port <port>', 'MQTT over WebSocket port (off unless given; 0 picks a free one)'))
-    .addOption(option('--ns <namespace>', 'topic namespace the ACL is written for, may contain /').default(undefined, 'pos'))
+    .addOption(
+      option('--ns <namespace>', 'topic namespace the ACL is written for, may contain /').default(
+        undefined,
+        'pos',
+      ),
+    )
     .addOption(repeatable('--user <NAME:PASSWORD:ROLE>', 'a user; ROLE is device, controller or observer'))
     .addOption(option('--users <file>', 'users file: NAME:PASSWORD:ROLE lines, or a JSON array'))
     // An optional value rather than a boolean flag: commander turns a boolean flag on whenever its
@@ -112,12 +126,16 @@ export function registerBrokerCommand(program: Command): void {
         envName('--allow-anonymous'),
       ),
     )
-    .addOption(option('--redis-url <url>', 'share state with other instances through Redis (redis://, rediss://)'))
-    .addOption(option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent').default(undefined, 'info'))
+    .addOption(
+      option('--redis-url <url>', 'share state with other instances through Redis (redis://, rediss://)'),
+    )
+    .addOption(
+      option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent').default(undefined, 'info'),
+    )
     .action(async (flags: BrokerFlags, command: Command) => {
       let config: BrokerConfig;
       try {
-        config = parseConfig(brokerConfigSchema, brokerInput(flags));
+        config = parseConfig(brokerConfigSchema, brokerInput(flags, command));
       } catch (error) {
         reportStartError(command, error);
         return;

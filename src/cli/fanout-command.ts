@@ -109,7 +109,8 @@ export function registerFanoutCommand(program: Command): void {
   const command = program
     .command('fanout')
     .description('send one script to many devices through the store broker and wait for every result')
-    .argument('<scriptFile>', 'the script to send (- reads standard input)')
+    .argument('<scriptFile>', 'the script to send (- reads standard input)');
+  addConnectionOptions(command)
     .addOption(option('--to <target>', 'all | group:<G> | <id>,<id>,...').default(undefined, 'all'))
     .addOption(
       option('--deadline <duration>', 'wait this long for every result, then NO_ANSWER').default(
@@ -118,7 +119,6 @@ export function registerFanoutCommand(program: Command): void {
       ),
     )
     .addOption(option('--json', 'print {results, summary} as JSON on stdout instead of the table'));
-  addConnectionOptions(command);
   usageErrorsExit2(command);
   command.action(async (scriptFile: string, flags: FanoutFlags, cmd: Command) => {
     let config: z.infer<typeof fanoutSchema>;

@@ -103,10 +103,10 @@ export function registerWatchCommand(program: Command): void {
     .command('watch')
     .description(
       "live view of the store's devices and their latest tasks (from the broker's retained topics)",
-    )
+    );
+  addConnectionOptions(command)
     .addOption(option('--once', 'print the table once after discovery and exit'))
     .addOption(option('--json', 'with --once: print the directory as JSON'));
-  addConnectionOptions(command);
   usageErrorsExit2(command);
   command.action(async (flags: WatchFlags, cmd: Command) => {
     let config: z.infer<typeof watchSchema>;

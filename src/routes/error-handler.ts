@@ -42,15 +42,13 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): ApiError | un
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('INVALID_REQUEST', 'Body is empty but Content-Type is application/json');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      // Also prototype poisoning (`__proto__` keys). The parser's own message, which would quote
+      // the body (and maybe a password), is never passed on.
       return new ApiError('INVALID_REQUEST', 'Body is not valid JSON');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('INVALID_REQUEST', 'Body size does not match Content-Length');
     default:
       break;
-  }
-  // JSON.parse errors quote the body (it may hold a password), so the message is ours.
-  if (error instanceof SyntaxError && error.statusCode === 400) {
-    return new ApiError('INVALID_REQUEST', 'Body is not valid JSON');
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
@@ -78,12 +76,18 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return sendApiError(reply, error);
     if (hasZodFastifySchemaValidationErrors(error)) {
-      return sendApiError(reply, new ApiError('INVALID_REQUEST', validationMessage(error.validationContext, error.validation)));
+      return sendApiError(
+        reply,
+        new ApiError('INVALID_REQUEST', validationMessage(error.validationContext, error.validation)),
+      );
     }
     const mapped = fromFastifyError(error, bodyLimit);
     if (mapped) return sendApiError(reply, mapped);
     request.log.error({ err: error }, 'unexpected error while answering a request');
-    return sendApiError(reply, new ApiError('INTERNAL_ERROR', 'Internal error; the service logged the details'));
+    return sendApiError(
+      reply,
+      new ApiError('INTERNAL_ERROR', 'Internal error; the service logged the details'),
+    );
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -119,7 +119,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
     },
     transform: createJsonSchemaTransform({ schemaRegistry: apiSchemas, skipList: [] }),
-    transformObject: (input) => finishDocument(transformObject(input) as Document) as ReturnType<typeof transformObject>,
+    transformObject: (input) =>
+      finishDocument(transformObject(input) as Document) as ReturnType<typeof transformObject>,
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get(

@@ -151,7 +151,10 @@ export const healthSchema = z.object({
     retained: doc(z.number().int().nonnegative(), 'Ended tasks still answerable'),
     maxQueue: z.number().int().positive(),
     retain: z.number().int().positive(),
-    lastTaskId: doc(z.number().int().nonnegative(), 'Highest id issued so far'),
+    lastTaskId: doc(
+      z.number().int().nonnegative(),
+      'Id counter: issued ids are at most this, later ones above',
+    ),
   }),
   mqtt: z.object({
     state: z.enum(['disabled', 'connecting', 'connected', 'reconnecting', 'offline']),
@@ -172,7 +175,9 @@ export function errorResponse(description: string, schema: z.ZodType = errorSche
 }
 
 export const errorResponses = {
-  invalid: errorResponse('INVALID_REQUEST: malformed JSON, missing or mistyped field, empty script, bad parameter'),
+  invalid: errorResponse(
+    'INVALID_REQUEST: malformed JSON, missing or mistyped field, empty script, bad parameter',
+  ),
   unauthorized: errorResponse('UNAUTHORIZED: missing, malformed, unknown or expired bearer token'),
   tooLarge: errorResponse('SCRIPT_TOO_LARGE: script or body over the limit'),
   mediaType: errorResponse('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),

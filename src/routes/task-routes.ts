@@ -10,7 +10,6 @@ import type { ServeConfig } from '../config.ts';
 import { ApiError, taskDoesNotExist } from '../errors.ts';
 import { statusOf, toTaskBody } from '../tasks/task.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
-import type { Waits } from './waits.ts';
 import {
   acceptedSchema,
   errorResponses,
@@ -26,6 +25,7 @@ import {
   vendorScriptBodySchema,
   waitQuerySchema,
 } from './schemas.ts';
+import type { Waits } from './waits.ts';
 
 export interface TaskRoutesOptions {
   auth: AuthService;
@@ -36,14 +36,18 @@ export interface TaskRoutesOptions {
 
 const security = [{ bearerAuth: [] }];
 
-export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (app, { auth, queue, config, waits }) => {
+export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
+  app,
+  { auth, queue, config, waits },
+) => {
   app.addHook('onRequest', async (request) => {
     auth.check(request.headers.authorization);
   });
 
   /** Empty and oversized scripts are refused before anything is queued. */
   function checkScript(field: string, script: string): void {
-    if (script.trim() === '') throw new ApiError('INVALID_REQUEST', `body field '${field}' must not be empty`);
+    if (script.trim() === '')
+      throw new ApiError('INVALID_REQUEST', `body field '${field}' must not be empty`);
     const bytes = Buffer.byteLength(script, 'utf8');
     if (bytes > config.maxScriptBytes) {
       throw new ApiError(

@@ -193,34 +193,30 @@ export class TaskQueue extends TaskEventEmitter {
 
   private async drain(): Promise<void> {
     try {
-      await this.drainLoop();
+      while (!this.stopped && this.queuedCount > 0) {
+        const task = this.waiting[this.waitingHead]!;
+        this.waiting[this.waitingHead] = undefined as unknown as Task;
+        this.waitingHead += 1;
+        if (this.waitingHead > 1024 && this.waitingHead * 2 > this.waiting.length) {
+          this.waiting.splice(0, this.waitingHead);
+          this.waitingHead = 0;
+        }
+        task.state = 'running';
+        task.startedAt = new Date();
+        this.running = task;
+        this.emit('started', task);
+        let result: Awaited<ReturnType<Executor['execute']>>;
+        try {
+          result = await this.executor.execute(task.script, this.abort.signal);
+        } catch (error) {
+          // Executors must not reject; if one does anyway the task fails, the device keeps going.
+          result = { ok: false, error: `executor error: ${(error as Error).message}` };
+        }
+        this.running = undefined;
+        this.end(task, result);
+      }
     } finally {
       this.draining = false;
-    }
-  }
-
-  private async drainLoop(): Promise<void> {
-    while (!this.stopped && this.queuedCount > 0) {
-      const task = this.waiting[this.waitingHead]!;
-      this.waiting[this.waitingHead] = undefined as unknown as Task;
-      this.waitingHead += 1;
-      if (this.waitingHead > 1024 && this.waitingHead * 2 > this.waiting.length) {
-        this.waiting.splice(0, this.waitingHead);
-        this.waitingHead = 0;
-      }
-      task.state = 'running';
-      task.startedAt = new Date();
-      this.running = task;
-      this.emit('started', task);
-      let result: Awaited<ReturnType<Executor['execute']>>;
-      try {
-        result = await this.executor.execute(task.script, this.abort.signal);
-      } catch (error) {
-        // Executors must not reject; if one does anyway the task fails, the device keeps going.
-        result = { ok: false, error: `executor error: ${(error as Error).message}` };
-      }
-      this.running = undefined;
-      this.end(task, result);
     }
   }
 

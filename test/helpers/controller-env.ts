@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { StoreController } from '../../bridge/controller.ts';
-import type { OnlineState, StatusMessage, ScriptSubmission } from '../../bridge/topics.ts';
+import type { OnlineState, ScriptSubmission, StatusMessage } from '../../bridge/topics.ts';
 import { topics } from '../../bridge/topics.ts';
 import { parseServeConfig, type ServeConfigInput } from '../../src/config.ts';
 import { type RunningDevice, startDevice } from '../../src/device.ts';
@@ -122,7 +122,11 @@ export class FakeDevice {
   }
 
   async publishOffline(): Promise<void> {
-    await this.publish(topics.state(this.ns, this.deviceId), { online: false, deviceId: this.deviceId, bootId: this.bootId }, true);
+    await this.publish(
+      topics.state(this.ns, this.deviceId),
+      { online: false, deviceId: this.deviceId, bootId: this.bootId },
+      true,
+    );
   }
 
   /** A restart: a new bootId, seq starts again at 1. */
@@ -133,9 +137,7 @@ export class FakeDevice {
   }
 
   /** Publishes a status; `seq` defaults to the next one. Returns the seq used. */
-  async status(
-    fields: Pick<StatusMessage, 'id' | 'status'> & Partial<StatusMessage>,
-  ): Promise<number> {
+  async status(fields: Pick<StatusMessage, 'id' | 'status'> & Partial<StatusMessage>): Promise<number> {
     const seq = fields.seq ?? ++this.seq;
     this.seq = Math.max(this.seq, seq);
     const message: StatusMessage = {

@@ -39,12 +39,16 @@ function exited(child: ChildProcess): Promise<void> {
 function ready(child: ChildProcess, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => finish(new Error(`redis-server not ready after ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const timer = setTimeout(
+      () => finish(new Error(`redis-server not ready after ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
       if (output.includes('Ready to accept connections')) finish();
     };
-    const onExit = (code: number | null): void => finish(new Error(`redis-server exited (${code}):\n${output}`));
+    const onExit = (code: number | null): void =>
+      finish(new Error(`redis-server exited (${code}):\n${output}`));
     const onError = (error: Error): void => finish(error);
     function finish(error?: Error): void {
       clearTimeout(timer);

@@ -1,0 +1,44 @@
+/**
+ * Scenario 5's device process (run with --expose-gc): one device with its embedded broker,
+ * maxQueue 1000 (the default), retain 128. It reports `{type: 'sample', heapUsed, rss, queued,
+ * ended}` every 100 ms so the parent sees memory while the flood goes on, and on `final` a
+ * reading after gc().
+ */
+import type { RunningDevice } from '../../src/device.ts';
+import { startBenchDevice } from '../lib/device.ts';
+import { sendToParent, workerMain } from '../lib/worker-side.ts';
+
+let device: RunningDevice | undefined;
+let sampler: NodeJS.Timeout | undefined;
+
+workerMain(
+  async () => {
+    const d = await startBenchDevice({ deviceId: 'flood', brokerPort: 0, retain: 128, maxQueue: 1000 });
+    device = d;
+    let ended = 0;
+    let finishedAt = 0;
+    const onEnd = (): void => {
+      ended += 1;
+      finishedAt = performance.timeOrigin + performance.now();
+    };
+    d.queue.on('finished', onEnd);
+    d.queue.on('failed', onEnd);
+    sampler = setInterval(() => {
+      const m = process.memoryUsage();
+      sendToParent({ type: 'sample', heapUsed: m.heapUsed, rss: m.rss, queued: d.queue.queuedCount, ended, finishedAt });
+    }, 100);
+    sendToParent({ type: 'ready', brokerPort: d.brokerPort, httpPort: d.httpPort });
+  },
+  {
+    onMessage: (message) => {
+      if (message.type !== 'final' || !device) return;
+      (globalThis as { gc?: () => void }).gc?.();
+      const m = process.memoryUsage();
+      sendToParent({ type: 'final', heapUsed: m.heapUsed, rss: m.rss, queued: device.queue.queuedCount });
+    },
+    onStop: async () => {
+      clearInterval(sampler);
+      await device?.stop();
+    },
+  },
+);

@@ -1,0 +1,61 @@
+/** Passwords and tokens never reach a log line (team brief), whatever the request looks like. */
+import { expect, it } from 'vitest';
+import { bearer, login, startTestApp, USER } from './http-helpers.ts';
+
+it('no log line contains a password or a token, even at trace level', async () => {
+  const t = await startTestApp({ authMaxFailures: 2 });
+  try {
+    const wrongPassword = 'hunter2-WRONG-password';
+    const tokens: string[] = [];
+    tokens.push(await login(t.app));
+    const viaGet = await t.app.inject({ method: 'GET', url: '/api/authenticate', payload: USER });
+    tokens.push((viaGet.json() as { token: string }).token);
+    const auth = bearer(tokens[0]!);
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/vendor-script',
+      headers: auth,
+      payload: { vendorScript: 'PRINT x' },
+    });
+    await t.app.inject({ url: '/api/tasks', headers: bearer(tokens[1]!) });
+    await t.app.inject({ url: '/api/tasks', headers: { authorization: `Bearer ${tokens[0]}x` } });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/authenticate',
+      payload: { userName: USER.userName, password: wrongPassword },
+    });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/authenticate',
+      payload: { userName: 'nobody', password: wrongPassword },
+    });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/authenticate',
+      payload: { userName: USER.userName, password: wrongPassword },
+    });
+    // Malformed JSON whose parse error would quote the password.
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/authenticate',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"userName":"alice","password":"${wrongPassword}"`,
+    });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/authenticate',
+      payload: { userName: 3, password: wrongPassword },
+    });
+
+    expect(t.logs.length).toBeGreaterThan(10);
+    expect(t.logs.some((line) => line.includes('"msg":"authenticated"'))).toBe(true);
+    expect(t.logs.some((line) => line.includes('"msg":"authentication refused"'))).toBe(true);
+    for (const line of t.logs) {
+      expect(line).not.toContain(USER.password);
+      expect(line).not.toContain(wrongPassword);
+      for (const token of tokens) expect(line).not.toContain(token);
+    }
+  } finally {
+    await t.close();
+  }
+});

@@ -1,0 +1,140 @@
+/**
+ * `regbridge broker` as a child process (contract section 4): flags and REGBRIDGE_<FLAG>
+ * variables, the printed ports, configuration errors (exit 2, no stack), SIGTERM (exit 0).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import mqtt, { type MqttClient } from 'mqtt';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../bin/regbridge.js', import.meta.url));
+const children: ChildProcess[] = [];
+const clients: MqttClient[] = [];
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+function run(args: string[], env: Record<string, string> = {}): Run {
+  const child = spawn(process.execPath, [BIN, 'broker', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exit };
+}
+
+/** Waits for the plain `broker listening on ...` lines and returns the ports. */
+async function listening(r: Run, timeoutMs = 20_000): Promise<{ port: number; wsPort?: number }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const tcp = /^broker listening on mqtt:\/\/[^\s]+:(\d+)$/m.exec(r.stdout());
+    if (tcp) {
+      const ws = /^broker listening on ws:\/\/[^\s]+:(\d+)$/m.exec(r.stdout());
+      return { port: Number(tcp[1]), ...(ws && { wsPort: Number(ws[1]) }) };
+    }
+    if (r.child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`broker did not start:\n${r.stdout()}\n${r.stderr()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function connect(url: string, username: string, password: string): Promise<MqttClient> {
+  const client = mqtt.connect(url, { username, password, reconnectPeriod: 0 });
+  clients.push(client);
+  return new Promise((resolve, reject) => {
+    client.once('connect', () => resolve(client));
+    client.once('error', reject);
+  });
+}
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.endAsync(true)));
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+describe('regbridge broker', () => {
+  it('prints its ports, accepts a --user, and exits 0 on SIGTERM', async () => {
+    const r = run(['--port', '0', '--host', '127.0.0.1', '--ws-port', '0', '--user', 'c:p:w:controller']);
+    const { port, wsPort } = await listening(r);
+    expect(wsPort).toBeGreaterThan(0);
+    // The JSON log line carries the same ports, and no password.
+    const logLine = r
+      .stdout()
+      .split('\n')
+      .find((line) => line.startsWith('{') && line.includes('broker listening'));
+    expect(JSON.parse(logLine!)).toMatchObject({
+      port,
+      wsPort,
+      msg: expect.stringMatching(/^broker listening on mqtt:/),
+    });
+    expect(r.stdout()).not.toContain('p:w');
+    const client = await connect(`mqtt://127.0.0.1:${port}`, 'c', 'p:w');
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    r.child.kill('SIGTERM');
+    expect(await r.exit).toBe(0);
+    await closed;
+  });
+
+  it('takes its flags from REGBRIDGE_<FLAG> variables', async () => {
+    const r = run([], {
+      REGBRIDGE_PORT: '0',
+      REGBRIDGE_HOST: '127.0.0.1',
+      REGBRIDGE_NS: 'stores/042',
+      REGBRIDGE_USER: 'hq:pw:controller,reg-1:pw:device',
+      REGBRIDGE_LOG_LEVEL: 'warn',
+    });
+    const { port, wsPort } = await listening(r);
+    expect(wsPort).toBeUndefined();
+    const hq = await connect(`mqtt://127.0.0.1:${port}`, 'hq', 'pw');
+    const granted = await hq.subscribeAsync('stores/042/#', { qos: 1 });
+    expect(granted[0]?.qos).toBe(1);
+    await connect(`mqtt://127.0.0.1:${port}`, 'reg-1', 'pw');
+    r.child.kill('SIGINT');
+    expect(await r.exit).toBe(0);
+  });
+
+  it('reports every configuration problem at once, without a stack, exit code 2', async () => {
+    const r = run(['--port', '70000', '--user', 'x:secret', '--ns', 'a//b', '--allow-anonymous', 'maybe'], {
+      REGBRIDGE_REDIS_URL: 'http://nope',
+    });
+    expect(await r.exit).toBe(2);
+    const lines = r.stderr().trim().split('\n');
+    expect(lines[0]).toBe('regbridge broker: invalid configuration:');
+    for (const flag of ['--port', '--user', '--ns', '--allow-anonymous', '--redis-url']) {
+      expect(
+        lines.some((line) => line.startsWith(`  - ${flag}: `)),
+        flag,
+      ).toBe(true);
+    }
+    expect(r.stderr()).not.toContain('secret');
+    expect(r.stderr()).not.toMatch(/\n\s+at /);
+  });
+
+  it('refuses to start without users unless anonymous clients are allowed', async () => {
+    const r = run(['--port', '0'], { REGBRIDGE_ALLOW_ANONYMOUS: 'false' });
+    expect(await r.exit).toBe(2);
+    expect(r.stderr()).toMatch(/no users: give --user NAME:PASSWORD:ROLE/);
+  });
+
+  it('names the flag when the port is taken', async () => {
+    const first = run(['--port', '0', '--host', '127.0.0.1', '--allow-anonymous']);
+    const { port } = await listening(first);
+    const second = run(['--port', String(port), '--host', '127.0.0.1', '--allow-anonymous']);
+    expect(await second.exit).toBe(2);
+    expect(second.stderr().trim()).toBe(
+      `regbridge broker: port ${port} is already in use on 127.0.0.1: choose another port with --port (--port 0 picks a free one)`,
+    );
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+  });
+});

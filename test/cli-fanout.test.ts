@@ -1,0 +1,184 @@
+/**
+ * `regbridge fanout` and `regbridge watch --once` as child processes against a real store broker
+ * with real devices: the JSON document, the table, exit codes 0/1/2, REGBRIDGE_* variables.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningDevice } from '../src/device.ts';
+import { brokersByName, freePort, type RunningBroker } from './helpers/brokers.ts';
+import { runCli } from './helpers/controller-cli.ts';
+import { controllerUrl, newController, startRealDevice, until } from './helpers/controller-env.ts';
+
+const NS = 'clitest';
+const IDS = ['reg1', 'reg2', 'reg3'];
+
+describe('regbridge fanout / watch (child processes)', () => {
+  let broker: RunningBroker;
+  let url: string;
+  const devices: RunningDevice[] = [];
+  let dir: string;
+  let okScript: string;
+  let failScript: string;
+
+  beforeAll(async () => {
+    broker = await brokersByName.embedded.start(NS);
+    url = controllerUrl(broker);
+    devices.push(
+      ...(await Promise.all(
+        IDS.map((id, i) => startRealDevice(broker, NS, id, { groups: [i === 0 ? 'front' : 'back'] })),
+      )),
+    );
+    // The CLI discovers from retained states: make sure they are on the broker first.
+    const probe = newController(broker, NS);
+    await probe.start();
+    await until(() => probe.devices().filter((d) => d.online).length === IDS.length, 'devices online');
+    await probe.stop();
+    dir = await mkdtemp(join(tmpdir(), 'regbridge-cli-'));
+    okScript = join(dir, 'ok.txt');
+    failScript = join(dir, 'fail.txt');
+    await writeFile(okScript, 'PRINT all good\nX REPORT\n');
+    await writeFile(failScript, 'FAIL printer offline\n');
+  });
+
+  afterAll(async () => {
+    await Promise.allSettled(devices.map((device) => device.stop()));
+    await broker?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('--json: every device FINISHED, summary counts, exit 0, nothing but JSON on stdout', async () => {
+    const run = await runCli([
+      'fanout',
+      okScript,
+      '--mqtt-url',
+      url,
+      '--ns',
+      NS,
+      '--json',
+      '--deadline',
+      '15s',
+    ]);
+    expect(run.code).toBe(0);
+    const doc = JSON.parse(run.stdout) as {
+      results: { deviceId: string; status: string; report: string }[];
+      summary: unknown;
+    };
+    expect(doc.results.map((r) => [r.deviceId, r.status])).toEqual(IDS.map((id) => [id, 'FINISHED']));
+    expect(doc.results[0]!.report.split('\n')[0]).toBe('all good');
+    expect(doc.summary).toEqual({ finished: 3, failed: 0, offline: 0, noAnswer: 0 });
+    // Not a terminal: no progress bar.
+    expect(run.stderr).not.toContain('fanout [');
+  });
+
+  it('a failing device makes exit code 1; the table shows the error', async () => {
+    const run = await runCli(['fanout', failScript, '--mqtt-url', url, '--ns', NS, '--to', 'reg2']);
+    expect(run.code).toBe(1);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^DEVICE\s+STATUS\s+TASK\s+DURATION\s+REPORT \/ ERROR$/);
+    expect(lines[2]).toMatch(/^reg2\s+FAILURE\s+\d+\s+\S+\s+printer offline$/);
+    expect(lines.at(-1)).toBe('1 device: 0 finished, 1 failed, 0 offline, 0 no answer');
+  });
+
+  it('flags from REGBRIDGE_* variables; an unknown id is OFFLINE and exit code 1; script from stdin', async () => {
+    const run = await runCli(['fanout', '-'], {
+      env: {
+        REGBRIDGE_MQTT_URL: url,
+        REGBRIDGE_NS: NS,
+        REGBRIDGE_TO: 'reg1,ghost',
+        REGBRIDGE_JSON: '1',
+        REGBRIDGE_DEADLINE: '15s',
+      },
+      input: 'PRINT from stdin\n',
+    });
+    expect(run.code).toBe(1);
+    const doc = JSON.parse(run.stdout) as { results: unknown[]; summary: unknown };
+    expect(doc.results).toEqual([
+      expect.objectContaining({ deviceId: 'reg1', status: 'FINISHED', report: 'from stdin' }),
+      { deviceId: 'ghost', status: 'OFFLINE' },
+    ]);
+    expect(doc.summary).toEqual({ finished: 1, failed: 0, offline: 1, noAnswer: 0 });
+  });
+
+  it('a group target with group:<G>', async () => {
+    const run = await runCli([
+      'fanout',
+      okScript,
+      '--mqtt-url',
+      url,
+      '--ns',
+      NS,
+      '--to',
+      'group:back',
+      '--json',
+    ]);
+    expect(run.code).toBe(0);
+    const doc = JSON.parse(run.stdout) as { results: { deviceId: string }[] };
+    expect(doc.results.map((r) => r.deviceId)).toEqual(['reg2', 'reg3']);
+  });
+
+  it.each([
+    ['an unknown flag', ['fanout', 'x.txt', '--mqtt-url', 'mqtt://127.0.0.1:1', '--bogus'], /unknown option/],
+    ['no script argument', ['fanout', '--mqtt-url', 'mqtt://127.0.0.1:1'], /missing required argument/],
+    ['no --mqtt-url', ['fanout', 'SCRIPT'], /--mqtt-url: required/],
+    [
+      'a bad --to',
+      ['fanout', 'SCRIPT', '--mqtt-url', 'mqtt://127.0.0.1:1', '--to', 'group:a/b'],
+      /--to: invalid group id/,
+    ],
+    [
+      'a bad --deadline',
+      ['fanout', 'SCRIPT', '--mqtt-url', 'mqtt://127.0.0.1:1', '--deadline', 'soon'],
+      /--deadline: not a positive duration/,
+    ],
+    [
+      'a missing script file',
+      ['fanout', '/nonexistent/script.txt', '--mqtt-url', 'mqtt://127.0.0.1:1'],
+      /cannot read/,
+    ],
+  ])('usage error (%s): exit code 2 and a message', async (_name, args, message) => {
+    const run = await runCli(args.map((a) => (a === 'SCRIPT' ? okScript : a)));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stdout).toBe('');
+  });
+
+  it('connection errors exit 2: nothing listening, wrong password (never printed)', async () => {
+    const closed = await runCli(['fanout', okScript, '--mqtt-url', `mqtt://127.0.0.1:${await freePort()}`]);
+    expect(closed.code).toBe(2);
+    expect(closed.stderr).toMatch(/cannot connect to mqtt:\/\/127\.0\.0\.1:\d+/);
+    const port = new URL(url).port;
+    const denied = await runCli([
+      'fanout',
+      okScript,
+      '--mqtt-url',
+      `mqtt://127.0.0.1:${port}`,
+      '--user',
+      'controller:wrong-pw-123',
+    ]);
+    expect(denied.code).toBe(2);
+    expect(denied.stderr).toMatch(/cannot connect/);
+    expect(denied.stderr).not.toContain('wrong-pw-123');
+  });
+
+  it('watch --once prints the device table after discovery and exits 0', async () => {
+    const run = await runCli(['watch', '--once', '--mqtt-url', url, '--ns', NS]);
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^DEVICE\s+ONLINE\s+GROUPS\s+QUEUE\s+LAST TASK\s+SEEN$/);
+    expect(lines.slice(2).map((l) => l.split(/\s+/).slice(0, 2))).toEqual(IDS.map((id) => [id, 'yes']));
+    // Earlier tests ran tasks: reg1's latest is the one from stdin.
+    expect(lines.find((l) => l.startsWith('reg1'))).toMatch(/#\d+ FINISHED: from stdin/);
+  });
+
+  it('watch --once --json gives the directory for machines', async () => {
+    const run = await runCli(['watch', '--once', '--json', '--mqtt-url', url, '--ns', NS]);
+    expect(run.code).toBe(0);
+    const doc = JSON.parse(run.stdout) as {
+      devices: { deviceId: string; online: boolean; queue: unknown }[];
+    };
+    expect(doc.devices.map((d) => [d.deviceId, d.online])).toEqual(IDS.map((id) => [id, true]));
+    expect(doc.devices[0]!.queue).toEqual({ queued: 0, running: 0 });
+  });
+});
