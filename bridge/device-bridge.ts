@@ -92,6 +92,8 @@ export class DeviceBridge {
   private requestIds: RequestIdMemory | undefined;
   private startedAt: Date | undefined;
   private outLink: BridgeLink | undefined;
+  /** start() resolves once the script subscriptions of the first connection are acknowledged. */
+  private firstSubscribed: Promise<void> | undefined;
   /** Completion callbacks of replies in flight: how they are recognised in mqtt.js' outgoing map. */
   private readonly replyCallbacks = new WeakSet<object>();
   private startTimer: NodeJS.Timeout | undefined;
@@ -172,7 +174,10 @@ export class DeviceBridge {
         if (error) reject(error);
         else resolve();
       };
-      const onFirstConnect = (): void => settle();
+      const onFirstConnect = (): void => {
+        // wire()'s connect handler ran first and subscribed: ready means scripts can arrive.
+        void (this.firstSubscribed ?? Promise.resolve()).then(() => settle());
+      };
       const onFirstError = (error: Error): void => {
         if (!(error instanceof ErrorWithReasonCode) || !FATAL_CONNACK_CODES.has(error.code)) return;
         this.detach();
@@ -184,9 +189,9 @@ export class DeviceBridge {
         logger.warn({ url: this.endpoint?.url }, 'MQTT broker not reachable yet; retrying in the background');
         settle();
       }, o.startTimeoutMs ?? 5000);
+      this.wire(client, logger);
       client.on('connect', onFirstConnect);
       client.on('error', onFirstError);
-      this.wire(client, logger);
     });
   }
 
@@ -262,7 +267,8 @@ export class DeviceBridge {
       reconnectOnConnackError: true,
       connectTimeout: 10_000,
       keepalive: 30,
-      resubscribe: true,
+      // The bridge resubscribes itself when the broker has no session (subscribeScripts).
+      resubscribe: false,
       will: {
         topic: topics.state(o.ns, o.deviceId),
         payload: Buffer.from(JSON.stringify(offline)),
@@ -359,21 +365,34 @@ export class DeviceBridge {
       groups: this.groups,
     };
     this.outLink?.publish(topics.state(o.ns, o.deviceId), JSON.stringify(state), { retain: true }, 'state');
-    if (first) {
-      // Later reconnects: the broker's session keeps these, or mqtt.js resubscribes (resubscribe).
-      const filters = [
-        topics.deviceScripts(o.ns, o.deviceId),
-        ...this.groups.map((g) => topics.groupScripts(o.ns, g)),
-      ];
-      client.subscribe(filters, { qos: 1 }, (error, granted) => {
-        if (error) logger.error({ err: error.message }, 'subscribing to script topics failed');
-        const refused = granted?.filter((g) => g.qos > 2).map((g) => g.topic) ?? [];
-        if (refused.length > 0) logger.error({ refused }, 'broker refused script subscriptions');
-      });
-      this.sweeper?.begin();
+    // A resumed session keeps the subscriptions ([MQTT-3.1.2-4]); a new one needs them again.
+    if (first || !sessionPresent) {
+      const subscribed = this.subscribeScripts(client, logger);
+      if (first) this.firstSubscribed = subscribed;
     }
+    if (first) this.sweeper?.begin();
     // Contract section 3: after a reconnect, republish the status of every task held.
     this.statuses?.flush(o.queue.list());
+  }
+
+  /**
+   * One SUBSCRIBE per filter: aedes-persistence-redis 12 never acknowledges a SUBSCRIBE carrying
+   * several filters from a persistent session, and a refusal then names its filter.
+   */
+  private subscribeScripts(client: MqttClient, logger: Logger): Promise<void> {
+    const o = this.options;
+    const filters = [topics.deviceScripts(o.ns, o.deviceId), ...this.groups.map((g) => topics.groupScripts(o.ns, g))];
+    const acks = filters.map(
+      (filter) =>
+        new Promise<void>((resolve) => {
+          client.subscribe(filter, { qos: 1 }, (error, granted) => {
+            if (error) logger.error({ filter, err: error.message }, 'subscribing to a script topic failed');
+            else if (granted?.some((g) => g.qos > 2)) logger.error({ filter }, 'broker refused a script subscription');
+            resolve();
+          });
+        }),
+    );
+    return Promise.all(acks).then(() => undefined);
   }
 
   private onMessage(

@@ -46,6 +46,7 @@ export const DENIED_PUBLISH_TOPIC = '$SYS/regbridge/publish-denied';
 // CONNACK return codes, [MQTT-3.2.2-3] table 3.1.
 const IDENTIFIER_REJECTED = 2;
 const BAD_USER_NAME_OR_PASSWORD = 4;
+const WILL_TRACKING_MS = 60_000;
 const NOT_AUTHORIZED = 5;
 
 function refusal(returnCode: 2 | 4 | 5, message: string): AuthenticateError {
@@ -63,8 +64,8 @@ export class Gatekeeper {
   readonly #wills = new WeakMap<Client, Will>();
   /** Connected client id -> the client and who owns it, to stop one user taking over another's id. */
   readonly #owners = new Map<string, { client: Client; owner: string }>();
-  /** Clients whose will is being published: stop() waits for them. */
-  readonly #willsInFlight = new Set<Client>();
+  /** Clients whose will is being published, and since when: stop() waits for them. */
+  readonly #willsInFlight = new Map<Client, number>();
   #willsSettled: (() => void) | undefined;
   readonly stats: Omit<BrokerStats, 'clients'> = {
     messagesIn: 0,
@@ -204,7 +205,13 @@ export class Gatekeeper {
       packet.payload = Buffer.alloc(0);
       return null;
     }
-    if (packet === this.#wills.get(client)) this.#willsInFlight.add(client);
+    if (packet === this.#wills.get(client)) {
+      // A will whose publish failed never reaches `published`: forget it after a while.
+      const now = Date.now();
+      for (const [other, since] of this.#willsInFlight)
+        if (now - since > WILL_TRACKING_MS) this.#willsInFlight.delete(other);
+      this.#willsInFlight.set(client, now);
+    }
     return null;
   }
 

@@ -42,62 +42,59 @@ export function defaultDeviceId(): string {
   );
 }
 
-export const serveConfigSchema = z
-  .object({
-    port: port.default(8080),
-    host: z.string().min(1).default('0.0.0.0'),
-    deviceId: idSchema.default(defaultDeviceId),
-    installation: installationSchema.default('cash-register'),
-    users: z.array(userSpecSchema).default([]),
-    auth: z.enum(['on', 'off']).default('on'),
-    /** Seconds. */
-    tokenTtl: positiveInt.default(3600),
-    /** Failed authentications from one address before 429, within `authWindow`. */
-    authMaxFailures: positiveInt.default(5),
-    authWindow: duration.default(60_000),
-    mqtt: z.boolean().default(true),
-    mqttUrl: z.url({ protocol: /^(mqtts?|wss?|tcp|ssl)$/ }).optional(),
-    brokerPort: port.default(1883),
-    brokerHost: z.string().min(1).default('0.0.0.0'),
-    brokerWsPort: port.optional(),
-    ns: namespaceSchema.default('pos'),
-    groups: z.array(idSchema).default([]),
-    executor: z.enum(['simulator', 'command']).default('simulator'),
-    command: z.string().min(1).optional(),
-    retain: positiveInt.max(1_000_000).default(128),
-    maxQueue: positiveInt.max(10_000_000).default(1000),
-    /** Milliseconds; `--script-timeout 120s`. */
-    scriptTimeout: duration.default(120_000),
-    /** Bytes of UTF-8 script (and request body) accepted; 413 SCRIPT_TOO_LARGE above. */
-    maxScriptBytes: positiveInt.default(1024 * 1024),
-    /** Bytes of stdout the command executor keeps as report. */
-    outputCap: positiveInt.default(1024 * 1024),
-    /** Default and maximum wait of POST /api/fm-script, milliseconds. */
-    fmScriptTimeout: duration.default(60_000),
-    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  })
-  .superRefine((config, ctx) => {
-    if (config.executor === 'command' && !config.command) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['command'],
-        message: '--executor command needs --command "<program> [args]"',
-      });
-    }
-    if (config.mqttUrl && !config.mqtt) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['mqttUrl'],
-        message: '--mqtt-url and --no-mqtt contradict each other',
-      });
-    }
-    const names = new Set<string>();
-    for (const user of config.users) {
-      if (names.has(user.name))
-        ctx.addIssue({ code: 'custom', path: ['users'], message: `user ${user.name} given twice` });
-      names.add(user.name);
-    }
-  });
+export const serveConfigSchema = z.object({
+  port: port.default(8080),
+  host: z.string().min(1).default('0.0.0.0'),
+  deviceId: idSchema.default(defaultDeviceId),
+  installation: installationSchema.default('cash-register'),
+  users: z.array(userSpecSchema).default([]),
+  auth: z.enum(['on', 'off']).default('on'),
+  /** Seconds. */
+  tokenTtl: positiveInt.default(3600),
+  /** Failed authentications from one address before 429, within `authWindow`. */
+  authMaxFailures: positiveInt.default(5),
+  authWindow: duration.default(60_000),
+  mqtt: z.boolean().default(true),
+  mqttUrl: z.url({ protocol: /^(mqtts?|wss?|tcp|ssl)$/ }).optional(),
+  brokerPort: port.default(1883),
+  brokerHost: z.string().min(1).default('0.0.0.0'),
+  brokerWsPort: port.optional(),
+  ns: namespaceSchema.default('pos'),
+  groups: z.array(idSchema).default([]),
+  executor: z.enum(['simulator', 'command']).default('simulator'),
+  command: z.string().min(1).optional(),
+  retain: positiveInt.max(1_000_000).default(128),
+  maxQueue: positiveInt.max(10_000_000).default(1000),
+  /** Milliseconds; `--script-timeout 120s`. */
+  scriptTimeout: duration.default(120_000),
+  /** Bytes of UTF-8 script (and request body) accepted; 413 SCRIPT_TOO_LARGE above. */
+  maxScriptBytes: positiveInt.default(1024 * 1024),
+  /** Bytes of stdout the command executor keeps as report. */
+  outputCap: positiveInt.default(1024 * 1024),
+  /** Default and maximum wait of POST /api/fm-script, milliseconds. */
+  fmScriptTimeout: duration.default(60_000),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/**
+ * Checks across flags. They look at the raw input so that they are reported together with the
+ * schema's own problems (zod skips refinements of an object that already has issues).
+ */
+function serveCrossChecks(input: ServeConfigInput): string[] {
+  const problems: string[] = [];
+  if (input.executor === 'command' && !input.command) {
+    problems.push('--command: --executor command needs --command "<program> [args]"');
+  }
+  if (input.mqttUrl && input.mqtt === false)
+    problems.push('--mqtt-url: --mqtt-url and --no-mqtt contradict each other');
+  const names = new Set<string>();
+  for (const spec of input.users ?? []) {
+    const name = typeof spec === 'string' ? spec.split(':')[0] : undefined;
+    if (name && names.has(name)) problems.push(`--users: user ${name} given twice`);
+    if (name) names.add(name);
+  }
+  return problems;
+}
 
 export type ServeConfigInput = z.input<typeof serveConfigSchema>;
 export type ServeConfig = Readonly<z.infer<typeof serveConfigSchema>>;
@@ -117,16 +114,20 @@ export function flagName(key: string): string {
 }
 
 /** Validates once, reports every problem at once, freezes the result. */
-export function parseConfig<S extends z.ZodType>(schema: S, input: unknown): Readonly<z.infer<S>> {
+export function parseConfig<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  extraProblems: string[] = [],
+): Readonly<z.infer<S>> {
   const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => {
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => {
         const key = issue.path.map(String).join('.');
         return key ? `${flagName(key)}: ${issue.message}` : issue.message;
-      }),
-    );
-  }
+      });
+  problems.push(...extraProblems);
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(parsed.data);
 }
 
@@ -139,5 +140,5 @@ function deepFreeze<T>(value: T): T {
 }
 
 export function parseServeConfig(input: ServeConfigInput): ServeConfig {
-  return parseConfig(serveConfigSchema, input);
+  return parseConfig(serveConfigSchema, input, serveCrossChecks(input));
 }

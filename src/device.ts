@@ -46,7 +46,7 @@ export async function startDevice(config: ServeConfig, deps: { logger: Logger })
   const logger = deps.logger;
   const registry = createMetricsRegistry(config.deviceId);
   const queue = new TaskQueue({
-    executor: createExecutor(config),
+    executor: createExecutor(config, { logger }),
     retain: config.retain,
     maxQueue: config.maxQueue,
   });
@@ -119,7 +119,7 @@ export async function startDevice(config: ServeConfig, deps: { logger: Logger })
         version: VERSION,
         queue,
         registry,
-        logger: logger.child({ component: 'bridge' }),
+        logger,
         maxScriptBytes: config.maxScriptBytes,
       });
     }

@@ -311,3 +311,32 @@ describe('TaskQueue', () => {
     expect(await queue.waitForEnd(late[0]!.id, 5000)).toMatchObject({ state: 'finished' });
   });
 });
+
+describe('listener failures', () => {
+  it('keeps running tasks and calls the other listeners when one listener throws', async () => {
+    const errors: string[] = [];
+    const queue = new TaskQueue({
+      executor: { name: 'echo', execute: async (script) => ({ ok: true, report: script }) },
+      retain: 10,
+      maxQueue: 10,
+      onListenerError: (_error, event) => errors.push(event),
+    });
+    const finished: number[] = [];
+    let onceCalls = 0;
+    queue.on('started', () => {
+      throw new Error('broken subscriber');
+    });
+    queue.once('finished', () => {
+      onceCalls += 1;
+    });
+    queue.on('finished', (task) => finished.push(task.id));
+    queue.start();
+    const a = queue.submit('PRINT a', { source: 'rest' }).task;
+    const b = queue.submit('PRINT b', { source: 'rest' }).task;
+    expect((await queue.waitForEnd(b.id, 5000))?.state).toBe('finished');
+    expect(finished).toEqual([a.id, b.id]);
+    expect(onceCalls).toBe(1);
+    expect(errors).toEqual(['started', 'started']);
+    await queue.stop();
+  });
+});

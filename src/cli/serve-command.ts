@@ -51,7 +51,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(
       option('--max-queue <n>', 'queued tasks accepted before 503 QUEUE_FULL').default(undefined, '1000'),
     )
-    .addOption(option('--script-timeout <duration>', 'command executor time-out').default(undefined, '120s'))
+    .addOption(option('--script-timeout <duration>', 'longest a script may run (both executors; 0: none)').default(undefined, '120s'))
     .addOption(
       option('--max-script-bytes <n>', 'largest script accepted (413 SCRIPT_TOO_LARGE)').default(
         undefined,
@@ -59,7 +59,7 @@ export function registerServeCommand(program: Command): void {
       ),
     )
     .addOption(
-      option('--output-cap <n>', 'bytes of command stdout kept as the report').default(undefined, '1048576'),
+      option('--output-cap <n>', 'largest report kept, in bytes (both executors)').default(undefined, '1048576'),
     )
     .addOption(
       option('--fm-script-timeout <duration>', 'default wait of POST /api/fm-script').default(

@@ -3,7 +3,7 @@ import { ApiError } from '../errors.ts';
 import type { Executor } from '../executors/executor.ts';
 import { IdSource } from './id-source.ts';
 import type { Task, TaskSource } from './task.ts';
-import { TaskEventEmitter } from './task-events.ts';
+import { TaskEventEmitter, type TaskEventName, type TaskEvents } from './task-events.ts';
 
 export interface TaskQueueOptions {
   executor: Executor;
@@ -14,6 +14,8 @@ export interface TaskQueueOptions {
   idSource?: IdSource;
   /** Retry-After seconds sent with QUEUE_FULL. */
   retryAfterSeconds?: number;
+  /** Where a throwing event listener is reported; default: stderr. It never stops the engine. */
+  onListenerError?: (error: unknown, event: TaskEventName) => void;
 }
 
 export interface SubmitOptions {
@@ -55,6 +57,7 @@ export class TaskQueue extends TaskEventEmitter {
   private running: Task | undefined;
   private pump: Promise<void> | undefined;
   private draining = false;
+  private readonly onListenerError: (error: unknown, event: TaskEventName) => void;
   private abort = new AbortController();
   private stopped = true;
   private readonly endWaiters = new Map<number, Set<() => void>>();
@@ -66,6 +69,9 @@ export class TaskQueue extends TaskEventEmitter {
     this.maxQueue = options.maxQueue;
     this.ids = options.idSource ?? new IdSource();
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
+    this.onListenerError =
+      options.onListenerError ??
+      ((error, event) => console.error(`task queue: a ${event} listener threw`, error));
   }
 
   start(): void {
@@ -137,7 +143,7 @@ export class TaskQueue extends TaskEventEmitter {
     };
     this.tasks.set(task.id, task);
     if (task.idempotencyKey !== undefined) this.byIdempotencyKey.set(task.idempotencyKey, task.id);
-    this.emit('queued', task);
+    this.notify('queued', task);
     if (options.failWith !== undefined) {
       this.end(task, { ok: false, error: options.failWith });
     } else {
@@ -181,6 +187,20 @@ export class TaskQueue extends TaskEventEmitter {
   }
 
   /**
+   * Calls every listener even when one throws: a broken subscriber (metrics, bridge) must not
+   * stop the engine or leave a task half-transitioned.
+   */
+  private notify<K extends TaskEventName>(event: K, ...args: TaskEvents[K]): void {
+    for (const listener of this.rawListeners(event) as Array<(...a: TaskEvents[K]) => void>) {
+      try {
+        listener(...args);
+      } catch (error) {
+        this.onListenerError(error, event);
+      }
+    }
+  }
+
+  /**
    * Starts the drain loop unless it runs. `draining` is set before the loop starts and cleared
    * in the same turn as its last check, so a submit from an event listener (re-entrant, or in a
    * microtask after the last task ended) neither starts a second loop nor is left waiting.
@@ -204,7 +224,7 @@ export class TaskQueue extends TaskEventEmitter {
         task.state = 'running';
         task.startedAt = new Date();
         this.running = task;
-        this.emit('started', task);
+        this.notify('started', task);
         let result: Awaited<ReturnType<Executor['execute']>>;
         try {
           result = await this.executor.execute(task.script, this.abort.signal);
@@ -226,11 +246,11 @@ export class TaskQueue extends TaskEventEmitter {
     if (result.ok) {
       task.state = 'finished';
       task.report = result.report;
-      this.emit('finished', task);
+      this.notify('finished', task);
     } else {
       task.state = 'failed';
       task.error = result.error;
-      this.emit('failed', task);
+      this.notify('failed', task);
     }
     const waiters = this.endWaiters.get(task.id);
     if (waiters) for (const wake of [...waiters]) wake();
@@ -255,6 +275,6 @@ export class TaskQueue extends TaskEventEmitter {
     }
     const waiters = this.endWaiters.get(id);
     if (waiters) for (const wake of [...waiters]) wake();
-    this.emit('evicted', task);
+    this.notify('evicted', task);
   }
 }

@@ -1,0 +1,26 @@
+import { connect } from 'mqtt';
+import { StoreBroker } from '../broker/store-broker.ts';
+import { createLogger } from '../src/logger.ts';
+const clean = process.argv[2] === 'clean';
+const handler = process.argv[3] ?? 'plain';
+let errors = 0;
+const logger = createLogger({ level: 'warn', hooks: { logMethod(args, method) { errors++; return method.apply(this, args as never); } } });
+const broker = new StoreBroker({ port: 0, host: '127.0.0.1', ns: 'pos', users: [], allowAnonymous: true, logger });
+await broker.start();
+const url = `mqtt://127.0.0.1:${broker.port}`;
+const sub = connect(url, { clientId: 'sub-fixed', clean, protocolVersion: 4, reconnectPeriod: 0 });
+const pub = connect(url, { clientId: 'pub', clean: true, protocolVersion: 4, reconnectPeriod: 0 });
+await Promise.all([sub, pub].map((c) => new Promise((r) => c.once('connect', r))));
+let got = 0; let closes = 0;
+sub.on('close', () => closes++);
+sub.on('message', (t, p) => { got++; if (handler === 'publish') sub.publish('pos/replies/x', p, { qos: 1 }); });
+await sub.subscribeAsync('pos/devices/x/scripts', { qos: 1 });
+const total = 5000; let sent = 0, acked = 0;
+await new Promise<void>((resolve, reject) => {
+  const pump = (): void => { while (sent < total && sent - acked < 1000) { sent++; pub.publishAsync('pos/devices/x/scripts', JSON.stringify({ script: 'PRINT x', n: sent }), { qos: 1 }).then(() => { acked++; if (acked === total) resolve(); else pump(); }, reject); } };
+  pump();
+});
+await new Promise((r) => setTimeout(r, 2000));
+console.log({ clean, handler, got, errors, closes });
+sub.end(true); pub.end(true); await broker.stop();
+process.exit(0);

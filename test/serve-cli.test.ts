@@ -1,0 +1,180 @@
+/**
+ * `regbridge serve` as a real child process, the way `npm start` runs it: free ports printed,
+ * generated admin credentials usable over REST and on the embedded broker, scripts from curl-like
+ * requests and from MQTT mirrored, clean shutdown on SIGTERM with the offline state published.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { jsonOf, TestClient } from './helpers/mqtt.ts';
+
+const children: ChildProcess[] = [];
+
+interface Started {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Started {
+  const child = spawn(process.execPath, ['bin/regbridge.js', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exit };
+}
+
+async function waitForOutput(
+  started: Started,
+  pattern: RegExp,
+  timeoutMs = 20_000,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = pattern.exec(started.stdout());
+    if (match?.[1] !== undefined) return match[1];
+    if (started.child.exitCode !== null)
+      throw new Error(`exited early: ${started.stdout()}\n${started.stderr()}`);
+    if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${started.stdout()}\n${started.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+describe('regbridge serve', () => {
+  it('starts a device with its embedded broker that REST and MQTT clients can use with the printed credentials', async () => {
+    const serve = startCli([
+      'serve',
+      '--port',
+      '0',
+      '--broker-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--device-id',
+      'cli-1',
+    ]);
+    const httpPort = await waitForOutput(serve, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    const brokerPort = await waitForOutput(serve, /embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+)/);
+    const password = await waitForOutput(serve, /created user admin with password (\S+)/);
+    const base = `http://127.0.0.1:${httpPort}`;
+
+    const mqtt = await TestClient.connect(`mqtt://127.0.0.1:${brokerPort}`, ['pos/#'], {
+      username: 'admin',
+      password,
+    });
+    const state = await mqtt.waitFor((m) => m.topic === 'pos/devices/cli-1/state', 'online state');
+    expect(jsonOf(state)).toMatchObject({ online: true, deviceId: 'cli-1', groups: ['all'] });
+
+    const auth = await fetch(`${base}/api/authenticate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'admin', password }),
+    });
+    expect(auth.status).toBe(200);
+    const { token } = (await auth.json()) as { token: string };
+    const submitted = await fetch(`${base}/api/vendor-script`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ vendorScript: 'PRINT from rest' }),
+    });
+    expect(submitted.status).toBe(202);
+    const { id } = (await submitted.json()) as { id: number };
+    const finished = await mqtt.waitFor(
+      (m) => m.topic === `pos/devices/cli-1/tasks/${id}/status` && jsonOf(m).status === 'FINISHED',
+      'REST task mirrored',
+    );
+    expect(jsonOf(finished)).toMatchObject({ id, deviceId: 'cli-1', report: 'from rest' });
+
+    await mqtt.publish(
+      'pos/groups/all/scripts',
+      JSON.stringify({ script: 'PRINT from mqtt', requestId: 'cli-r1' }),
+    );
+    const viaMqtt = await mqtt.waitFor(
+      (m) =>
+        m.topic.startsWith('pos/devices/cli-1/tasks/') &&
+        jsonOf(m).requestId === 'cli-r1' &&
+        jsonOf(m).status === 'FINISHED',
+      'MQTT task finished',
+    );
+    const task = (await (
+      await fetch(`${base}/api/tasks/${jsonOf(viaMqtt).id}`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).json()) as { status: string; report: string };
+    expect(task).toMatchObject({ status: 'FINISHED', report: 'from mqtt' });
+
+    const offline = mqtt.waitFor(
+      (m) => m.topic === 'pos/devices/cli-1/state' && jsonOf(m).online === false,
+      'offline state on shutdown',
+    );
+    serve.child.kill('SIGTERM');
+    expect(jsonOf(await offline)).toMatchObject({ online: false, deviceId: 'cli-1' });
+    expect(await serve.exit).toBe(0);
+    await mqtt.close();
+    expect(serve.stdout()).not.toContain(`"${password}"`);
+    // The password is printed once, on the human line, and never inside a JSON log line.
+    expect(
+      serve
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes(password)),
+    ).toHaveLength(1);
+  });
+
+  it('reports every configuration problem at once and exits 2 without a stack trace', async () => {
+    const serve = startCli([
+      'serve',
+      '--port',
+      'x',
+      '--retain',
+      '0',
+      '--executor',
+      'command',
+      '--device-id',
+      'a/b',
+    ]);
+    expect(await serve.exit).toBe(2);
+    const err = serve.stderr();
+    for (const flag of ['--port', '--retain', '--command', '--device-id']) expect(err).toContain(flag);
+    expect(err).not.toMatch(/\n\s+at /);
+  });
+
+  it('names the flag to change when a port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const serve = startCli(
+        ['serve', '--port', '0', '--broker-port', String(port), '--broker-host', '127.0.0.1'],
+        {
+          REGBRIDGE_USER: 'u:p',
+        },
+      );
+      expect(await serve.exit).toBe(2);
+      expect(serve.stderr()).toContain('--broker-port');
+      expect(serve.stderr()).not.toMatch(/\n\s+at /);
+      const serveHttp = startCli(['serve', '--port', String(port), '--host', '127.0.0.1', '--no-mqtt'], {
+        REGBRIDGE_USER: 'u:p',
+      });
+      expect(await serveHttp.exit).toBe(2);
+      expect(serveHttp.stderr()).toContain('--port');
+    } finally {
+      blocker.close();
+    }
+  });
+});
