@@ -6,7 +6,8 @@ for (const clean of [true, false]) for (const retain of [true, false]) {
   const tag = `clean=${clean} retain=${retain}`;
   const dev = await connectAsync(broker.url, { clientId: `d-${clean}-${retain}`, clean, ...broker.deviceCreds('d1') });
   await dev.subscribeAsync(`${ns}/devices/d1/scripts`, { qos: 1 });
-  dev.on('message', () => {
+  if (process.env.SELF) await dev.subscribeAsync(`${ns}/devices/d1/tasks/+/status`, { qos: 1 });
+  dev.on("message", (topic) => { if (!topic.endsWith("/scripts")) return;
     for (const n of [1, 2]) dev.publish(`${ns}/devices/d1/tasks/${n}/status`, `${tag} ${n}`, { qos: 1, retain });
   });
   const sub = await connectAsync(broker.controllerUrl, { ...broker.controllerCreds });

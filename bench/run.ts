@@ -33,7 +33,10 @@ function parseArgs(argv: string[]): { quick: boolean; only: string[] | undefined
   const onlyIndex = argv.indexOf('--only');
   const only = onlyIndex >= 0 ? (argv[onlyIndex + 1] ?? '').split(',').filter(Boolean) : undefined;
   const outIndex = argv.indexOf('--out');
-  const out = resolve(ROOT, outIndex >= 0 ? (argv[outIndex + 1] ?? 'bench/results.json') : 'bench/results.json');
+  const out = resolve(
+    ROOT,
+    outIndex >= 0 ? (argv[outIndex + 1] ?? 'bench/results.json') : 'bench/results.json',
+  );
   return { quick, only, out };
 }
 
@@ -87,7 +90,8 @@ async function runOne(spec: ScenarioSpec, quick: boolean): Promise<ScenarioOutco
   if (timedOut) return outcome('crashed', `timed out after ${timeoutS} s`);
   if (last?.type === 'skipped') return outcome('skipped', `skipped: ${last.reason}`);
   if (last?.type === 'error') return outcome('crashed', last.message);
-  if (last?.type !== 'done') return outcome('crashed', `exited (code ${worker.child.exitCode}) without finishing`);
+  if (last?.type !== 'done')
+    return outcome('crashed', `exited (code ${worker.child.exitCode}) without finishing`);
   if (figures.length === 0) return outcome('crashed', 'no figure produced');
   return outcome('ok');
 }
@@ -120,7 +124,9 @@ async function main(): Promise<number> {
   };
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   console.log(renderTable(outcomes));
-  console.log(`\n${results.cpus} cpus (${results.cpuModel}), node ${results.node}, ${quick ? 'quick' : 'full'} run in ${(results.durationMs / 1000).toFixed(1)} s; results in ${out}`);
+  console.log(
+    `\n${results.cpus} cpus (${results.cpuModel}), node ${results.node}, ${quick ? 'quick' : 'full'} run in ${(results.durationMs / 1000).toFixed(1)} s; results in ${out}`,
+  );
   const failed = outcomes.filter((o) => o.status === 'crashed');
   if (failed.length > 0) {
     console.error(`crashed: ${failed.map((o) => o.scenario).join(', ')}`);

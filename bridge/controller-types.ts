@@ -2,6 +2,7 @@
  * The store controller's public types: the device directory, the task view, fan-out targets and
  * results, and the typed events. Kept apart so the CLI and tests import types without MQTT.
  */
+import type { Logger } from '../src/logger.ts';
 import type { StatusMessage } from './topics.ts';
 
 export type Installation = 'cash-register' | 'cash-register+pos' | 'pos';
@@ -115,4 +116,21 @@ export interface ControllerEvents {
   /** One targeted device's final result of a submission. */
   result: [requestId: string, result: FanoutResult];
   connection: [state: ConnectionState];
+}
+
+export interface StoreControllerOptions {
+  /** mqtt://, mqtts://, ws://, wss://; may carry `NAME:PASSWORD@`. */
+  url: string;
+  username?: string;
+  password?: string;
+  ns: string;
+  /** Also a topic level of the reply topics: `[A-Za-z0-9_-]{1,64}`. Default `regbridge-ctl-<random>`. */
+  clientId?: string;
+  logger?: Logger;
+  /** start() resolves once no state/status message arrived for this long after SUBACK (default 250 ms)... */
+  settleMs?: number;
+  /** ...or after this long in any case (default 5000 ms). */
+  maxSettleMs?: number;
+  /** First connection attempt; later reconnects retry every second (default 10000 ms). */
+  connectTimeoutMs?: number;
 }

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { connect, type MqttClient } from 'mqtt';
 import { createLogger, type Logger } from '../src/logger.ts';
-import { firstConnect, redactUrl } from './controller-connection.ts';
+import { firstConnect, QuietWait, redactUrl } from './controller-connection.ts';
 import { DeviceDirectory } from './controller-directory.ts';
 import { Fanout } from './controller-fanout.ts';
 import { decodeControllerMessage, replyPrefix } from './controller-messages.ts';
@@ -18,27 +18,14 @@ import type {
   ControllerEvents,
   DeviceEntry,
   FanoutResult,
+  StoreControllerOptions,
   SubmitOptions,
   TaskView,
 } from './controller-types.ts';
-import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from './topics.ts';
 
-export interface StoreControllerOptions {
-  /** mqtt://, mqtts://, ws://, wss://; may carry `NAME:PASSWORD@`. */
-  url: string;
-  username?: string;
-  password?: string;
-  ns: string;
-  /** Also a topic level of the reply topics: `[A-Za-z0-9_-]{1,64}`. Default `regbridge-ctl-<random>`. */
-  clientId?: string;
-  logger?: Logger;
-  /** start() resolves once no state/status message arrived for this long after SUBACK (default 250 ms)... */
-  settleMs?: number;
-  /** ...or after this long in any case (default 5000 ms). */
-  maxSettleMs?: number;
-  /** First connection attempt; later reconnects retry every second (default 10000 ms). */
-  connectTimeoutMs?: number;
-}
+export type { StoreControllerOptions } from './controller-types.ts';
+
+import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from './topics.ts';
 
 interface Active {
   fanout: Fanout;
@@ -57,8 +44,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   private client: MqttClient | undefined;
   private state: ConnectionState = 'stopped';
   private lastMessageAt = 0;
-  private settleTimer: NodeJS.Timeout | undefined;
-  private settleDone: (() => void) | undefined;
+  private readonly quiet = new QuietWait();
 
   constructor(options: StoreControllerOptions) {
     super();
@@ -113,16 +99,31 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     client.on('offline', () => this.setState('offline'));
     client.on('error', (error) => this.logger.warn({ err: error.message }, 'mqtt error'));
     this.lastMessageAt = Date.now();
-    const granted = await client.subscribeAsync(
-      [topics.allStates(this.ns), topics.allTaskStatuses(this.ns), `${replyPrefix(this.ns, this.clientId)}+`],
-      { qos: 1 },
-    );
-    const refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
+    let refused: string[];
+    try {
+      const granted = await client.subscribeAsync(
+        [
+          topics.allStates(this.ns),
+          topics.allTaskStatuses(this.ns),
+          `${replyPrefix(this.ns, this.clientId)}+`,
+        ],
+        { qos: 1 },
+      );
+      refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
+    } catch (error) {
+      await this.stop();
+      throw new Error(`cannot subscribe on ${redactUrl(this.options.url)}: ${(error as Error).message}`);
+    }
     if (refused.length > 0) {
       await this.stop();
       throw new Error(`broker refused subscriptions: ${refused.join(', ')} (is the user a controller?)`);
     }
-    await this.settle();
+    // Retained messages follow the SUBACK: wait until they stop coming (see StoreControllerOptions).
+    await this.quiet.wait(
+      () => this.lastMessageAt,
+      this.options.settleMs ?? 250,
+      this.options.maxSettleMs ?? 5000,
+    );
     this.logger.info(
       { url: redactUrl(this.options.url), devices: this.directory.list().length },
       'controller started',
@@ -134,7 +135,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     const client = this.client;
     if (!client) return;
     this.client = undefined;
-    this.settleDone?.();
+    this.quiet.cancel();
     for (const active of [...this.active.values()]) {
       for (const result of active.fanout.expire('controller stopped')) this.report(active, result);
     }
@@ -275,26 +276,6 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     clearTimeout(active.timer);
     this.active.delete(fanout.requestId);
     active.resolve(fanout.results());
-  }
-
-  /** Resolves once no state/status arrived for settleMs, after maxSettleMs, or at stop(). */
-  private settle(): Promise<void> {
-    const settleMs = this.options.settleMs ?? 250;
-    const giveUpAt = Date.now() + (this.options.maxSettleMs ?? 5000);
-    return new Promise((resolve) => {
-      this.settleDone = () => {
-        if (this.settleTimer) clearTimeout(this.settleTimer);
-        this.settleTimer = undefined;
-        this.settleDone = undefined;
-        resolve();
-      };
-      const check = (): void => {
-        const quietFor = Date.now() - this.lastMessageAt;
-        if (quietFor >= settleMs || Date.now() >= giveUpAt) this.settleDone?.();
-        else this.settleTimer = setTimeout(check, Math.min(settleMs - quietFor, giveUpAt - Date.now()));
-      };
-      this.settleTimer = setTimeout(check, settleMs);
-    });
   }
 
   /** A caller's callback must not break the controller's bookkeeping. */

@@ -8,65 +8,27 @@
  * docs/mqtt.md describes the behaviour for users.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  connect,
-  ErrorWithReasonCode,
-  type IClientOptions,
-  type IPublishPacket,
-  type MqttClient,
-} from 'mqtt';
+import { connect, ErrorWithReasonCode, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import type { MqttHealth } from '../src/health.ts';
 import type { Task } from '../src/tasks/task.ts';
 import { statusOf } from '../src/tasks/task.ts';
-import type { TaskQueue } from '../src/tasks/task-queue.ts';
 import { type BridgeMetrics, bridgeMetrics } from './bridge-metrics.ts';
+import type { DeviceBridgeOptions } from './bridge-options.ts';
 import { type BrokerEndpoint, parseBrokerUrl } from './broker-url.ts';
-import type { BridgeLink, OutKind, PublishOptions } from './link.ts';
+import {
+  deviceClientOptions,
+  disconnectCleanly,
+  offlineState,
+  onlineState,
+  subscribeEach,
+} from './connection.ts';
+import { MqttLink } from './mqtt-link.ts';
 import { RequestIdMemory } from './request-ids.ts';
 import { ScriptIntake } from './script-intake.ts';
 import { StaleStatusSweeper } from './stale-sweeper.ts';
 import { StatusPublisher } from './status-publisher.ts';
-import {
-  ALL_GROUP,
-  assertId,
-  assertNamespace,
-  type OfflineState,
-  type OnlineState,
-  parseTopic,
-  topics,
-} from './topics.ts';
-
-export interface DeviceBridgeOptions {
-  /** mqtt://host:port | mqtts:// | ws:// ; may carry user:pass (never logged nor shown in health). */
-  url: string;
-  /** Override the URL's credentials. */
-  username?: string;
-  password?: string;
-  /** Default 4 (MQTT 3.1.1); 5 also answers on the response topic with correlation data. */
-  protocolVersion?: 4 | 5;
-  ns: string;
-  deviceId: string;
-  /** Extra groups; group `all` is implicit. */
-  groups: readonly string[];
-  installation: 'cash-register' | 'cash-register+pos' | 'pos';
-  version: string;
-  queue: TaskQueue;
-  registry: Registry;
-  logger: Logger;
-  maxScriptBytes: number;
-  /** How many submissions' requestIds are remembered (contract: 1000). */
-  requestIdMemory?: number;
-  /** Default `regbridge_<ns>_<deviceId>` (stable, so the broker keeps the session). */
-  clientId?: string;
-  /** start() resolves after this long even if the broker is unreachable; retries go on. Default 5000. */
-  startTimeoutMs?: number;
-  /** Delay between reconnect attempts, default 1000 ms. */
-  reconnectPeriodMs?: number;
-  /** `startedAt` of the state message; default: when start() was called. */
-  startedAt?: Date;
-}
+import { ALL_GROUP, assertId, assertNamespace, parseTopic, topics } from './topics.ts';
 
 /** CONNACK refusals that retrying cannot fix: start() fails with them (3.1.1 codes 1, 2, 4, 5; MQTT 5 0x84-0x87, 0x8C). */
 const FATAL_CONNACK_CODES = new Set([1, 2, 4, 5, 0x84, 0x85, 0x86, 0x87, 0x8c]);
@@ -75,13 +37,14 @@ type Phase = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'stopped';
 
 const TASK_EVENTS = ['queued', 'started', 'finished', 'failed'] as const;
 
+export type { DeviceBridgeOptions };
+
 export class DeviceBridge {
   readonly bootId: string;
   private readonly options: DeviceBridgeOptions;
   private endpoint: BrokerEndpoint | undefined;
   private client: MqttClient | undefined;
   private phase: Phase = 'idle';
-  private online = false;
   private everConnected = false;
   private lastError: string | undefined;
   private groups: string[] = [];
@@ -91,11 +54,9 @@ export class DeviceBridge {
   private sweeper: StaleStatusSweeper | undefined;
   private requestIds: RequestIdMemory | undefined;
   private startedAt: Date | undefined;
-  private outLink: BridgeLink | undefined;
+  private link: MqttLink | undefined;
   /** start() resolves once the script subscriptions of the first connection are acknowledged. */
   private firstSubscribed: Promise<void> | undefined;
-  /** Completion callbacks of replies in flight: how they are recognised in mqtt.js' outgoing map. */
-  private readonly replyCallbacks = new WeakSet<object>();
   private startTimer: NodeJS.Timeout | undefined;
   private readonly onTransition = (task: Readonly<Task>): void => {
     if (task.requestId !== undefined)
@@ -127,8 +88,9 @@ export class DeviceBridge {
     const logger = o.logger.child({ component: 'mqtt-bridge', deviceId: o.deviceId, bootId: this.bootId });
     this.metrics = bridgeMetrics(o.registry);
     this.requestIds = new RequestIdMemory(o.requestIdMemory ?? 1000);
-    const link = this.link(logger);
-    this.outLink = link;
+    const protocolVersion = o.protocolVersion ?? 4;
+    const link = new MqttLink({ logger, metrics: this.metrics, protocolVersion });
+    this.link = link;
     this.statuses = new StatusPublisher({
       ns: o.ns,
       deviceId: o.deviceId,
@@ -144,7 +106,7 @@ export class DeviceBridge {
       link,
       logger,
       maxScriptBytes: o.maxScriptBytes,
-      protocolVersion: o.protocolVersion ?? 4,
+      protocolVersion,
     });
     this.sweeper = new StaleStatusSweeper({
       ns: o.ns,
@@ -152,19 +114,32 @@ export class DeviceBridge {
       queue: o.queue,
       link,
       logger,
-      subscribe: (filter, done) =>
-        this.client?.subscribe(filter, { qos: 1 }, (error, granted) => {
-          const refused = granted?.some((g) => g.qos > 2);
-          done(error ?? (refused ? new Error(`subscription to ${filter} refused`) : undefined));
-        }),
+      subscribe: (filter, done) => {
+        if (!this.client) return;
+        void subscribeEach(this.client, [filter], logger).then((refused) =>
+          done(refused.length > 0 ? new Error(`subscription to ${filter} failed`) : undefined),
+        );
+      },
       unsubscribe: (filter) => this.client?.unsubscribe(filter),
     });
     for (const event of TASK_EVENTS) o.queue.on(event, this.onTransition);
     o.queue.on('evicted', this.onEvicted);
 
     this.phase = 'connecting';
-    const client = connect(this.endpoint.url, this.clientOptions());
+    const client = connect(
+      this.endpoint.url,
+      deviceClientOptions({
+        ns: o.ns,
+        deviceId: o.deviceId,
+        bootId: this.bootId,
+        protocolVersion,
+        endpoint: this.endpoint,
+        ...(o.clientId !== undefined && { clientId: o.clientId }),
+        ...(o.reconnectPeriodMs !== undefined && { reconnectPeriodMs: o.reconnectPeriodMs }),
+      }),
+    );
     this.client = client;
+    link.attach(client);
     await new Promise<void>((resolve, reject) => {
       const settle = (error?: Error): void => {
         clearTimeout(this.startTimer);
@@ -210,26 +185,15 @@ export class DeviceBridge {
     this.sweeper?.end();
     const client = this.client;
     if (!client) return;
-    if (this.online) {
-      const offline: OfflineState = { online: false, deviceId: this.options.deviceId, bootId: this.bootId };
-      await withTimeout(
-        client.publishAsync(topics.state(this.options.ns, this.options.deviceId), JSON.stringify(offline), {
-          qos: 1,
-          retain: true,
-        }),
-        2000,
-      ).catch(() => undefined);
-      this.metrics?.messagesOut.inc({ kind: 'state' });
-    }
-    this.online = false;
-    // Not forced: waits for unacknowledged QoS 1 messages, then sends DISCONNECT.
-    const ended = await withTimeout(client.endAsync(false), 3000).then(
-      () => true,
-      () => false,
+    const wasOnline = this.link?.online ?? false;
+    this.link?.close();
+    const { ns, deviceId } = this.options;
+    await disconnectCleanly(
+      client,
+      topics.state(ns, deviceId),
+      wasOnline ? offlineState(deviceId, this.bootId) : undefined,
     );
-    if (!ended) await client.endAsync(true).catch(() => undefined);
-    client.removeAllListeners();
-    client.on('error', () => undefined);
+    if (wasOnline) this.metrics?.messagesOut.inc({ kind: 'state' });
   }
 
   health(): MqttHealth {
@@ -239,8 +203,7 @@ export class DeviceBridge {
         : 'offline';
     const health: MqttHealth = { state };
     if (this.endpoint) health.url = this.endpoint.url;
-    const inFlight = this.client ? Object.keys(this.client.outgoing).length : 0;
-    health.pending = (this.statuses?.pending ?? 0) + inFlight;
+    health.pending = (this.statuses?.pending ?? 0) + (this.link?.inFlight ?? 0);
     return health;
   }
 
@@ -252,85 +215,11 @@ export class DeviceBridge {
     this.client?.stream.destroy();
   }
 
-  private clientOptions(): IClientOptions {
-    const o = this.options;
-    const offline: OfflineState = { online: false, deviceId: o.deviceId, bootId: this.bootId };
-    const protocolVersion = o.protocolVersion ?? 4;
-    return {
-      clientId: o.clientId ?? `regbridge_${o.ns.replace(/[^A-Za-z0-9_-]/g, '_')}_${o.deviceId}`,
-      protocolVersion,
-      // A persistent session: scripts published while the device is offline wait at the broker
-      // (QoS 1), and notAfter keeps stale ones from running (contract section 3).
-      clean: false,
-      ...(protocolVersion === 5 && { properties: { sessionExpiryInterval: 7 * 24 * 3600 } }),
-      reconnectPeriod: o.reconnectPeriodMs ?? 1000,
-      reconnectOnConnackError: true,
-      connectTimeout: 10_000,
-      keepalive: 30,
-      // The bridge resubscribes itself when the broker has no session (subscribeScripts).
-      resubscribe: false,
-      will: {
-        topic: topics.state(o.ns, o.deviceId),
-        payload: Buffer.from(JSON.stringify(offline)),
-        qos: 1,
-        retain: true,
-      },
-      ...(this.endpoint?.username !== undefined && { username: this.endpoint.username }),
-      ...(this.endpoint?.password !== undefined && { password: this.endpoint.password }),
-    };
-  }
-
-  private link(logger: Logger): BridgeLink {
-    const bridge = this;
-    const protocolVersion = this.options.protocolVersion ?? 4;
-    return {
-      get online() {
-        return bridge.online;
-      },
-      publish(topic: string, payload: string | Buffer, options: PublishOptions, kind: OutKind): void {
-        const client = bridge.client;
-        if (!client) return;
-        // A reply is only worth sending now (see dropUnackedReplies); the requester retries.
-        if (kind === 'reply' && !bridge.online) {
-          logger.warn({ topic }, 'reply dropped: not connected');
-          return;
-        }
-        const properties = protocolVersion === 5 ? options.properties : undefined;
-        const done = (error?: Error): void => {
-          if (error && bridge.phase !== 'stopped') logger.warn({ topic, kind, err: error.message }, 'MQTT publish failed');
-        };
-        if (kind === 'reply') bridge.replyCallbacks.add(done);
-        client.publish(topic, payload, { qos: 1, retain: options.retain, ...(properties && { properties }) }, done);
-        bridge.metrics?.messagesOut.inc({ kind });
-      },
-    };
-  }
-
-  /**
-   * Replies not acknowledged when a connection drops are forgotten instead of being resent on the
-   * next one. A broker that refuses a publish may close the connection (aedes and the store
-   * broker's ACL do for a replyTo outside what the device may publish to, 3.1.1 having no other
-   * way to say no); resending that reply at every reconnect would cut the device off for good.
-   * A reply is an answer to one request: the requester repeats it with the same requestId and
-   * gets the answer again (idempotency, contract section 3). Statuses and state are kept.
-   */
-  private dropUnackedReplies(client: MqttClient, logger: Logger): void {
-    for (const [key, entry] of Object.entries(client.outgoing)) {
-      if (!this.replyCallbacks.has(entry.cb)) continue;
-      const messageId = Number(key);
-      delete client.outgoing[messageId];
-      client.outgoingStore.del({ messageId }, () => undefined);
-      client.messageIdProvider.deallocate(messageId);
-      logger.warn({ messageId }, 'unacknowledged reply dropped with the connection');
-    }
-  }
-
   private wire(client: MqttClient, logger: Logger): void {
     client.on('connect', (connack) => this.onConnect(client, logger, connack.sessionPresent));
     client.on('close', () => {
-      if (this.online) logger.warn({ url: this.endpoint?.url }, 'MQTT connection lost; reconnecting');
-      this.online = false;
-      this.dropUnackedReplies(client, logger);
+      if (this.link?.online) logger.warn({ url: this.endpoint?.url }, 'MQTT connection lost; reconnecting');
+      this.link?.connectionLost();
       if (this.phase === 'connected') this.phase = 'reconnecting';
     });
     client.on('reconnect', () => {
@@ -350,21 +239,20 @@ export class DeviceBridge {
     if (this.phase === 'stopped') return;
     const first = !this.everConnected;
     this.everConnected = true;
-    this.online = true;
+    this.link?.markConnected();
     this.phase = 'connected';
     this.lastError = undefined;
     logger.info({ url: this.endpoint?.url, sessionPresent, reconnect: !first }, 'MQTT connected');
     const o = this.options;
-    const state: OnlineState = {
-      online: true,
+    const state = onlineState({
       deviceId: o.deviceId,
       bootId: this.bootId,
       installation: o.installation,
       version: o.version,
       startedAt: (this.startedAt ?? new Date()).toISOString(),
       groups: this.groups,
-    };
-    this.outLink?.publish(topics.state(o.ns, o.deviceId), JSON.stringify(state), { retain: true }, 'state');
+    });
+    this.link?.publish(topics.state(o.ns, o.deviceId), JSON.stringify(state), { retain: true }, 'state');
     // A resumed session keeps the subscriptions ([MQTT-3.1.2-4]); a new one needs them again.
     if (first || !sessionPresent) {
       const subscribed = this.subscribeScripts(client, logger);
@@ -375,24 +263,13 @@ export class DeviceBridge {
     this.statuses?.flush(o.queue.list());
   }
 
-  /**
-   * One SUBSCRIBE per filter: aedes-persistence-redis 12 never acknowledges a SUBSCRIBE carrying
-   * several filters from a persistent session, and a refusal then names its filter.
-   */
   private subscribeScripts(client: MqttClient, logger: Logger): Promise<void> {
-    const o = this.options;
-    const filters = [topics.deviceScripts(o.ns, o.deviceId), ...this.groups.map((g) => topics.groupScripts(o.ns, g))];
-    const acks = filters.map(
-      (filter) =>
-        new Promise<void>((resolve) => {
-          client.subscribe(filter, { qos: 1 }, (error, granted) => {
-            if (error) logger.error({ filter, err: error.message }, 'subscribing to a script topic failed');
-            else if (granted?.some((g) => g.qos > 2)) logger.error({ filter }, 'broker refused a script subscription');
-            resolve();
-          });
-        }),
-    );
-    return Promise.all(acks).then(() => undefined);
+    const { ns, deviceId } = this.options;
+    const filters = [
+      topics.deviceScripts(ns, deviceId),
+      ...this.groups.map((g) => topics.groupScripts(ns, g)),
+    ];
+    return subscribeEach(client, filters, logger).then(() => undefined);
   }
 
   private onMessage(
@@ -431,12 +308,4 @@ export class DeviceBridge {
     for (const event of TASK_EVENTS) queue.off(event, this.onTransition);
     queue.off('evicted', this.onEvicted);
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timed out')), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

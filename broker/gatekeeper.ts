@@ -86,9 +86,11 @@ export class Gatekeeper {
   }
 
   /** The hooks to pass to `Aedes.createBroker`. */
-  hooks(): Pick<
-    AedesOptions,
-    'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'published'
+  hooks(): Required<
+    Pick<
+      AedesOptions,
+      'preConnect' | 'authenticate' | 'authorizePublish' | 'authorizeSubscribe' | 'published'
+    >
   > {
     return {
       preConnect: (client, packet, callback) => {

@@ -8,6 +8,7 @@ import { Aedes, type Client } from 'aedes';
 import { assertNamespace } from '../bridge/topics.ts';
 import type { Logger } from '../src/logger.ts';
 import { AccessRules } from './access-rules.ts';
+import { fixDedupe } from './dedupe.ts';
 import { type BrokerStats, Gatekeeper } from './gatekeeper.ts';
 import { type Listener, listenTcp, listenWebSocket } from './listeners.ts';
 import { createRedisBackend, type RedisBackend } from './redis-backend.ts';
@@ -61,6 +62,7 @@ export class StoreBroker {
   #tcp: Listener | undefined;
   #ws: Listener | undefined;
   #state: 'new' | 'starting' | 'started' | 'stopped' = 'new';
+  #starting: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
 
   constructor(options: StoreBrokerOptions) {
@@ -93,9 +95,16 @@ export class StoreBroker {
     this.#users().add(user);
   }
 
-  async start(): Promise<void> {
-    if (this.#state !== 'new') throw new Error(`the store broker cannot start: it is ${this.#state}`);
+  start(): Promise<void> {
+    if (this.#state !== 'new') {
+      return Promise.reject(new Error(`the store broker cannot start: it is ${this.#state}`));
+    }
     this.#state = 'starting';
+    this.#starting = this.#start();
+    return this.#starting;
+  }
+
+  async #start(): Promise<void> {
     const { host = '0.0.0.0', logger } = this.#options;
     try {
       const rules = new AccessRules(assertNamespace(this.#options.ns));
@@ -108,9 +117,14 @@ export class StoreBroker {
       this.#gatekeeper = gatekeeper;
       this.#users(); // a bad or duplicate user fails here, before any port is taken
       if (this.#options.redisUrl) this.#redis = await createRedisBackend(this.#options.redisUrl, logger);
+      const hooks = gatekeeper.hooks();
       const aedes = await Aedes.createBroker({
         ...(this.#redis && { mq: this.#redis.mq, persistence: this.#redis.persistence }),
-        ...gatekeeper.hooks(),
+        ...hooks,
+        preConnect: (client, packet, callback) => {
+          fixDedupe(client); // before the client has any subscription (broker/dedupe.ts)
+          hooks.preConnect(client, packet, callback);
+        },
       });
       this.#aedes = aedes;
       this.#observe(aedes, gatekeeper);
@@ -125,8 +139,7 @@ export class StoreBroker {
         );
       }
     } catch (error) {
-      await this.#shutdown();
-      this.#state = 'stopped';
+      await this.#shutdownOnce();
       throw error;
     }
     this.#state = 'started';
@@ -145,11 +158,17 @@ export class StoreBroker {
   }
 
   /** Closes every client socket, both listeners, aedes, its persistence and emitter. Idempotent. */
-  stop(): Promise<void> {
+  async stop(): Promise<void> {
     if (this.#state === 'new') {
       this.#state = 'stopped';
-      return Promise.resolve();
+      return;
     }
+    // A stop() during start() waits for it, so nothing is left listening afterwards.
+    await this.#starting?.catch(() => undefined);
+    await this.#shutdownOnce();
+  }
+
+  #shutdownOnce(): Promise<void> {
     this.#stopping ??= this.#shutdown().finally(() => {
       this.#state = 'stopped';
       this.#options.logger.info('store broker stopped');

@@ -315,6 +315,23 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     );
   });
 
+  it('keeps working after a replyTo the device may not publish to', async () => {
+    const deviceId = uniqueId('acl');
+    const reply = replyTopic();
+    const live = await controller([reply]);
+    const d = await device({ deviceId });
+    // The store broker lets devices reply only under <ns>/replies/; other brokers allow anything.
+    await publishScript(live, deviceId, {
+      script: 'PRINT a',
+      requestId: 'acl-1',
+      replyTo: 'elsewhere/replies',
+    });
+    await publishScript(live, deviceId, { script: 'PRINT b', requestId: 'acl-2', replyTo: reply });
+    expect(json(await live.waitFor((m) => m.topic === reply, 'reply'))).toMatchObject({ requestId: 'acl-2' });
+    expect(d.device.queue.list().map((t) => t.requestId)).toEqual(['acl-2', 'acl-1']);
+    expect(d.device.bridge!.health().state).toBe('connected');
+  });
+
   it.runIf(fixture.mqtt5)('MQTT 5: answers on the response topic with the correlation data', async () => {
     const deviceId = uniqueId('v5');
     const response = replyTopic();

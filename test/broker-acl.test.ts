@@ -286,6 +286,17 @@ describe('store broker ACL and authentication', () => {
     });
   });
 
+  it('delivers a message matching two subscriptions of one client once', async () => {
+    const ctl = await connect(url, CTL);
+    const seen = collect(ctl);
+    await ctl.subscribeAsync([`${NS}/devices/#`, `${NS}/devices/d1/tasks/+/status`], { qos: 1 });
+    const device = await connect(url, D1);
+    await device.publishAsync(`${NS}/devices/d1/tasks/9/status`, 'once', { qos: 1 });
+    await device.publishAsync(`${NS}/devices/d1/tasks/9/status`, 'marker', { qos: 1 });
+    await seen.next((m) => m.payload === 'marker');
+    expect(seen.messages.filter((m) => m.payload === 'once')).toHaveLength(1);
+  });
+
   it('speaks MQTT over WebSocket', async () => {
     const wsClient = await connect(`ws://127.0.0.1:${broker.wsPort}`, CTL);
     const seen = collect(wsClient);

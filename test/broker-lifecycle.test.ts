@@ -114,6 +114,20 @@ describe('store broker lifecycle', () => {
     await Promise.all([b.stop(), b.stop()]);
   });
 
+  it('stop() during start() waits for it and leaves nothing listening', async () => {
+    const probe = broker();
+    await probe.start();
+    const port = probe.port;
+    await probe.stop();
+    const b = broker({ port, wsPort: 0 });
+    const starting = b.start();
+    await b.stop();
+    await starting;
+    const again = broker({ port });
+    await again.start();
+    expect(again.port).toBe(port);
+  });
+
   it('accepts users added at run time and refuses a duplicate name', async () => {
     const b = broker();
     await b.start();

@@ -160,6 +160,20 @@ describe('regbridge fanout / watch (child processes)', () => {
     expect(denied.code).toBe(2);
     expect(denied.stderr).toMatch(/cannot connect/);
     expect(denied.stderr).not.toContain('wrong-pw-123');
+    // A device user may not subscribe to every device's topics: the broker refuses, exit 2.
+    const creds = broker.deviceCreds('reg1');
+    const device = await runCli([
+      'fanout',
+      okScript,
+      '--mqtt-url',
+      `mqtt://127.0.0.1:${port}`,
+      '--ns',
+      NS,
+      '--user',
+      `${creds.username}:${creds.password}`,
+    ]);
+    expect(device.code).toBe(2);
+    expect(device.stderr).toMatch(/refused subscriptions|cannot subscribe/);
   });
 
   it('watch --once prints the device table after discovery and exits 0', async () => {

@@ -1,14 +1,33 @@
 /** Starting devices for the benchmarks: silent logs, loopback, free ports. */
 import { parseServeConfig, type ServeConfigInput } from '../../src/config.ts';
 import { type RunningDevice, startDevice } from '../../src/device.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
 
 export const BENCH_USER = 'bench';
 export const BENCH_PASSWORD = 'bench-password-1';
 
 export const silentLogger = createLogger({ level: 'silent' });
 
-export async function startBenchDevice(input: ServeConfigInput): Promise<RunningDevice> {
+/**
+ * A logger that writes nothing but counts messages by text, so a scenario can see events such as
+ * MQTT reconnects without paying for log output.
+ */
+export function countingLogger(counts: Map<string, number>): Logger {
+  return createLogger({
+    level: 'info',
+    hooks: {
+      logMethod(args) {
+        const message = args.find((a): a is string => typeof a === 'string') ?? '';
+        counts.set(message, (counts.get(message) ?? 0) + 1);
+      },
+    },
+  });
+}
+
+export async function startBenchDevice(
+  input: ServeConfigInput,
+  logger: Logger = silentLogger,
+): Promise<RunningDevice> {
   const config = parseServeConfig({
     port: 0,
     host: '127.0.0.1',
@@ -17,7 +36,7 @@ export async function startBenchDevice(input: ServeConfigInput): Promise<Running
     logLevel: 'silent',
     ...input,
   });
-  return await startDevice(config, { logger: silentLogger });
+  return await startDevice(config, { logger });
 }
 
 /** A bearer token from POST /api/authenticate. */
@@ -27,7 +46,8 @@ export async function fetchToken(port: number): Promise<string> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ userName: BENCH_USER, password: BENCH_PASSWORD }),
   });
-  if (response.status !== 200) throw new Error(`authenticate answered ${response.status}: ${await response.text()}`);
+  if (response.status !== 200)
+    throw new Error(`authenticate answered ${response.status}: ${await response.text()}`);
   const body = (await response.json()) as { token: string };
   return body.token;
 }

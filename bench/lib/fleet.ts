@@ -6,12 +6,16 @@ export const CONTROLLER_USER = 'ctl';
 export const CONTROLLER_PASSWORD = 'ctl-password-1';
 export const DEVICE_PASSWORD = 'device-password-1';
 
+/** A short script, like printing one line on a receipt: the same for every controller. */
+export const FANOUT_SCRIPT = 'SLEEP 50\nPRINT receipt line';
+
 export const deviceId = (index: number): string => `r${index}`;
 
 /** Broker users: one controller and a device user (name = device id) for each of `count` registers. */
 export function fleetUsers(count: number): BrokerUser[] {
   const users: BrokerUser[] = [{ name: CONTROLLER_USER, password: CONTROLLER_PASSWORD, role: 'controller' }];
-  for (let i = 0; i < count; i += 1) users.push({ name: deviceId(i), password: DEVICE_PASSWORD, role: 'device' });
+  for (let i = 0; i < count; i += 1)
+    users.push({ name: deviceId(i), password: DEVICE_PASSWORD, role: 'device' });
   return users;
 }
 

@@ -10,7 +10,8 @@ export interface RunningRedis {
 }
 
 export async function startRedis(): Promise<RunningRedis> {
-  const binary = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((c) => existsSync(c)) ?? 'redis-server';
+  const binary =
+    ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((c) => existsSync(c)) ?? 'redis-server';
   const port = await freePort();
   const { child, output } = startProgram(binary, [
     '--port',

@@ -98,7 +98,12 @@ export async function withTimeout<T>(what: string, ms: number, work: Promise<T>)
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` until it returns true, or throws after `timeoutMs`. */
-export async function until(what: string, check: () => boolean, timeoutMs: number, intervalMs = 5): Promise<void> {
+export async function until(
+  what: string,
+  check: () => boolean,
+  timeoutMs: number,
+  intervalMs = 5,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

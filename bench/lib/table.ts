@@ -14,7 +14,10 @@ function formatNumber(value: number | null | undefined): string {
 
 function cells(figure: Figure): string[] {
   const unit = figure.unit ? ` ${figure.unit}` : '';
-  const value = figure.value === null ? `n/a${figure.note ? ` (${figure.note})` : ''}` : `${formatNumber(figure.value)}${unit}`;
+  const value =
+    figure.value === null
+      ? `n/a${figure.note ? ` (${figure.note})` : ''}`
+      : `${formatNumber(figure.value)}${unit}`;
   const baseline =
     figure.baseline === undefined
       ? ''
@@ -29,7 +32,15 @@ export function renderTable(outcomes: ScenarioOutcome[]): string {
   const rows: string[][] = [];
   for (const outcome of outcomes) {
     if (outcome.status !== 'ok') {
-      rows.push([outcome.scenario, outcome.status.toUpperCase(), outcome.reason?.split('\n')[0] ?? '', '', '', '', '']);
+      rows.push([
+        outcome.scenario,
+        outcome.status.toUpperCase(),
+        outcome.reason?.split('\n')[0] ?? '',
+        '',
+        '',
+        '',
+        '',
+      ]);
     }
     for (const figure of outcome.figures) rows.push(cells(figure));
   }

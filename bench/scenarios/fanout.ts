@@ -5,19 +5,22 @@
  * the same with the TypeScript client (vendorScript to each, then poll each every 100 ms).
  * Register start-up is timed separately and is not part of the fan-out figure.
  */
-import { startMosquitto } from '../lib/mosquitto.ts';
+import { FANOUT_SCRIPT } from '../lib/fleet.ts';
 import { type Fleet, median, mqttFanout, startFleet } from '../lib/fleet-run.ts';
+import { startMosquitto } from '../lib/mosquitto.ts';
 import { startWorker, type WorkerMessage } from '../lib/proc.ts';
 import { RestFanout } from '../lib/rest-fanout.ts';
 import { round, runScenario, type ScenarioContext } from '../lib/scenario.ts';
 
-/** A short script, like printing one line on a receipt: the same for every controller. */
-export const FANOUT_SCRIPT = 'SLEEP 50\nPRINT receipt line';
 const DEADLINE_MS = 30_000;
 
 type BrokerKind = 'aedes' | 'mosquitto';
 
-async function withBroker<T>(kind: BrokerKind, registers: number, body: (port: number) => Promise<T>): Promise<T> {
+async function withBroker<T>(
+  kind: BrokerKind,
+  registers: number,
+  body: (port: number) => Promise<T>,
+): Promise<T> {
   if (kind === 'mosquitto') {
     const mosquitto = await startMosquitto();
     try {
@@ -45,7 +48,9 @@ async function measure(ctx: ScenarioContext, kind: BrokerKind, n: number, rounds
       hosts: n > 200 ? 2 : 1,
     });
     try {
-      ctx.log(`N=${n} ${kind}: ${n} registers up in ${Math.round(fleet.startupMs)} ms, RSS ${(fleet.rss / 2 ** 20).toFixed(0)} MiB`);
+      ctx.log(
+        `N=${n} ${kind}: ${n} registers up in ${Math.round(fleet.startupMs)} ms, RSS ${(fleet.rss / 2 ** 20).toFixed(0)} MiB`,
+      );
       await mqttFanout(fleet.controller, FANOUT_SCRIPT, DEADLINE_MS); // warm-up, not counted
       const times: number[] = [];
       let incomplete = '';

@@ -22,7 +22,9 @@ const MiB = 2 ** 20;
 runScenario('memory', async (ctx) => {
   const small = 1000;
   const large = ctx.quick ? 10_000 : 200_000;
-  const worker = startWorker('bench/workers/memory.ts', [String(small), String(large)], { execArgv: ['--expose-gc'] });
+  const worker = startWorker('bench/workers/memory.ts', [String(small), String(large)], {
+    execArgv: ['--expose-gc'],
+  });
   ctx.defer(() => worker.stop(10_000));
   const timeout = ctx.quick ? 60_000 : 280_000;
   const base = await worker.next<Milestone>('milestone', 30_000);
@@ -38,8 +40,16 @@ runScenario('memory', async (ctx) => {
   }
   const growth = (second.heapUsed - first.heapUsed) / MiB;
   const rate = (second.tasks - first.tasks) / ((second.elapsedMs - first.elapsedMs) / 1000);
-  ctx.report({ figure: `heap after ${first.tasks.toLocaleString('en-US')} tasks`, value: round(first.heapUsed / MiB, 1), unit: 'MiB' });
-  ctx.report({ figure: `heap after ${second.tasks.toLocaleString('en-US')} tasks`, value: round(second.heapUsed / MiB, 1), unit: 'MiB' });
+  ctx.report({
+    figure: `heap after ${first.tasks.toLocaleString('en-US')} tasks`,
+    value: round(first.heapUsed / MiB, 1),
+    unit: 'MiB',
+  });
+  ctx.report({
+    figure: `heap after ${second.tasks.toLocaleString('en-US')} tasks`,
+    value: round(second.heapUsed / MiB, 1),
+    unit: 'MiB',
+  });
   ctx.report({
     figure: `heap growth ${first.tasks.toLocaleString('en-US')} -> ${second.tasks.toLocaleString('en-US')} tasks`,
     value: round(growth, 2),
@@ -48,8 +58,16 @@ runScenario('memory', async (ctx) => {
     met: growth * MiB < 20e6,
     note: ctx.quick ? 'quick run: 10k tasks, not 200k' : undefined,
   });
-  ctx.report({ figure: `RSS after ${first.tasks.toLocaleString('en-US')} tasks`, value: round(first.rss / MiB, 1), unit: 'MiB' });
-  ctx.report({ figure: `RSS after ${second.tasks.toLocaleString('en-US')} tasks`, value: round(second.rss / MiB, 1), unit: 'MiB' });
+  ctx.report({
+    figure: `RSS after ${first.tasks.toLocaleString('en-US')} tasks`,
+    value: round(first.rss / MiB, 1),
+    unit: 'MiB',
+  });
+  ctx.report({
+    figure: `RSS after ${second.tasks.toLocaleString('en-US')} tasks`,
+    value: round(second.rss / MiB, 1),
+    unit: 'MiB',
+  });
   ctx.report({
     figure: 'retained topics per device on the broker',
     value: second.retained,
@@ -58,5 +76,9 @@ runScenario('memory', async (ctx) => {
     met: second.retained <= 129,
     note: JSON.stringify(second.retainedByKind ?? {}),
   });
-  ctx.report({ figure: 'tasks/s while feeding (MQTT QoS 1, window 500)', value: round(rate, 0), unit: 'tasks/s' });
+  ctx.report({
+    figure: 'tasks/s while feeding (MQTT QoS 1, window 500)',
+    value: round(rate, 0),
+    unit: 'tasks/s',
+  });
 });

@@ -25,7 +25,7 @@ interface CannonResult extends WorkerMessage {
 runScenario('rest-throughput', async (ctx) => {
   const connections = 10;
   const warmS = ctx.quick ? 1 : 2;
-  const measureS = ctx.quick ? 3 : 6;
+  const measureS = ctx.quick ? 2 : 6;
   const rounds = ctx.quick ? 1 : 3;
 
   const device = await startBenchDevice({ mqtt: false, retain: 128, maxQueue: 10_000_000 });
@@ -33,7 +33,9 @@ runScenario('rest-throughput', async (ctx) => {
   const token = await fetchToken(device.httpPort);
 
   const bare = Fastify({ logger: false });
-  bare.post('/api/vendor-script', async (_request, reply) => reply.code(202).send({ id: 1, status: 'RUNNING' }));
+  bare.post('/api/vendor-script', async (_request, reply) =>
+    reply.code(202).send({ id: 1, status: 'RUNNING' }),
+  );
   await bare.listen({ port: 0, host: '127.0.0.1' });
   ctx.defer(() => bare.close());
   const barePort = (bare.server.address() as { port: number }).port;
@@ -44,7 +46,10 @@ runScenario('rest-throughput', async (ctx) => {
 
   const body = JSON.stringify({ vendorScript: 'PRINT x' });
   const targets = {
-    bare: { url: `http://127.0.0.1:${barePort}/api/vendor-script`, headers: { 'content-type': 'application/json' } },
+    bare: {
+      url: `http://127.0.0.1:${barePort}/api/vendor-script`,
+      headers: { 'content-type': 'application/json' },
+    },
     device: {
       url: `http://127.0.0.1:${device.httpPort}/api/vendor-script`,
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
@@ -104,9 +109,14 @@ runScenario('rest-throughput', async (ctx) => {
     unit: 'responses',
     note: `${device2xx} accepted (202), ${created} tasks created; ${queuedAtEnd} still queued when load stopped`,
   });
-  ctx.report({ figure: 'tasks queued behind the simulator at end of load', value: queuedAtEnd, unit: 'tasks' });
+  ctx.report({
+    figure: 'tasks queued behind the simulator at end of load',
+    value: queuedAtEnd,
+    unit: 'tasks',
+  });
 });
 
 async function waitDrained(queue: { queuedCount: number; runningTask: unknown }): Promise<void> {
-  while (queue.queuedCount > 0 || queue.runningTask !== undefined) await new Promise((r) => setTimeout(r, 20));
+  while (queue.queuedCount > 0 || queue.runningTask !== undefined)
+    await new Promise((r) => setTimeout(r, 20));
 }

@@ -6,13 +6,14 @@
  * stamps when it has the status. Both stamps are performance.timeOrigin + performance.now(),
  * corrected by the offset between the two processes' clocks measured over IPC (lib/clock.ts).
  */
+
+import type { RunningDevice } from '../../src/device.ts';
+import { measureOffset } from '../lib/clock.ts';
 import { BENCH_PASSWORD, BENCH_USER, startBenchDevice } from '../lib/device.ts';
 import { Latencies, type LatencySummary } from '../lib/hist.ts';
-import { measureOffset } from '../lib/clock.ts';
 import { startMosquitto } from '../lib/mosquitto.ts';
 import { startWorker, type Worker, type WorkerMessage } from '../lib/proc.ts';
 import { nowMs, round, runScenario, type ScenarioContext, sleep } from '../lib/scenario.ts';
-import type { RunningDevice } from '../../src/device.ts';
 
 interface Seen extends WorkerMessage {
   id: number;
@@ -59,7 +60,10 @@ async function runPhase(ctx: ScenarioContext, phase: Phase): Promise<LatencySumm
     const sample = async (): Promise<number> => {
       const { task } = phase.device.queue.submit(SCRIPT, { source: 'rest' });
       const seenAt = new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${phase.label}: task ${task.id} not seen`)), phase.timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`${phase.label}: task ${task.id} not seen`)),
+          phase.timeoutMs,
+        );
         const done = (t: number): void => {
           clearTimeout(timer);
           pending.delete(task.id);
@@ -138,7 +142,14 @@ runScenario('status-latency', async (ctx) => {
       watch: false,
       timeoutMs: 5000,
     },
-    { label: 'REST long poll', device: aedesDevice, observerArgs: ['longpoll', ...rest], samples: q ? 100 : 1000, watch: true, timeoutMs: 5000 },
+    {
+      label: 'REST long poll',
+      device: aedesDevice,
+      observerArgs: ['longpoll', ...rest],
+      samples: q ? 100 : 1000,
+      watch: true,
+      timeoutMs: 5000,
+    },
     {
       label: 'REST poll every 100 ms',
       device: aedesDevice,

@@ -25,7 +25,8 @@ workerMain(
   },
   {
     onMessage: (message) => {
-      if (message.type === 'stats') sendToParent({ type: 'stats', ...broker?.stats, rss: process.memoryUsage().rss });
+      if (message.type === 'stats')
+        sendToParent({ type: 'stats', ...broker?.stats, rss: process.memoryUsage().rss });
     },
     onStop: () => broker?.stop(),
   },

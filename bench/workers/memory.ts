@@ -51,7 +51,14 @@ workerMain(
       refused += 1;
     });
     const baseline = collect();
-    sendToParent({ type: 'milestone', tasks: 0, heapUsed: baseline.heapUsed, rss: baseline.rss, retained: 0, elapsedMs: 0 });
+    sendToParent({
+      type: 'milestone',
+      tasks: 0,
+      heapUsed: baseline.heapUsed,
+      rss: baseline.rss,
+      retained: 0,
+      elapsedMs: 0,
+    });
     const started = performance.now();
     let sent = 0;
     for (const target of milestones) {
@@ -71,7 +78,12 @@ workerMain(
       await until('the device to drain', () => ended >= sent, 60_000, 5);
       await sleep(300); // the last status publishes leave the bridge
       const memory = collect();
-      const retained = await countRetained({ url, username: BENCH_USER, password: BENCH_PASSWORD, filter: 'pos/#' });
+      const retained = await countRetained({
+        url,
+        username: BENCH_USER,
+        password: BENCH_PASSWORD,
+        filter: 'pos/#',
+      });
       sendToParent({
         type: 'milestone',
         tasks: sent,

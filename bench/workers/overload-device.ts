@@ -1,31 +1,49 @@
 /**
  * Scenario 5's device process (run with --expose-gc): one device with its embedded broker,
- * maxQueue 1000 (the default), retain 128. It reports `{type: 'sample', heapUsed, rss, queued,
- * ended}` every 100 ms so the parent sees memory while the flood goes on, and on `final` a
- * reading after gc().
+ * maxQueue 1000 (the default), retain 128. Every 100 ms it reports `{type: 'sample', heapUsed,
+ * rss, queued, created, ended, finishedAt, reconnects}`; on `final`, a reading after gc().
+ * Its logger writes nothing but counts messages, so MQTT reconnects are visible.
  */
 import type { RunningDevice } from '../../src/device.ts';
-import { startBenchDevice } from '../lib/device.ts';
+import { countingLogger, startBenchDevice } from '../lib/device.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
 let device: RunningDevice | undefined;
 let sampler: NodeJS.Timeout | undefined;
+const logCounts = new Map<string, number>();
 
 workerMain(
   async () => {
-    const d = await startBenchDevice({ deviceId: 'flood', brokerPort: 0, retain: 128, maxQueue: 1000 });
+    const d = await startBenchDevice(
+      { deviceId: 'flood', brokerPort: 0, retain: 128, maxQueue: 1000 },
+      countingLogger(logCounts),
+    );
     device = d;
+    let created = 0;
     let ended = 0;
     let finishedAt = 0;
     const onEnd = (): void => {
       ended += 1;
       finishedAt = performance.timeOrigin + performance.now();
     };
+    d.queue.on('queued', () => {
+      created += 1;
+    });
     d.queue.on('finished', onEnd);
     d.queue.on('failed', onEnd);
     sampler = setInterval(() => {
       const m = process.memoryUsage();
-      sendToParent({ type: 'sample', heapUsed: m.heapUsed, rss: m.rss, queued: d.queue.queuedCount, ended, finishedAt });
+      sendToParent({
+        type: 'sample',
+        heapUsed: m.heapUsed,
+        rss: m.rss,
+        queued: d.queue.queuedCount,
+        running: d.queue.runningTask !== undefined,
+        created,
+        ended,
+        finishedAt,
+        reconnects: logCounts.get('MQTT connection lost; reconnecting') ?? 0,
+      });
     }, 100);
     sendToParent({ type: 'ready', brokerPort: d.brokerPort, httpPort: d.httpPort });
   },

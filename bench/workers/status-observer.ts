@@ -32,7 +32,8 @@ async function startMqtt(url: string, username: string, password: string, ns: st
     // Zero-byte retained messages clear evicted tasks' topics (contract section 3).
     if (payload.length === 0) return;
     const message = JSON.parse(payload.toString('utf8')) as { id: number; deviceId: string; status: string };
-    if (message.status === 'FINISHED') sendToParent({ type: 'seen', deviceId: message.deviceId, id: message.id, t, topic });
+    if (message.status === 'FINISHED')
+      sendToParent({ type: 'seen', deviceId: message.deviceId, id: message.id, t, topic });
   });
   await new Promise<void>((resolve, reject) => {
     client.once('connect', () => resolve());

@@ -1,0 +1,28 @@
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { connectAsync } from 'mqtt';
+import { brokersByName } from '/work/main/test/helpers/brokers.ts';
+import { DeviceBridge } from '/work/main/bridge/device-bridge.ts';
+import { TaskQueue } from '/work/main/src/tasks/task-queue.ts';
+import { SimulatorExecutor } from '/work/main/src/executors/simulator.ts';
+
+const ns = 'test/store-042';
+const broker = await brokersByName[process.env.B ?? 'redisPair'].start(ns);
+const logger = pino({ level: process.env.LL ?? 'info' });
+const deviceId = `d1`;
+const ctl = await connectAsync(process.env.SAME ? broker.url : broker.controllerUrl, { ...broker.controllerCreds });
+await ctl.subscribeAsync([`${ns}/replies/x`, `${ns}/devices/+/tasks/+/status`], { qos: 1 });
+const t0 = Date.now();
+ctl.on('message', (tp, p) => console.log(Date.now() - t0, 'GOT', tp, p.toString().slice(0, 120)));
+const queue = new TaskQueue({ executor: new SimulatorExecutor({}), retain: 8, maxQueue: 8 });
+queue.start();
+const bridge = new DeviceBridge({ url: broker.url, ...broker.deviceCreds(deviceId), ns, deviceId, groups: [], installation: 'pos', version: '1', queue, registry: new Registry(), logger, maxScriptBytes: 1000 });
+await bridge.start();
+console.log(Date.now() - t0, 'started');
+const delay = Number(process.env.DELAY ?? 0);
+if (delay) await new Promise((r) => setTimeout(r, delay));
+await ctl.publishAsync(`${ns}/devices/${deviceId}/scripts`, JSON.stringify({ script: 'PRINT x', notAfter: 1, replyTo: `${ns}/replies/x` }), { qos: 1 });
+await new Promise((r) => setTimeout(r, 2000));
+await queue.stop(); await bridge.stop();
+await ctl.endAsync();
+await broker.stop();

@@ -1,0 +1,34 @@
+/** The options of DeviceBridge (bridge/device-bridge.ts re-exports this type). */
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { TaskQueue } from '../src/tasks/task-queue.ts';
+
+export interface DeviceBridgeOptions {
+  /** mqtt://host:port | mqtts:// | ws:// ; may carry user:pass (never logged nor shown in health). */
+  url: string;
+  /** Override the URL's credentials. */
+  username?: string;
+  password?: string;
+  /** Default 4 (MQTT 3.1.1); 5 also answers on the response topic with correlation data. */
+  protocolVersion?: 4 | 5;
+  ns: string;
+  deviceId: string;
+  /** Extra groups; group `all` is implicit. */
+  groups: readonly string[];
+  installation: 'cash-register' | 'cash-register+pos' | 'pos';
+  version: string;
+  queue: TaskQueue;
+  registry: Registry;
+  logger: Logger;
+  maxScriptBytes: number;
+  /** How many submissions' requestIds are remembered (contract: 1000). */
+  requestIdMemory?: number;
+  /** Default `regbridge_<ns>_<deviceId>` (stable, so the broker keeps the session). */
+  clientId?: string;
+  /** start() resolves after this long even if the broker is unreachable; retries go on. Default 5000. */
+  startTimeoutMs?: number;
+  /** Delay between reconnect attempts, default 1000 ms. */
+  reconnectPeriodMs?: number;
+  /** `startedAt` of the state message; default: when start() was called. */
+  startedAt?: Date;
+}

@@ -1,0 +1,116 @@
+/**
+ * The device bridge's MQTT connection (contract section 3): mqtt.js options (a stable client id
+ * with a persistent session, the offline state as last will, reconnection forever), the state
+ * payloads, subscribing, and the clean disconnect.
+ */
+import type { IClientOptions, MqttClient } from 'mqtt';
+import type { Logger } from 'pino';
+import type { BrokerEndpoint } from './broker-url.ts';
+import { type OfflineState, type OnlineState, topics } from './topics.ts';
+
+export interface ClientOptionsInput {
+  ns: string;
+  deviceId: string;
+  bootId: string;
+  protocolVersion: 4 | 5;
+  endpoint: BrokerEndpoint;
+  clientId?: string;
+  reconnectPeriodMs?: number;
+}
+
+/** `regbridge_<ns with / as _>_<deviceId>`: stable across restarts, distinct per namespace. */
+export function defaultClientId(ns: string, deviceId: string): string {
+  return `regbridge_${ns.replace(/[^A-Za-z0-9_-]/g, '_')}_${deviceId}`;
+}
+
+export function offlineState(deviceId: string, bootId: string): OfflineState {
+  return { online: false, deviceId, bootId };
+}
+
+export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
+  const { ns, deviceId, bootId, protocolVersion, endpoint } = input;
+  // A fresh object per client: mqtt.js keeps and changes the one it is given.
+  return {
+    clientId: input.clientId ?? defaultClientId(ns, deviceId),
+    protocolVersion,
+    // A persistent session: scripts published while the device is offline wait at the broker
+    // (QoS 1) and arrive when it connects again; notAfter keeps stale ones from running.
+    clean: false,
+    // MQTT 5 ends a session at disconnect unless told otherwise ([MQTT-3.1.2-23]): keep a week.
+    ...(protocolVersion === 5 && { properties: { sessionExpiryInterval: 7 * 24 * 3600 } }),
+    reconnectPeriod: input.reconnectPeriodMs ?? 1000,
+    // Keep trying after a refusal too (a broker restarting with its user list not loaded yet);
+    // start() gives up on refusals retrying cannot fix.
+    reconnectOnConnackError: true,
+    connectTimeout: 10_000,
+    keepalive: 30,
+    // The bridge resubscribes itself when the broker has no session (one filter per SUBSCRIBE).
+    resubscribe: false,
+    will: {
+      topic: topics.state(ns, deviceId),
+      payload: Buffer.from(JSON.stringify(offlineState(deviceId, bootId))),
+      qos: 1,
+      retain: true,
+    },
+    ...(endpoint.username !== undefined && { username: endpoint.username }),
+    ...(endpoint.password !== undefined && { password: endpoint.password }),
+  };
+}
+
+export function onlineState(fields: Omit<OnlineState, 'online'>): OnlineState {
+  return { online: true, ...fields };
+}
+
+/**
+ * One SUBSCRIBE per filter: aedes-persistence-redis 12 never acknowledges a SUBSCRIBE carrying
+ * several filters from a persistent session, and a refusal then names its filter. Resolves once
+ * every filter is answered; an error or a refusal ([MQTT-3.9.3] 0x80) is logged and reported.
+ */
+export function subscribeEach(client: MqttClient, filters: string[], logger: Logger): Promise<string[]> {
+  const answers = filters.map(
+    (filter) =>
+      new Promise<string | undefined>((resolve) => {
+        client.subscribe(filter, { qos: 1 }, (error, granted) => {
+          if (error) logger.error({ filter, err: error.message }, 'subscribing failed');
+          else if (granted?.some((g) => g.qos > 2)) logger.error({ filter }, 'broker refused a subscription');
+          else return resolve(undefined);
+          resolve(filter);
+        });
+      }),
+  );
+  return Promise.all(answers).then((failed) => failed.filter((f): f is string => f !== undefined));
+}
+
+/**
+ * Clean shutdown: the offline state, retained (DISCONNECT makes the broker drop the will
+ * [MQTT-3.14.4-3], so the device says it itself), then a DISCONNECT once unacknowledged QoS 1
+ * messages are through; forced if the broker does not answer in time.
+ */
+export async function disconnectCleanly(
+  client: MqttClient,
+  stateTopic: string,
+  offline: OfflineState | undefined,
+) {
+  if (offline) {
+    await withTimeout(
+      client.publishAsync(stateTopic, JSON.stringify(offline), { qos: 1, retain: true }),
+      2000,
+    ).catch(() => undefined);
+  }
+  const ended = await withTimeout(client.endAsync(false), 3000).then(
+    () => true,
+    () => false,
+  );
+  if (!ended) await client.endAsync(true).catch(() => undefined);
+  client.removeAllListeners();
+  // mqtt.js may still report a late socket error; without a listener it would be thrown.
+  client.on('error', () => undefined);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timed out')), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

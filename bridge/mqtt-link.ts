@@ -1,0 +1,114 @@
+/**
+ * The bridge's publishing side over one mqtt.js client: every message QoS 1; replies deferred a
+ * turn and never resent on a later connection. Implements BridgeLink for the status publisher,
+ * the script intake and the stale sweeper.
+ */
+import type { MqttClient } from 'mqtt';
+import type { Logger } from 'pino';
+import type { BridgeMetrics } from './bridge-metrics.ts';
+import type { BridgeLink, OutKind, PublishOptions } from './link.ts';
+
+export interface MqttLinkOptions {
+  logger: Logger;
+  metrics: BridgeMetrics;
+  protocolVersion: 4 | 5;
+}
+
+export class MqttLink implements BridgeLink {
+  private readonly options: MqttLinkOptions;
+  private client: MqttClient | undefined;
+  private connected = false;
+  private closed = false;
+  /** Completion callbacks of replies: how they are recognised in mqtt.js' outgoing map. */
+  private readonly replyCallbacks = new WeakSet<object>();
+  private readonly pendingReplies = new Set<NodeJS.Immediate>();
+
+  constructor(options: MqttLinkOptions) {
+    this.options = options;
+  }
+
+  get online(): boolean {
+    return this.connected && !this.closed;
+  }
+
+  /** QoS 1 messages handed to mqtt.js and not yet acknowledged by the broker. */
+  get inFlight(): number {
+    return this.client ? Object.keys(this.client.outgoing).length : 0;
+  }
+
+  attach(client: MqttClient): void {
+    this.client = client;
+  }
+
+  /** The bridge has handled CONNACK: publishing goes straight to the broker from now on. */
+  markConnected(): void {
+    this.connected = true;
+  }
+
+  publish(topic: string, payload: string | Buffer, options: PublishOptions, kind: OutKind): void {
+    const client = this.client;
+    if (!client || this.closed) return;
+    const { logger, metrics, protocolVersion } = this.options;
+    const properties = protocolVersion === 5 ? options.properties : undefined;
+    const done = (error?: Error): void => {
+      if (error && !this.closed) logger.warn({ topic, kind, err: error.message }, 'MQTT publish failed');
+    };
+    const send = (): void => {
+      client.publish(
+        topic,
+        payload,
+        { qos: 1, retain: options.retain, ...(properties && { properties }) },
+        done,
+      );
+      metrics.messagesOut.inc({ kind });
+    };
+    if (kind !== 'reply') {
+      send();
+      return;
+    }
+    // Replies go out on the next turn, after mqtt.js has acknowledged the script message (its
+    // PUBACK follows the 'message' event synchronously). A broker that refuses the reply by
+    // closing the connection then cannot redeliver the script, and the reply is dropped with
+    // the connection (connectionLost): no disconnect loop.
+    this.replyCallbacks.add(done);
+    const immediate = setImmediate(() => {
+      this.pendingReplies.delete(immediate);
+      if (!this.online) {
+        logger.warn({ topic }, 'reply dropped: not connected');
+        return;
+      }
+      send();
+    });
+    this.pendingReplies.add(immediate);
+  }
+
+  /**
+   * On every 'close'. Replies not acknowledged when a connection drops are forgotten instead of
+   * being resent on the next one: a broker that refuses a publish may close the connection
+   * (aedes, and the store broker's ACL for a replyTo outside what a device may publish to: 3.1.1
+   * has no other way to say no), and resending that reply at every reconnect would cut the device
+   * off for good. A reply answers one request; the requester repeats it with the same requestId
+   * and is answered again (idempotency, contract section 3). Statuses and state are kept.
+   */
+  connectionLost(): void {
+    this.connected = false;
+    const client = this.client;
+    if (!client) return;
+    for (const [key, entry] of Object.entries(client.outgoing)) {
+      if (!this.replyCallbacks.has(entry.cb)) continue;
+      const messageId = Number(key);
+      delete client.outgoing[messageId];
+      client.outgoingStore.del({ messageId }, () => undefined);
+      client.messageIdProvider.deallocate(messageId);
+      this.options.logger.warn({ messageId }, 'unacknowledged reply dropped with the connection');
+    }
+  }
+
+  /** stop(): nothing more is published; deferred replies are cancelled. */
+  close(): void {
+    this.closed = true;
+    this.connected = false;
+    for (const immediate of this.pendingReplies) clearImmediate(immediate);
+    this.pendingReplies.clear();
+  }
+}

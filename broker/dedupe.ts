@@ -1,0 +1,62 @@
+/**
+ * Works around aedes' overlap de-duplication losing messages (aedes issues #955 and #994, still
+ * in 1.2.0). When a message matches two subscriptions of one client (`a/#` and `a/b`), aedes
+ * delivers it once by remembering, per client and origin broker, the highest `brokerCounter`
+ * delivered, and drops anything not above it. Counters are taken when a publish starts, but
+ * messages reach subscribers when their persistence steps finish: a retained publish waits for
+ * Redis (or for the in-memory store), so a plain publish made just after it overtakes it and the
+ * retained one, e.g. a task status followed by a reply, is then dropped as a "duplicate".
+ *
+ * The fix keeps aedes' decision point but feeds it the right answer: before each delivery it
+ * sets the client's remembered counter so that aedes passes the message unless this exact message
+ * (origin broker + counter) was delivered to the client moments ago. The recent keys are bounded:
+ * overlapping copies of one message are delivered within the same emit.
+ *
+ * It relies on aedes 1.2 internals (`client.deliver0`, `client.deliverQoS`, `client.duplicates`),
+ * so it is installed before the client subscribes (preConnect) and test/broker-cluster.test.ts
+ * pins the behaviour.
+ */
+import type { AedesPublishPacket, Client } from 'aedes';
+
+type Deliver = (packet: AedesPublishPacket, callback: () => void) => void;
+
+interface ClientInternals {
+  deliver0: Deliver;
+  deliverQoS: Deliver;
+  duplicates: Record<string, number>;
+}
+
+const RECENT = 256;
+
+export function fixDedupe(client: Client): void {
+  const internals = client as unknown as ClientInternals;
+  if (typeof internals.deliver0 !== 'function' || typeof internals.deliverQoS !== 'function') return;
+  const recent = new Set<string>();
+  const order: string[] = [];
+
+  const decide = (packet: AedesPublishPacket): void => {
+    const origin = packet.brokerId;
+    if (!origin) return; // retained deliveries on SUBSCRIBE carry no origin: never de-duplicated
+    const key = `${origin}:${packet.brokerCounter}`;
+    const seen = recent.has(key);
+    if (!seen) {
+      recent.add(key);
+      order.push(key);
+      if (order.length > RECENT) recent.delete(order.shift()!);
+    }
+    // aedes delivers when duplicates[origin] < brokerCounter.
+    internals.duplicates[origin] = seen ? packet.brokerCounter : packet.brokerCounter - 1;
+  };
+
+  const deliver0 = internals.deliver0;
+  const deliverQoS = internals.deliverQoS;
+  internals.deliver0 = (packet, callback) => {
+    decide(packet);
+    deliver0(packet, callback);
+  };
+  internals.deliverQoS = (packet, callback) => {
+    // A QoS 0 message is handed on to deliver0 (the wrapper above), which decides.
+    if (packet.qos !== 0) decide(packet);
+    deliverQoS(packet, callback);
+  };
+}
