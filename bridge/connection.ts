@@ -66,11 +66,16 @@ export function onlineState(fields: Omit<OnlineState, 'online'>): OnlineState {
  * several filters from a persistent session, and a refusal then names its filter. Resolves once
  * every filter is answered; an error or a refusal ([MQTT-3.9.3] 0x80) is logged and reported.
  */
-export function subscribeEach(client: MqttClient, filters: string[], logger: Logger): Promise<string[]> {
+export function subscribeEach(
+  client: MqttClient,
+  filters: string[],
+  logger: Logger,
+  qos: 0 | 1 = 1,
+): Promise<string[]> {
   const answers = filters.map(
     (filter) =>
       new Promise<string | undefined>((resolve) => {
-        client.subscribe(filter, { qos: 1 }, (error, granted) => {
+        client.subscribe(filter, { qos }, (error, granted) => {
           if (error) logger.error({ filter, err: error.message }, 'subscribing failed');
           else if (granted?.some((g) => g.qos > 2)) logger.error({ filter }, 'broker refused a subscription');
           else return resolve(undefined);

@@ -116,7 +116,8 @@ export class DeviceBridge {
       logger,
       subscribe: (filter, done) => {
         if (!this.client) return;
-        void subscribeEach(this.client, [filter], logger).then((refused) =>
+        // QoS 0: only the retained messages matter; nothing to acknowledge or keep in the session.
+        void subscribeEach(this.client, [filter], logger, 0).then((refused) =>
           done(refused.length > 0 ? new Error(`subscription to ${filter} failed`) : undefined),
         );
       },

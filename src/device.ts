@@ -97,6 +97,7 @@ export async function startDevice(config: ServeConfig, deps: { logger: Logger })
         users,
         logger: logger.child({ component: 'broker' }),
         portFlag: '--broker-port',
+        wsPortFlag: '--broker-ws-port',
       });
       await broker.start();
       brokerStarted = true;

@@ -167,7 +167,6 @@ describe('a broker that closes the connection over a refused reply', () => {
       authorizePublish: (_client, packet, callback) =>
         callback(packet.topic.startsWith('forbidden/') ? new Error('not allowed') : null),
     });
-    if (process.env.DBG) aedes.on('clientError', (c, e) => console.log('CLIENT ERROR', c?.id, e.message));
     server = net.createServer(aedes.handle);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     url = `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
@@ -206,7 +205,6 @@ describe('a broker that closes the connection over a refused reply', () => {
     await live.waitFor((m) => m.topic === `${ns}/replies/ok`, 'answer to the next request');
     // The script was acknowledged before the reply went out, so the broker did not deliver it
     // again (no duplicate), and the refused reply was not resent: one disconnect only.
-    if (process.env.DBG) console.log(live.messages.map((m) => `${m.topic} ${m.payload}`).join("\n"));
     expect(live.messages.filter((m) => json(m)?.online === false)).toHaveLength(1);
     const metrics = await registry.getSingleMetric('regbridge_mqtt_messages_in_total')!.get();
     expect(metrics.values.find((v) => v.labels.result === 'duplicate')).toBeUndefined();

@@ -102,3 +102,24 @@ describe('serve flags to config input', () => {
     expect(serveInput({ mqtt: true }, {}).mqtt).toBeUndefined();
   });
 });
+
+describe('repeatable flags', () => {
+  async function parseUsers(argv: string[], env: Record<string, string>): Promise<string[] | undefined> {
+    const { Command } = await import('commander');
+    const { repeatable, repeatedValues } = await import('../src/cli/options.ts');
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    try {
+      const program = new Command().exitOverride().addOption(repeatable('--user <spec>', 'a user'));
+      program.parse(argv, { from: 'user' });
+      return repeatedValues(program, 'user', program.opts<{ user?: string[] }>().user);
+    } finally {
+      for (const key of Object.keys(env)) if (!(key in saved)) delete process.env[key];
+    }
+  }
+
+  it('splits REGBRIDGE_USER on commas but keeps command-line values whole', async () => {
+    expect(await parseUsers([], { REGBRIDGE_USER: 'a:1, b:2' })).toEqual(['a:1', 'b:2']);
+    expect(await parseUsers(['--user', 'a:1,x', '--user', 'b:2'], {})).toEqual(['a:1,x', 'b:2']);
+  });
+});

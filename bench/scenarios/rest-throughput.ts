@@ -7,7 +7,7 @@
  * measured is the submission path (auth, validation, queue, response); the simulator drains
  * the queue in the same event loop meanwhile, as on a real device.
  */
-import Fastify from 'fastify';
+import { startBareApp } from '../lib/bare.ts';
 import { fetchToken, startBenchDevice } from '../lib/device.ts';
 import { startWorker, type WorkerMessage } from '../lib/proc.ts';
 import { round, runScenario, withTimeout } from '../lib/scenario.ts';
@@ -32,13 +32,8 @@ runScenario('rest-throughput', async (ctx) => {
   ctx.defer(() => device.stop());
   const token = await fetchToken(device.httpPort);
 
-  const bare = Fastify({ logger: false });
-  bare.post('/api/vendor-script', async (_request, reply) =>
-    reply.code(202).send({ id: 1, status: 'RUNNING' }),
-  );
-  await bare.listen({ port: 0, host: '127.0.0.1' });
+  const { app: bare, port: barePort } = await startBareApp();
   ctx.defer(() => bare.close());
-  const barePort = (bare.server.address() as { port: number }).port;
 
   const cannon = startWorker('bench/workers/autocannon.ts');
   ctx.defer(() => cannon.stop());

@@ -67,3 +67,22 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
 }
+
+/**
+ * The values of a repeatable flag. commander hands an environment value through the flag's
+ * parser as if it were one flag, so a value from REGBRIDGE_<FLAG> is split on commas here, while
+ * values from the command line are kept whole (a password may contain a comma).
+ */
+export function repeatedValues(
+  command: Command,
+  key: string,
+  value: string[] | string | undefined,
+): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = Array.isArray(value) ? value : [value];
+  if (command.getOptionValueSource(key) !== 'env') return items;
+  return items
+    .flatMap((item) => item.split(','))
+    .map((item) => item.trim())
+    .filter(Boolean);
+}

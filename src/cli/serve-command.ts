@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { parseServeConfig, type ServeConfig } from '../config.ts';
 import { startDevice } from '../device.ts';
 import { createLogger } from '../logger.ts';
-import { onShutdownSignal, option, repeatable, reportStartError } from './options.ts';
+import { onShutdownSignal, option, repeatable, repeatedValues, reportStartError } from './options.ts';
 import { type ServeFlags, serveInput } from './serve-flags.ts';
 
 export function registerServeCommand(program: Command): void {
@@ -51,7 +51,12 @@ export function registerServeCommand(program: Command): void {
     .addOption(
       option('--max-queue <n>', 'queued tasks accepted before 503 QUEUE_FULL').default(undefined, '1000'),
     )
-    .addOption(option('--script-timeout <duration>', 'longest a script may run (both executors; 0: none)').default(undefined, '120s'))
+    .addOption(
+      option('--script-timeout <duration>', 'longest a script may run (both executors; 0: none)').default(
+        undefined,
+        '120s',
+      ),
+    )
     .addOption(
       option('--max-script-bytes <n>', 'largest script accepted (413 SCRIPT_TOO_LARGE)').default(
         undefined,
@@ -59,7 +64,10 @@ export function registerServeCommand(program: Command): void {
       ),
     )
     .addOption(
-      option('--output-cap <n>', 'largest report kept, in bytes (both executors)').default(undefined, '1048576'),
+      option('--output-cap <n>', 'largest report kept, in bytes (both executors)').default(
+        undefined,
+        '1048576',
+      ),
     )
     .addOption(
       option('--fm-script-timeout <duration>', 'default wait of POST /api/fm-script').default(
@@ -74,7 +82,11 @@ export function registerServeCommand(program: Command): void {
       let config: ServeConfig;
       let generatedPassword: string | undefined;
       try {
-        const input = serveInput(flags);
+        const input = serveInput({
+          ...flags,
+          user: repeatedValues(command, 'user', flags.user),
+          group: repeatedValues(command, 'group', flags.group),
+        });
         // Contract section 4: with no user configured, create `admin` with a random password
         // and print it once (stdout, never the log).
         if (!input.users?.length && input.auth !== 'off') {
