@@ -17,7 +17,10 @@ interface Profile {
   timeDeltas: number[];
 }
 
-export function topSelfTime(profile: Profile, count: number): Array<{ name: string; where: string; ms: number; share: number }> {
+export function topSelfTime(
+  profile: Profile,
+  count: number,
+): Array<{ name: string; where: string; ms: number; share: number }> {
   const byNode = new Map<number, number>();
   profile.samples.forEach((id, i) => {
     byNode.set(id, (byNode.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
@@ -42,7 +45,10 @@ export function topSelfTime(profile: Profile, count: number): Array<{ name: stri
 }
 
 /** Self time by package (node_modules/<name>), by our own file, or by node internals. */
-export function selfTimeByOwner(profile: Profile, count: number): Array<{ owner: string; ms: number; share: number }> {
+export function selfTimeByOwner(
+  profile: Profile,
+  count: number,
+): Array<{ owner: string; ms: number; share: number }> {
   const rows = topSelfTime(profile, Number.MAX_SAFE_INTEGER);
   const owners = new Map<string, number>();
   let busy = 0;
@@ -74,11 +80,15 @@ if (process.argv[1]?.endsWith('profile-top.ts')) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   if (mode === '--by-owner') {
     for (const row of selfTimeByOwner(profile, Number(count))) {
-      console.log(`${(row.share * 100).toFixed(1).padStart(5)}% of busy  ${String(row.ms).padStart(6)} ms  ${row.owner}`);
+      console.log(
+        `${(row.share * 100).toFixed(1).padStart(5)}% of busy  ${String(row.ms).padStart(6)} ms  ${row.owner}`,
+      );
     }
   } else {
     for (const row of topSelfTime(profile, Number(count))) {
-      console.log(`${(row.share * 100).toFixed(1).padStart(5)}%  ${String(row.ms).padStart(6)} ms  ${row.name}  ${row.where}`);
+      console.log(
+        `${(row.share * 100).toFixed(1).padStart(5)}%  ${String(row.ms).padStart(6)} ms  ${row.name}  ${row.where}`,
+      );
     }
   }
 }

@@ -5,7 +5,7 @@
  * no figure; a missed goal is a figure like any other (CI runs --quick and never asserts a time).
  */
 import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { ROOT, startWorker, waitExit } from './lib/proc.ts';
 import { renderTable } from './lib/table.ts';
@@ -104,6 +104,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const started = Date.now();
+  const loadStart = loadavg().map((l) => Math.round(l * 100) / 100);
   const outcomes: ScenarioOutcome[] = [];
   for (const spec of selected) {
     console.error(`== ${spec.name}${quick ? ' (quick)' : ''}`);
@@ -119,6 +120,7 @@ async function main(): Promise<number> {
     cpuModel: cpus()[0]?.model ?? 'unknown',
     quick,
     durationMs: Date.now() - started,
+    loadavg: { start: loadStart, end: loadavg().map((l) => Math.round(l * 100) / 100) },
     scenarios: outcomes.map(({ figures: _figures, ...rest }) => rest),
     results: outcomes.flatMap((o) => o.figures),
   };

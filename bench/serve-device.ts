@@ -17,7 +17,11 @@ if (process.argv[2] === 'bare') {
 } else {
   const device = await startBenchDevice(JSON.parse(process.argv[2] ?? '{}'));
   console.log(
-    JSON.stringify({ httpPort: device.httpPort, brokerPort: device.brokerPort, deviceId: device.config.deviceId }),
+    JSON.stringify({
+      httpPort: device.httpPort,
+      brokerPort: device.brokerPort,
+      deviceId: device.config.deviceId,
+    }),
   );
   close = () => device.stop();
 }

@@ -87,22 +87,23 @@ export function subscribeEach(
 }
 
 /**
- * Clean shutdown: the offline state, retained (DISCONNECT makes the broker drop the will
- * [MQTT-3.14.4-3], so the device says it itself), then a DISCONNECT once unacknowledged QoS 1
- * messages are through; forced if the broker does not answer in time.
+ * Clean shutdown. Connected: the offline state, retained (DISCONNECT makes the broker drop the
+ * will [MQTT-3.14.4-3], so the device says it itself), then a DISCONNECT once unacknowledged QoS 1
+ * messages are through, forced if the broker does not answer in time. Not connected: nothing can
+ * be acknowledged any more, so the client just ends (and stops reconnecting).
  */
 export async function disconnectCleanly(
   client: MqttClient,
   stateTopic: string,
   offline: OfflineState | undefined,
-) {
+): Promise<void> {
   if (offline) {
     await withTimeout(
       client.publishAsync(stateTopic, JSON.stringify(offline), { qos: 1, retain: true }),
       2000,
     ).catch(() => undefined);
   }
-  const ended = await withTimeout(client.endAsync(false), 3000).then(
+  const ended = await withTimeout(client.endAsync(offline === undefined), 3000).then(
     () => true,
     () => false,
   );

@@ -1,14 +1,5 @@
-/**
- * Contract section 3 against every broker of test/helpers/brokers.ts: the same device
- * (startDevice: REST + queue + simulator + bridge) and the same assertions on each.
- */
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DeviceBridge } from '../bridge/device-bridge.ts';
 import { type StatusMessage, statusMessageSchema, topics } from '../bridge/topics.ts';
-import { SimulatorExecutor } from '../src/executors/simulator.ts';
-import { TaskQueue } from '../src/tasks/task-queue.ts';
 import { VERSION } from '../src/version.ts';
 import { startTestDevice, type TestDevice, uniqueId } from './helpers/bridge-device.ts';
 import { type BrokerFixture, brokers, type RunningBroker } from './helpers/brokers.ts';
@@ -330,41 +321,5 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     expect(json(await live.waitFor((m) => m.topic === reply, 'reply'))).toMatchObject({ requestId: 'acl-2' });
     expect(d.device.queue.list().map((t) => t.requestId)).toEqual(['acl-2', 'acl-1']);
     expect(d.device.bridge!.health().state).toBe('connected');
-  });
-
-  it.runIf(fixture.mqtt5)('MQTT 5: answers on the response topic with the correlation data', async () => {
-    const deviceId = uniqueId('v5');
-    const response = replyTopic();
-    const live = await controller([response], 5);
-    const queue = new TaskQueue({ executor: new SimulatorExecutor({}), retain: 8, maxQueue: 8 });
-    queue.start();
-    const bridge = new DeviceBridge({
-      url: broker.url,
-      protocolVersion: 5,
-      ns,
-      deviceId,
-      groups: [],
-      installation: 'pos',
-      version: VERSION,
-      queue,
-      registry: new Registry(),
-      logger: pino({ level: 'silent' }),
-      maxScriptBytes: 1024,
-    });
-    cleanups.push(async () => {
-      await queue.stop();
-      await bridge.stop();
-    });
-    await bridge.start();
-    await live.publish(
-      topics.deviceScripts(ns, deviceId),
-      JSON.stringify({ script: 'PRINT v5', requestId: 'v5-1' }),
-      {
-        properties: { responseTopic: response, correlationData: Buffer.from('corr-42') },
-      },
-    );
-    const answer = await live.waitFor((m) => m.topic === response, 'MQTT 5 response');
-    expect(json(answer)).toEqual({ requestId: 'v5-1', deviceId, id: expect.any(Number), status: 'RUNNING' });
-    expect(answer.packet.properties?.correlationData?.toString()).toBe('corr-42');
   });
 });

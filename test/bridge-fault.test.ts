@@ -6,55 +6,16 @@
  */
 import net from 'node:net';
 import { Aedes } from 'aedes';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DeviceBridge } from '../bridge/device-bridge.ts';
 import { topics } from '../bridge/topics.ts';
-import { SimulatorExecutor } from '../src/executors/simulator.ts';
-import { TaskQueue } from '../src/tasks/task-queue.ts';
-import { VERSION } from '../src/version.ts';
-import { startTestDevice, uniqueId } from './helpers/bridge-device.ts';
-import { type BrokerFixture, brokers, type Credentials, type RunningBroker } from './helpers/brokers.ts';
-import { type Received, TestClient } from './helpers/mqtt.ts';
+import { directBridge, startTestDevice, uniqueId } from './helpers/bridge-device.ts';
+import { type BrokerFixture, brokersByName, type RunningBroker } from './helpers/brokers.ts';
+import { type Received, TestClient, until } from './helpers/mqtt.ts';
 
 const json = (m: Received) => m.json as Record<string, unknown> | undefined;
-const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-function directBridge(
-  url: string,
-  creds: Credentials,
-  ns: string,
-  deviceId: string,
-  queue: TaskQueue,
-  registry = new Registry(),
-) {
-  return new DeviceBridge({
-    url,
-    ...creds,
-    ns,
-    deviceId,
-    groups: [],
-    installation: 'cash-register',
-    version: VERSION,
-    queue,
-    registry,
-    logger: silent,
-    maxScriptBytes: 4096,
-    // Long enough that the test can act while the bridge is disconnected.
-    reconnectPeriodMs: 1500,
-  });
-}
-
-const restartable = brokers.filter((b) => b.name !== 'aedes x2 over Redis');
+/** The brokers with halt()/resume(); the Redis pair is covered by the contract suite. */
+const restartable = [brokersByName.embedded, brokersByName.mosquitto, brokersByName.nats];
 
 describe.each(restartable)('MQTT faults on $name', (fixture: BrokerFixture) => {
   const ns = 'fault/store-7';
@@ -118,21 +79,22 @@ describe.each(restartable)('MQTT faults on $name', (fixture: BrokerFixture) => {
 
   it('clears, after reconnecting, the topic of a task evicted while disconnected', async () => {
     const deviceId = uniqueId('evict');
-    const queue = new TaskQueue({ executor: new SimulatorExecutor({}), retain: 1, maxQueue: 10 });
-    queue.start();
-    const bridge = directBridge(broker.url, broker.deviceCreds(deviceId), ns, deviceId, queue);
-    cleanups.push(async () => {
-      await queue.stop();
-      await bridge.stop();
-    });
+    const device = directBridge(
+      // A reconnect period long enough for the test to act while the bridge is disconnected.
+      { url: broker.url, ...broker.deviceCreds(deviceId), ns, deviceId, reconnectPeriodMs: 1500 },
+      { retain: 1 },
+    );
+    cleanups.push(() => device.stop());
+    const { bridge, queue } = device;
     const live = await watcher([topics.deviceTaskStatuses(ns, deviceId), topics.state(ns, deviceId)]);
     await bridge.start();
     const a = queue.submit('PRINT a', { source: 'rest' }).task;
     await live.waitFor(finished(deviceId, a.id), 'a finished');
+    await until(() => bridge.health().pending === 0, 'every status of a acknowledged');
 
     bridge.simulateConnectionLoss();
     await live.waitFor((m) => json(m)?.online === false, 'last will');
-    expect(bridge.health().state).not.toBe('connected');
+    await until(() => bridge.health().state !== 'connected', 'the bridge to notice');
     const b = queue.submit('PRINT b', { source: 'rest' }).task;
     await queue.waitForEnd(b.id, 5000);
     const c = queue.submit('PRINT c', { source: 'rest' }).task;
@@ -182,15 +144,12 @@ describe('a broker that closes the connection over a refused reply', () => {
   it('is disconnected once, not in a loop, and answers the next request', async () => {
     const ns = 'acl';
     const deviceId = uniqueId('kick');
-    const queue = new TaskQueue({ executor: new SimulatorExecutor({}), retain: 8, maxQueue: 8 });
-    queue.start();
-    const registry = new Registry();
-    const bridge = directBridge(url, {}, ns, deviceId, queue, registry);
+    const device = directBridge({ url, ns, deviceId, reconnectPeriodMs: 1500 });
+    const { bridge, queue, registry } = device;
     const live = await TestClient.connect(url, [topics.state(ns, deviceId), `${ns}/replies/ok`]);
     cleanups.push(async () => {
       await live.close();
-      await queue.stop();
-      await bridge.stop();
+      await device.stop();
     });
     await bridge.start();
     const body = { script: 'PRINT a', requestId: 'kick-1', replyTo: 'forbidden/replies' };

@@ -8,7 +8,9 @@ import { summarize } from '../../bridge/controller-types.ts';
 import { silentLogger } from './device.ts';
 import { CONTROLLER_PASSWORD, CONTROLLER_USER, NS, ranges } from './fleet.ts';
 import { startWorker, type Worker, type WorkerMessage } from './proc.ts';
-import { until } from './scenario.ts';
+import { sleep, until } from './scenario.ts';
+
+const SETTLE_MS = 2000;
 
 export interface FleetDevice {
   deviceId: string;
@@ -68,9 +70,13 @@ export async function startFleet(options: {
       60_000,
       20,
     );
+    const startupMs = performance.now() - started;
+    // Each bridge sweeps its stale status topics for about a second after connecting (it is
+    // subscribed to its own statuses meanwhile): measure the steady state after that.
+    await sleep(SETTLE_MS);
     return {
       devices: ready.flatMap((r) => r.devices),
-      startupMs: performance.now() - started,
+      startupMs,
       rss: ready.reduce((n, r) => n + r.rss, 0),
       controller: c,
       stop,

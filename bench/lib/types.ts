@@ -41,6 +41,8 @@ export interface ResultsFile {
   cpuModel: string;
   quick: boolean;
   durationMs: number;
+  /** os.loadavg() before and after the run: other work on the machine skews every figure. */
+  loadavg: { start: number[]; end: number[] };
   scenarios: Array<Omit<ScenarioOutcome, 'figures'>>;
   results: Figure[];
 }

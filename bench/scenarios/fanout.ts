@@ -89,7 +89,7 @@ async function measure(ctx: ScenarioContext, kind: BrokerKind, n: number, rounds
 
 runScenario('fanout', async (ctx) => {
   const sizes = ctx.quick ? [10, 50] : [10, 100, 500];
-  const rounds = ctx.quick ? 1 : 3;
+  const rounds = ctx.quick ? 1 : 5;
   for (const n of sizes) {
     const aedes = await measure(ctx, 'aedes', n, rounds);
     const mosquitto = await measure(ctx, 'mosquitto', n, rounds);

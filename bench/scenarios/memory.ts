@@ -13,6 +13,10 @@ interface Milestone extends WorkerMessage {
   retained: number;
   retainedByKind?: Record<string, number>;
   held?: number;
+  reconnects?: number;
+  peakPending?: number;
+  peakHeap?: number;
+  brokerClientErrors?: number;
   failed?: number;
   elapsedMs: number;
 }
@@ -22,22 +26,26 @@ const MiB = 2 ** 20;
 runScenario('memory', async (ctx) => {
   const small = 1000;
   const large = ctx.quick ? 10_000 : 200_000;
-  const worker = startWorker('bench/workers/memory.ts', [String(small), String(large)], {
-    execArgv: ['--expose-gc'],
-  });
+  // Readings in between show the shape of any growth (flat, steady, a step at one moment).
+  const steps = ctx.quick ? [small, 5_000, large] : [small, 50_000, 100_000, 150_000, large];
+  const worker = startWorker('bench/workers/memory.ts', steps.map(String), { execArgv: ['--expose-gc'] });
   ctx.defer(() => worker.stop(10_000));
   const timeout = ctx.quick ? 60_000 : 280_000;
-  const base = await worker.next<Milestone>('milestone', 30_000);
-  const first = await worker.next<Milestone>('milestone', timeout);
-  const second = await worker.next<Milestone>('milestone', timeout);
+  const readings: Milestone[] = [];
+  for (let i = 0; i <= steps.length; i += 1)
+    readings.push(await worker.next<Milestone>('milestone', i === 0 ? 30_000 : timeout));
   await worker.next('done', 10_000);
-  for (const m of [base, first, second]) {
+  for (const m of readings) {
     ctx.log(
       `${m.tasks} tasks: heap ${(m.heapUsed / MiB).toFixed(1)} MiB, RSS ${(m.rss / MiB).toFixed(1)} MiB, ` +
         `retained ${m.retained} ${JSON.stringify(m.retainedByKind ?? {})}, held ${m.held ?? 0}, ` +
-        `${m.failed ?? 0} failed, ${(m.elapsedMs / 1000).toFixed(1)} s`,
+        `peak backlog ${m.peakPending ?? 0} unacknowledged publishes, peak heap ${((m.peakHeap ?? 0) / MiB).toFixed(0)} MiB, ` +
+        `${m.failed ?? 0} failed, ${m.reconnects ?? 0} MQTT reconnects, ${m.brokerClientErrors ?? 0} broker client errors, ` +
+        `${(m.elapsedMs / 1000).toFixed(1)} s`,
     );
   }
+  const first = readings[1]!;
+  const second = readings[readings.length - 1]!;
   const growth = (second.heapUsed - first.heapUsed) / MiB;
   const rate = (second.tasks - first.tasks) / ((second.elapsedMs - first.elapsedMs) / 1000);
   ctx.report({
@@ -56,7 +64,7 @@ runScenario('memory', async (ctx) => {
     unit: 'MiB',
     goal: '< 20 MB',
     met: growth * MiB < 20e6,
-    note: ctx.quick ? 'quick run: 10k tasks, not 200k' : undefined,
+    note: `${ctx.quick ? 'quick run: 10k tasks, not 200k; ' : ''}${second.reconnects ?? 0} MQTT reconnects during the run`,
   });
   ctx.report({
     figure: `RSS after ${first.tasks.toLocaleString('en-US')} tasks`,

@@ -122,6 +122,8 @@ runScenario('status-latency', async (ctx) => {
   ctx.defer(() => aedesDevice.stop());
   const mosquittoDevice = await startBenchDevice({ deviceId: 'lat-mosq', mqttUrl: mosquitto.url });
   ctx.defer(() => mosquittoDevice.stop());
+  // Past the bridges' start-up sweep (about a second subscribed to their own statuses).
+  await sleep(2000);
   const creds = [BENCH_USER, BENCH_PASSWORD];
   const rest = [String(aedesDevice.httpPort), ...creds];
 

@@ -7,7 +7,7 @@
  */
 import { connect } from 'mqtt';
 import type { RunningDevice } from '../../src/device.ts';
-import { BENCH_PASSWORD, BENCH_USER, startBenchDevice } from '../lib/device.ts';
+import { BENCH_PASSWORD, BENCH_USER, countingLogger, startBenchDevice } from '../lib/device.ts';
 import { countRetained } from '../lib/retained.ts';
 import { sleep, until } from '../lib/scenario.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
@@ -15,6 +15,7 @@ import { sendToParent, workerMain } from '../lib/worker-side.ts';
 const milestones = process.argv.slice(2).map(Number);
 const WINDOW = 500;
 let device: RunningDevice | undefined;
+const logCounts = new Map<string, number>();
 
 function collect(): NodeJS.MemoryUsage {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -26,7 +27,10 @@ function collect(): NodeJS.MemoryUsage {
 
 workerMain(
   async () => {
-    const d = await startBenchDevice({ deviceId: 'mem', brokerPort: 0, retain: 128, maxQueue: 1000 });
+    const d = await startBenchDevice(
+      { deviceId: 'mem', brokerPort: 0, retain: 128, maxQueue: 1000 },
+      countingLogger(logCounts),
+    );
     device = d;
     const url = `mqtt://127.0.0.1:${d.brokerPort}`;
     const feeder = connect(url, {
@@ -43,6 +47,8 @@ workerMain(
     });
     let ended = 0;
     let refused = 0;
+    let peakPending = 0;
+    let peakHeap = 0;
     d.queue.on('finished', () => {
       ended += 1;
     });
@@ -74,9 +80,21 @@ workerMain(
         // Keep at most one window queued: the queue (maxQueue 1000) must never refuse here.
         const ceiling = sent - WINDOW;
         await until('the device to catch up', () => ended >= ceiling, 60_000, 1);
+        const pending = d.bridge?.health().pending ?? 0;
+        if (pending > peakPending) peakPending = pending;
+        const heap = process.memoryUsage().heapUsed;
+        if (heap > peakHeap) peakHeap = heap;
       }
       await until('the device to drain', () => ended >= sent, 60_000, 5);
-      await sleep(300); // the last status publishes leave the bridge
+      // The bridge publishes nothing back-pressured: wait until the broker has acknowledged
+      // every status and clear, or the reading would count messages still in flight.
+      await until(
+        'the bridge to have every publish acknowledged',
+        () => (d.bridge?.health().pending ?? 0) === 0,
+        120_000,
+        10,
+      );
+      await sleep(100);
       const memory = collect();
       const retained = await countRetained({
         url,
@@ -94,6 +112,10 @@ workerMain(
         retained: retained.total,
         retainedByKind: retained.byKind,
         held: d.queue.heldCount,
+        peakPending,
+        peakHeap,
+        reconnects: logCounts.get('MQTT connection lost; reconnecting') ?? 0,
+        brokerClientErrors: logCounts.get('client error') ?? 0,
         elapsedMs: performance.now() - started,
       });
     }

@@ -1,13 +1,19 @@
 /**
- * A whole device (REST app, queue, simulator, MQTT bridge) started with `startDevice` against a
- * test broker, plus the few REST calls the bridge suites make. Auth is off: these suites are
- * about MQTT; the REST suites pin authentication.
+ * Devices for the bridge suites: a whole device (REST app, queue, simulator, MQTT bridge)
+ * started with `startDevice` against a test broker, plus the few REST calls the suites make (auth
+ * off: these suites are about MQTT; the REST suites pin authentication), or a bare DeviceBridge
+ * on a queue for the options `startDevice` does not expose.
  */
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { DeviceBridge, type DeviceBridgeOptions } from '../../bridge/device-bridge.ts';
 import { parseServeConfig, type ServeConfigInput } from '../../src/config.ts';
 import { type RunningDevice, startDevice } from '../../src/device.ts';
+import { SimulatorExecutor } from '../../src/executors/simulator.ts';
 import type { TaskBody } from '../../src/tasks/task.ts';
+import { TaskQueue } from '../../src/tasks/task-queue.ts';
+import { VERSION } from '../../src/version.ts';
 import type { RunningBroker } from './brokers.ts';
 
 export interface TestDevice {
@@ -71,5 +77,50 @@ export async function startTestDevice(
       return (await response.json()) as TaskBody;
     },
     stop: () => device.stop(),
+  };
+}
+
+export interface DirectBridge {
+  bridge: DeviceBridge;
+  queue: TaskQueue;
+  registry: Registry;
+  /** Stops the queue (its running task ends FAILURE and is mirrored), then the bridge. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A DeviceBridge on its own TaskQueue (simulator), without the REST app: for the options
+ * `startDevice` does not expose (MQTT 5, reconnect period, requestId memory, credentials).
+ * The queue is started; the bridge is not.
+ */
+export function directBridge(
+  options: Pick<DeviceBridgeOptions, 'url' | 'ns' | 'deviceId'> & Partial<DeviceBridgeOptions>,
+  queueOptions: { retain?: number; maxQueue?: number } = {},
+): DirectBridge {
+  const queue = new TaskQueue({
+    executor: new SimulatorExecutor({}),
+    retain: queueOptions.retain ?? 8,
+    maxQueue: queueOptions.maxQueue ?? 8,
+  });
+  queue.start();
+  const registry = new Registry();
+  const bridge = new DeviceBridge({
+    groups: [],
+    installation: 'pos',
+    version: VERSION,
+    queue,
+    registry,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    maxScriptBytes: 4096,
+    ...options,
+  });
+  return {
+    bridge,
+    queue,
+    registry,
+    async stop() {
+      await queue.stop();
+      await bridge.stop();
+    },
   };
 }

@@ -38,11 +38,6 @@ export interface BrokerFixture {
   name: string;
   /** Speaks MQTT 5 too. */
   mqtt5: boolean;
-  /**
-   * A defect of the broker that makes the contract suite fail; such fixtures run only with
-   * REGBRIDGE_TEST_KNOWN_ISSUES=1, so the defect stays visible and easy to re-check.
-   */
-  knownIssue?: string;
   start(ns: string): Promise<RunningBroker>;
 }
 
@@ -276,9 +271,6 @@ const nats: BrokerFixture = {
 const redisPair: BrokerFixture = {
   name: 'aedes x2 over Redis',
   mqtt5: false,
-  knownIssue:
-    'aedes 1.2 + aedes-persistence-redis 12 lose ~10-25% of the live deliveries of retained messages ' +
-    '(duplicate them without mqemitter-redis), so subscribers miss status transitions',
   async start(ns) {
     const redis = await startRedisServer();
     const devices = new Map<string, string>();
@@ -307,12 +299,7 @@ const redisPair: BrokerFixture = {
   },
 };
 
-export const allBrokers: BrokerFixture[] = [embedded, mosquitto, nats, redisPair];
-
-/** The brokers the suites run on: every fixture without a known defect, or all of them on request. */
-export const brokers: BrokerFixture[] = allBrokers.filter(
-  (fixture) => !fixture.knownIssue || process.env.REGBRIDGE_TEST_KNOWN_ISSUES === '1',
-);
+export const brokers: BrokerFixture[] = [embedded, mosquitto, nats, redisPair];
 
 export const brokersByName = {
   embedded,
