@@ -43,3 +43,49 @@ export async function countRetained(options: {
     await client.endAsync(true);
   }
 }
+
+/**
+ * Resolves once `topic` holds (or receives) a message whose JSON `status` is `status`: a fresh
+ * client subscribes and waits. Used as a barrier: a device publishes in order, so when its
+ * status for a task submitted last has reached the broker, everything it published before has.
+ */
+export async function awaitStatusOnBroker(options: {
+  url: string;
+  username?: string;
+  password?: string;
+  topic: string;
+  status: string;
+  timeoutMs: number;
+}): Promise<void> {
+  const client = connect(options.url, {
+    ...(options.username !== undefined && { username: options.username }),
+    ...(options.password !== undefined && { password: options.password }),
+    protocolVersion: 4,
+    clean: true,
+    reconnectPeriod: 0,
+    clientId: `bench-barrier-${process.pid}-${Date.now()}`,
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${options.topic}: no ${options.status} within ${options.timeoutMs} ms`)),
+        options.timeoutMs,
+      );
+      client.once('error', reject);
+      client.on('message', (_topic, payload) => {
+        if (payload.length === 0) return;
+        const message = JSON.parse(payload.toString('utf8')) as { status?: string };
+        if (message.status === options.status) resolve();
+      });
+      client.once('connect', () => {
+        client.subscribe(options.topic, { qos: 1 }, (error) => {
+          if (error) reject(error);
+        });
+      });
+    });
+  } finally {
+    clearTimeout(timer);
+    await client.endAsync(true);
+  }
+}

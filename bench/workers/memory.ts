@@ -8,8 +8,8 @@
 import { connect } from 'mqtt';
 import type { RunningDevice } from '../../src/device.ts';
 import { BENCH_PASSWORD, BENCH_USER, countingLogger, startBenchDevice } from '../lib/device.ts';
-import { countRetained } from '../lib/retained.ts';
-import { sleep, until } from '../lib/scenario.ts';
+import { awaitStatusOnBroker, countRetained } from '../lib/retained.ts';
+import { until } from '../lib/scenario.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
 const milestones = process.argv.slice(2).map(Number);
@@ -86,15 +86,21 @@ workerMain(
         if (heap > peakHeap) peakHeap = heap;
       }
       await until('the device to drain', () => ended >= sent, 60_000, 5);
-      // The bridge publishes nothing back-pressured: wait until the broker has acknowledged
-      // every status and clear, or the reading would count messages still in flight.
-      await until(
-        'the bridge to have every publish acknowledged',
-        () => (d.bridge?.health().pending ?? 0) === 0,
-        120_000,
-        10,
-      );
-      await sleep(100);
+      // The bridge's publishes are not back-pressured: statuses and clears may still be on
+      // their way to the broker. Two sentinel tasks are a barrier (a client's QoS 1 messages
+      // arrive in order): once the second one's FINISHED is on the broker, all before it is too.
+      for (let k = 0; k < 2; k += 1) {
+        const { task } = d.queue.submit('PRINT sentinel', { source: 'rest' });
+        await d.queue.waitForEnd(task.id, 60_000);
+        await awaitStatusOnBroker({
+          url,
+          username: BENCH_USER,
+          password: BENCH_PASSWORD,
+          topic: `pos/devices/mem/tasks/${task.id}/status`,
+          status: 'FINISHED',
+          timeoutMs: 180_000,
+        });
+      }
       const memory = collect();
       const retained = await countRetained({
         url,

@@ -41,7 +41,8 @@ export interface BrokerFixture {
   start(ns: string): Promise<RunningBroker>;
 }
 
-const silent = pino({ level: process.env.TEST_BROKER_LOG_LEVEL ?? 'silent' });
+/** Silent unless TEST_BROKER_LOG_LEVEL is set (debugging a failing suite). */
+const brokerLogger = pino({ level: process.env.TEST_BROKER_LOG_LEVEL ?? 'silent' });
 
 /** A port that was free a moment ago (bind 0, read it, close). */
 export function freePort(): Promise<number> {
@@ -131,7 +132,7 @@ function storeBroker(port: number, ns: string, devices: Map<string, string>, red
       ...[...devices].map(([name, password]) => ({ name, password, role: 'device' as const })),
     ],
     ...(redisUrl !== undefined && { redisUrl }),
-    logger: silent,
+    logger: brokerLogger,
   });
 }
 

@@ -168,3 +168,7 @@ export async function until(condition: () => boolean, what: string, timeoutMs = 
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+export function jsonOf<T = Record<string, unknown>>(message: Received): T {
+  return message.json as T;
+}
