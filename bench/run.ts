@@ -20,7 +20,7 @@ interface ScenarioSpec {
 }
 
 const SCENARIOS: ScenarioSpec[] = [
-  { name: 'rest-throughput', file: 'bench/scenarios/rest-throughput.ts', quickTimeout: 40, fullTimeout: 120 },
+  { name: 'rest-throughput', file: 'bench/scenarios/rest-throughput.ts', quickTimeout: 40, fullTimeout: 180 },
   { name: 'status-latency', file: 'bench/scenarios/status-latency.ts', quickTimeout: 40, fullTimeout: 180 },
   { name: 'fanout', file: 'bench/scenarios/fanout.ts', quickTimeout: 60, fullTimeout: 300 },
   { name: 'memory', file: 'bench/scenarios/memory.ts', quickTimeout: 40, fullTimeout: 300 },

@@ -15,7 +15,10 @@ if (process.argv[2] === 'bare') {
   console.log(JSON.stringify({ httpPort: port, bare: true }));
   close = () => app.close();
 } else {
-  const device = await startBenchDevice(JSON.parse(process.argv[2] ?? '{}'));
+  const { pauseQueue, ...config } = JSON.parse(process.argv[2] ?? '{}') as Record<string, unknown>;
+  const device = await startBenchDevice(config);
+  // `"pauseQueue": true` keeps submitted tasks queued: the submission path alone, no execution.
+  if (pauseQueue === true) await device.queue.stop();
   console.log(
     JSON.stringify({
       httpPort: device.httpPort,

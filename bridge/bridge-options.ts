@@ -4,9 +4,14 @@ import type { Registry } from 'prom-client';
 import type { TaskQueue } from '../src/tasks/task-queue.ts';
 
 export interface DeviceBridgeOptions {
-  /** mqtt://host:port | mqtts:// | ws:// ; may carry user:pass (never logged nor shown in health). */
-  url: string;
-  /** Override the URL's credentials. */
+  /**
+   * mqtt://host:port | mqtts:// | ws:// ; may carry user:pass (never logged nor shown in health).
+   * Several brokers (instances of one cluster) as a comma-separated list or an array: the bridge
+   * starts with the first and tries the next at every reconnect attempt (docs/mqtt.md,
+   * "Several brokers"). A URL without credentials uses those of the first URL that has some.
+   */
+  url: string | readonly string[];
+  /** Override the URLs' credentials (all of them). */
   username?: string;
   password?: string;
   /** Default 4 (MQTT 3.1.1); 5 also answers on the response topic with correlation data. */

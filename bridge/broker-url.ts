@@ -1,6 +1,8 @@
 /**
  * Broker URLs may carry credentials (`mqtt://NAME:PASSWORD@host:port`, contract section 4).
  * They are split off here, once: the URL without them is what logs and /health show.
+ * `--mqtt-url` may also list several brokers (`mqtt://h1:1883,mqtt://h2:1883`): instances of one
+ * cluster that the bridge and the controller fail over between (bridge/failover.ts).
  */
 export interface BrokerEndpoint {
   /** The URL without user info. */
@@ -10,6 +12,18 @@ export interface BrokerEndpoint {
 }
 
 const PROTOCOLS = new Set(['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:']);
+
+/**
+ * A list separator is a comma that starts another URL (`,mqtt://`, `, wss://`): a comma inside a
+ * password (legal in a URL's user info) does not split it.
+ */
+const LIST_SEPARATOR = /\s*,\s*(?=[A-Za-z][A-Za-z0-9+.-]*:\/\/)/;
+
+/** The URLs of a `--mqtt-url` value: one URL, a comma-separated list, or an array of either. */
+export function splitBrokerUrls(raw: string | readonly string[]): string[] {
+  const parts = typeof raw === 'string' ? [raw] : [...raw];
+  return parts.flatMap((part) => part.trim().split(LIST_SEPARATOR)).filter((url) => url.length > 0);
+}
 
 export function parseBrokerUrl(
   raw: string,
@@ -27,6 +41,7 @@ export function parseBrokerUrl(
       `unsupported MQTT broker URL protocol ${url.protocol} (expected mqtt:, mqtts:, ws: or wss:)`,
     );
   }
+  if (url.hostname === '') throw new Error('invalid MQTT broker URL: no host');
   const username = override.username ?? (url.username ? decodeURIComponent(url.username) : undefined);
   const password = override.password ?? (url.password ? decodeURIComponent(url.password) : undefined);
   url.username = '';
@@ -38,10 +53,45 @@ export function parseBrokerUrl(
   return endpoint;
 }
 
-/** For log lines about arbitrary URLs (best effort, never throws). */
-export function redactUrl(raw: string): string {
+/**
+ * Every broker of a list, in order. A URL without credentials uses those of the first URL that
+ * has some (instances of one cluster share their users, docs/broker.md), so they need writing
+ * once; a URL with its own keeps them. `override` (`--user`, the `username`/`password` options)
+ * applies to all. Errors name the URL's position, never its text (it may hold a password).
+ */
+export function parseBrokerUrls(
+  raw: string | readonly string[],
+  override: { username?: string; password?: string } = {},
+): BrokerEndpoint[] {
+  const urls = splitBrokerUrls(raw);
+  if (urls.length === 0) throw new Error('no MQTT broker URL given');
+  const endpoints = urls.map((url, index) => {
+    try {
+      return parseBrokerUrl(url, override);
+    } catch (error) {
+      if (urls.length === 1) throw error;
+      throw new Error(`URL ${index + 1} of ${urls.length}: ${(error as Error).message}`);
+    }
+  });
+  const withCredentials = endpoints.find((e) => e.username !== undefined);
+  if (!withCredentials) return endpoints;
+  return endpoints.map((e) =>
+    e.username !== undefined
+      ? e
+      : {
+          url: e.url,
+          username: withCredentials.username,
+          ...(withCredentials.password !== undefined && { password: withCredentials.password }),
+        },
+  );
+}
+
+/** For log lines about arbitrary URLs or lists of them (best effort, never throws). */
+export function redactUrl(raw: string | readonly string[]): string {
   try {
-    return parseBrokerUrl(raw).url;
+    return parseBrokerUrls(raw)
+      .map((endpoint) => endpoint.url)
+      .join(',');
   } catch {
     return '[invalid url]';
   }

@@ -6,6 +6,7 @@
 import type { IClientOptions, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { BrokerEndpoint } from './broker-url.ts';
+import { applyEndpoint } from './failover.ts';
 import { type OfflineState, type OnlineState, topics } from './topics.ts';
 
 export interface ClientOptionsInput {
@@ -13,6 +14,7 @@ export interface ClientOptionsInput {
   deviceId: string;
   bootId: string;
   protocolVersion: 4 | 5;
+  /** The broker of the first attempt (bridge/failover.ts moves the client on at reconnects). */
   endpoint: BrokerEndpoint;
   clientId?: string;
   reconnectPeriodMs?: number;
@@ -30,7 +32,7 @@ export function offlineState(deviceId: string, bootId: string): OfflineState {
 export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
   const { ns, deviceId, bootId, protocolVersion, endpoint } = input;
   // A fresh object per client: mqtt.js keeps and changes the one it is given.
-  return {
+  const options: IClientOptions = {
     clientId: input.clientId ?? defaultClientId(ns, deviceId),
     protocolVersion,
     // A persistent session: scripts published while the device is offline wait at the broker
@@ -52,9 +54,10 @@ export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
       qos: 1,
       retain: true,
     },
-    ...(endpoint.username !== undefined && { username: endpoint.username }),
-    ...(endpoint.password !== undefined && { password: endpoint.password }),
   };
+  // Protocol, host, port, WebSocket path and credentials of the first broker.
+  applyEndpoint(options, endpoint);
+  return options;
 }
 
 export function onlineState(fields: Omit<OnlineState, 'online'>): OnlineState {
@@ -71,11 +74,12 @@ export function subscribeEach(
   filters: string[],
   logger: Logger,
   qos: 0 | 1 = 1,
+  retainAsPublished = false,
 ): Promise<string[]> {
   const answers = filters.map(
     (filter) =>
       new Promise<string | undefined>((resolve) => {
-        client.subscribe(filter, { qos }, (error, granted) => {
+        client.subscribe(filter, { qos, ...(retainAsPublished && { rap: true }) }, (error, granted) => {
           if (error) logger.error({ filter, err: error.message }, 'subscribing failed');
           else if (granted?.some((g) => g.qos > 2)) logger.error({ filter }, 'broker refused a subscription');
           else return resolve(undefined);

@@ -1,19 +1,34 @@
 /**
- * Connection helpers of the store controller: the first connect, the wait for retained
- * messages after subscribing, and URLs safe to log.
+ * Connection helpers of the store controller: the first connect (over a list of brokers), the
+ * wait for retained messages after subscribing.
  */
-import type { MqttClient } from 'mqtt';
+import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import type { BrokerEndpoint } from './broker-url.ts';
+import { BrokerRotation } from './failover.ts';
 
-/** The broker URL without credentials, for logs and messages (passwords never reach a log). */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = '';
-    parsed.password = '';
-    return parsed.toString();
-  } catch {
-    return '<invalid url>';
+/**
+ * The first connection: each broker of the list in turn, once, until one answers CONNACK. A wrong
+ * URL or a refusal thus fails fast (`base.reconnectPeriod` should be 0) instead of retrying; the
+ * error names every broker tried (without credentials) and why it failed. The rotation returned
+ * starts at the broker that answered.
+ */
+export async function connectFirst(
+  endpoints: readonly BrokerEndpoint[],
+  base: IClientOptions,
+): Promise<{ client: MqttClient; rotation: BrokerRotation }> {
+  const failures: string[] = [];
+  for (let index = 0; index < endpoints.length; index++) {
+    const rotation = new BrokerRotation(endpoints, index);
+    const client = connect(rotation.options(base));
+    try {
+      await firstConnect(client);
+      return { client, rotation };
+    } catch (error) {
+      client.end(true);
+      failures.push(`${rotation.current.url}: ${(error as Error).message}`);
+    }
   }
+  throw new Error(`cannot connect to ${failures.join('; ')}`);
 }
 
 /**

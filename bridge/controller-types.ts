@@ -119,8 +119,13 @@ export interface ControllerEvents {
 }
 
 export interface StoreControllerOptions {
-  /** mqtt://, mqtts://, ws://, wss://; may carry `NAME:PASSWORD@`. */
-  url: string;
+  /**
+   * mqtt://, mqtts://, ws://, wss://; may carry `NAME:PASSWORD@`. Several brokers (instances of one
+   * cluster) as a comma-separated list or an array: start() tries them in order, later reconnects
+   * go round the list. A URL without credentials uses those of the first URL that has some.
+   */
+  url: string | readonly string[];
+  /** Override the URLs' credentials. */
   username?: string;
   password?: string;
   ns: string;

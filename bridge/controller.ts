@@ -6,13 +6,15 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { connect, type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import { createLogger, type Logger } from '../src/logger.ts';
-import { firstConnect, QuietWait, redactUrl } from './controller-connection.ts';
+import { parseBrokerUrls } from './broker-url.ts';
+import { connectFirst, QuietWait } from './controller-connection.ts';
 import { DeviceDirectory } from './controller-directory.ts';
 import { Fanout } from './controller-fanout.ts';
 import { decodeControllerMessage, replyPrefix } from './controller-messages.ts';
 import { planTargets } from './controller-targets.ts';
+import type { BrokerRotation } from './failover.ts';
 import type {
   ConnectionState,
   ControllerEvents,
@@ -42,6 +44,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   private readonly directory = new DeviceDirectory();
   private readonly active = new Map<string, Active>();
   private client: MqttClient | undefined;
+  private rotation: BrokerRotation | undefined;
   private state: ConnectionState = 'stopped';
   private lastMessageAt = 0;
   private readonly quiet = new QuietWait();
@@ -73,25 +76,24 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     if (this.client) throw new Error('controller already started');
     assertNamespace(this.ns);
     if (!ID_PATTERN.test(this.clientId)) throw new Error('clientId must match [A-Za-z0-9_-]{1,64}');
-    const client = connect(this.options.url, {
+    const endpoints = parseBrokerUrls(this.options.url, {
+      ...(this.options.username !== undefined && { username: this.options.username }),
+      ...(this.options.password !== undefined && { password: this.options.password }),
+    });
+    // The first connection tries every broker of the list once, in order (see connectFirst).
+    const { client, rotation } = await connectFirst(endpoints, {
       clientId: this.clientId,
-      ...(this.options.username !== undefined ? { username: this.options.username } : {}),
-      ...(this.options.password !== undefined ? { password: this.options.password } : {}),
       protocolVersion: 4,
       clean: true,
       reconnectPeriod: 0,
       connectTimeout: this.options.connectTimeoutMs ?? 10_000,
     });
     this.client = client;
-    try {
-      await firstConnect(client);
-    } catch (error) {
-      this.client = undefined;
-      client.end(true);
-      throw new Error(`cannot connect to ${redactUrl(this.options.url)}: ${(error as Error).message}`);
-    }
-    // Only after the first success: later losses are retried (a controller outlives broker restarts).
+    this.rotation = rotation;
+    // Only after the first success: later losses are retried (a controller outlives broker
+    // restarts), each attempt on the next broker of the list; mqtt.js resubscribes after them.
     client.options.reconnectPeriod = 1000;
+    rotation.attach(client);
     this.setState('connected');
     client.on('message', (topic, payload) => this.onMessage(topic, payload));
     client.on('connect', () => this.setState('connected'));
@@ -112,7 +114,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
     } catch (error) {
       await this.stop();
-      throw new Error(`cannot subscribe on ${redactUrl(this.options.url)}: ${(error as Error).message}`);
+      throw new Error(`cannot subscribe on ${rotation.current.url}: ${(error as Error).message}`);
     }
     if (refused.length > 0) {
       await this.stop();
@@ -125,7 +127,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       this.options.maxSettleMs ?? 5000,
     );
     this.logger.info(
-      { url: redactUrl(this.options.url), devices: this.directory.list().length },
+      { url: rotation.current.url, urls: rotation.urls, devices: this.directory.list().length },
       'controller started',
     );
   }
@@ -135,6 +137,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     const client = this.client;
     if (!client) return;
     this.client = undefined;
+    this.rotation?.detach();
     this.quiet.cancel();
     for (const active of [...this.active.values()]) {
       for (const result of active.fanout.expire('controller stopped')) this.report(active, result);

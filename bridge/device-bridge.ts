@@ -15,7 +15,7 @@ import type { Task } from '../src/tasks/task.ts';
 import { statusOf } from '../src/tasks/task.ts';
 import { type BridgeMetrics, bridgeMetrics } from './bridge-metrics.ts';
 import type { DeviceBridgeOptions } from './bridge-options.ts';
-import { type BrokerEndpoint, parseBrokerUrl } from './broker-url.ts';
+import { parseBrokerUrls } from './broker-url.ts';
 import {
   deviceClientOptions,
   disconnectCleanly,
@@ -23,6 +23,7 @@ import {
   onlineState,
   subscribeEach,
 } from './connection.ts';
+import { BrokerRotation } from './failover.ts';
 import { MqttLink } from './mqtt-link.ts';
 import { RequestIdMemory } from './request-ids.ts';
 import { ScriptIntake } from './script-intake.ts';
@@ -42,7 +43,8 @@ export type { DeviceBridgeOptions };
 export class DeviceBridge {
   readonly bootId: string;
   private readonly options: DeviceBridgeOptions;
-  private endpoint: BrokerEndpoint | undefined;
+  /** The broker list (one URL, or several to fail over between) and the one in use. */
+  private rotation: BrokerRotation | undefined;
   private client: MqttClient | undefined;
   private phase: Phase = 'idle';
   private everConnected = false;
@@ -82,7 +84,12 @@ export class DeviceBridge {
     assertNamespace(o.ns);
     assertId('device', o.deviceId);
     for (const group of o.groups) assertId('group', group);
-    this.endpoint = parseBrokerUrl(o.url, { username: o.username, password: o.password });
+    this.rotation = new BrokerRotation(
+      parseBrokerUrls(o.url, {
+        ...(o.username !== undefined && { username: o.username }),
+        ...(o.password !== undefined && { password: o.password }),
+      }),
+    );
     this.groups = [...new Set([ALL_GROUP, ...o.groups])];
     this.startedAt = o.startedAt ?? new Date();
     const logger = o.logger.child({ component: 'mqtt-bridge', deviceId: o.deviceId, bootId: this.bootId });
@@ -127,19 +134,22 @@ export class DeviceBridge {
     o.queue.on('evicted', this.onEvicted);
 
     this.phase = 'connecting';
+    const rotation = this.rotation;
     const client = connect(
-      this.endpoint.url,
       deviceClientOptions({
         ns: o.ns,
         deviceId: o.deviceId,
         bootId: this.bootId,
         protocolVersion,
-        endpoint: this.endpoint,
+        endpoint: rotation.current,
         ...(o.clientId !== undefined && { clientId: o.clientId }),
         ...(o.reconnectPeriodMs !== undefined && { reconnectPeriodMs: o.reconnectPeriodMs }),
       }),
     );
     this.client = client;
+    // Several URLs: every reconnect attempt goes to the next broker (a stopped instance's devices
+    // move to another one); the session, if the brokers share one, is resumed there.
+    rotation.attach(client);
     link.attach(client);
     await new Promise<void>((resolve, reject) => {
       const settle = (error?: Error): void => {
@@ -159,10 +169,10 @@ export class DeviceBridge {
         this.detach();
         this.phase = 'stopped';
         client.end(true);
-        settle(new Error(`MQTT broker ${this.endpoint?.url} refused the connection: ${error.message}`));
+        settle(new Error(`MQTT broker ${this.url} refused the connection: ${error.message}`));
       };
       this.startTimer = setTimeout(() => {
-        logger.warn({ url: this.endpoint?.url }, 'MQTT broker not reachable yet; retrying in the background');
+        logger.warn({ urls: rotation.urls }, 'MQTT broker not reachable yet; retrying in the background');
         settle();
       }, o.startTimeoutMs ?? 5000);
       this.wire(client, logger);
@@ -183,6 +193,7 @@ export class DeviceBridge {
     }
     this.phase = 'stopped';
     this.detach();
+    this.rotation?.detach();
     this.sweeper?.end();
     const client = this.client;
     if (!client) return;
@@ -197,13 +208,18 @@ export class DeviceBridge {
     if (wasOnline) this.metrics?.messagesOut.inc({ kind: 'state' });
   }
 
+  /** The broker in use (or tried next), without credentials. */
+  private get url(): string | undefined {
+    return this.rotation?.current.url;
+  }
+
   health(): MqttHealth {
     const state: MqttHealth['state'] =
       this.phase === 'connected' || this.phase === 'connecting' || this.phase === 'reconnecting'
         ? this.phase
         : 'offline';
     const health: MqttHealth = { state };
-    if (this.endpoint) health.url = this.endpoint.url;
+    if (this.rotation) health.url = this.rotation.current.url;
     health.pending = (this.statuses?.pending ?? 0) + (this.link?.inFlight ?? 0);
     return health;
   }
@@ -219,7 +235,7 @@ export class DeviceBridge {
   private wire(client: MqttClient, logger: Logger): void {
     client.on('connect', (connack) => this.onConnect(client, logger, connack.sessionPresent));
     client.on('close', () => {
-      if (this.link?.online) logger.warn({ url: this.endpoint?.url }, 'MQTT connection lost; reconnecting');
+      if (this.link?.online) logger.warn({ url: this.url }, 'MQTT connection lost; reconnecting');
       this.link?.connectionLost();
       if (this.phase === 'connected') this.phase = 'reconnecting';
     });
@@ -231,7 +247,7 @@ export class DeviceBridge {
       const message = error.message;
       const level = message === this.lastError ? 'debug' : 'warn';
       this.lastError = message;
-      logger[level]({ url: this.endpoint?.url, err: message, code: error.code }, 'MQTT error');
+      logger[level]({ url: this.url, err: message, code: error.code }, 'MQTT error');
     });
     client.on('message', (topic, payload, packet) => this.onMessage(client, logger, topic, payload, packet));
   }
@@ -243,7 +259,7 @@ export class DeviceBridge {
     this.link?.markConnected();
     this.phase = 'connected';
     this.lastError = undefined;
-    logger.info({ url: this.endpoint?.url, sessionPresent, reconnect: !first }, 'MQTT connected');
+    logger.info({ url: this.url, sessionPresent, reconnect: !first }, 'MQTT connected');
     const o = this.options;
     const state = onlineState({
       deviceId: o.deviceId,
@@ -270,7 +286,10 @@ export class DeviceBridge {
       topics.deviceScripts(ns, deviceId),
       ...this.groups.map((g) => topics.groupScripts(ns, g)),
     ];
-    return subscribeEach(client, filters, logger).then(() => undefined);
+    // MQTT 5 only: Retain As Published keeps the retain flag on live deliveries too, so a retained
+    // submission is refused even when the device was already subscribed (contract section 3).
+    const rap = client.options.protocolVersion === 5;
+    return subscribeEach(client, filters, logger, 1, rap).then(() => undefined);
   }
 
   private onMessage(

@@ -16,7 +16,11 @@
 import type { BrokerRole } from './users.ts';
 
 /** How a rule treats the retain flag. */
-export type RetainRule = 'any' | 'never' | 'clear-only';
+/**
+ * `never`: only non-retained messages; `clear-only`: only a zero-byte retained message (a clear);
+ * `never-or-clear`: non-retained messages, or a clear.
+ */
+export type RetainRule = 'any' | 'never' | 'clear-only' | 'never-or-clear';
 
 export interface PublishRule {
   /** Topic filter; `<self>` already replaced by the user's name. */
@@ -86,10 +90,11 @@ export class AccessRules {
         ];
       case 'controller':
         return [
-          // A retained submission is the device's business (contract section 3: it creates no
-          // task), so the broker lets a controller send and clear one.
-          { filter: `${ns}/devices/+/scripts`, retain: 'any' },
-          { filter: `${ns}/groups/+/scripts`, retain: 'any' },
+          // Contract section 3: a retained submission creates no task. In MQTT 3.1.1 a device
+          // cannot see the retain flag on a live delivery ([MQTT-3.3.1-9]), so the store broker
+          // refuses retained scripts itself; clearing one left by another broker stays allowed.
+          { filter: `${ns}/devices/+/scripts`, retain: 'never-or-clear' },
+          { filter: `${ns}/groups/+/scripts`, retain: 'never-or-clear' },
           { filter: `${ns}/replies/#`, retain: 'never' },
           // Forgetting a decommissioned device: clear its retained state and status topics,
           // never write them (only the device speaks for itself).
@@ -112,7 +117,9 @@ export class AccessRules {
     for (const rule of rules) {
       if (rule.retain === 'any') return ALLOW;
       if (rule.retain === 'never' && !attempt.retain) return ALLOW;
-      if (rule.retain === 'clear-only' && attempt.retain && attempt.payloadLength === 0) return ALLOW;
+      const isClear = attempt.retain && attempt.payloadLength === 0;
+      if (rule.retain === 'clear-only' && isClear) return ALLOW;
+      if (rule.retain === 'never-or-clear' && (!attempt.retain || isClear)) return ALLOW;
     }
     const retainRule = rules[0]?.retain;
     return {
@@ -120,6 +127,8 @@ export class AccessRules {
       reason:
         retainRule === 'never'
           ? 'messages on this topic must not be retained'
+          : retainRule === 'never-or-clear'
+            ? 'scripts must not be retained (contract section 3); only a zero-byte retained clear is allowed'
           : `role ${role} may only clear this topic (zero-byte retained message)`,
     };
   }

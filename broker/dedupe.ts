@@ -12,6 +12,15 @@
  * (origin broker + counter) was delivered to the client moments ago. The recent keys are bounded:
  * overlapping copies of one message are delivered within the same emit.
  *
+ * A duplicate for a persistent session (clean=false) is not handed to aedes at all: aedes would
+ * call `persistence.outgoingClearMessageId(client, packet)` with the emitted packet, whose
+ * messageId is undefined, and the in-memory persistence then removes the first queued message
+ * without one, i.e. another message not yet written; that message's own delivery then fails
+ * with `no such packet`, the client is disconnected and the message is lost (plain aedes 1.2
+ * does it too, for a persistent session with overlapping QoS 1 subscriptions receiving messages
+ * back to back). Skipping it leaves the duplicate's queue entry, sent once more when the session
+ * next resumes (QoS 1 is at least once; requestId idempotency absorbs it).
+ *
  * It relies on aedes 1.2 internals (`client.deliver0`, `client.deliverQoS`, `client.duplicates`),
  * so it is installed before the client subscribes (preConnect) and test/broker-cluster.test.ts
  * pins the behaviour.
@@ -24,6 +33,7 @@ interface ClientInternals {
   deliver0: Deliver;
   deliverQoS: Deliver;
   duplicates: Record<string, number>;
+  clean: boolean;
 }
 
 const RECENT = 256;
@@ -34,9 +44,10 @@ export function fixDedupe(client: Client): void {
   const recent = new Set<string>();
   const order: string[] = [];
 
-  const decide = (packet: AedesPublishPacket): void => {
+  /** Sets aedes' de-duplication state for this packet; returns whether it is a duplicate. */
+  const decide = (packet: AedesPublishPacket): boolean => {
     const origin = packet.brokerId;
-    if (!origin) return; // retained deliveries on SUBSCRIBE carry no origin: never de-duplicated
+    if (!origin) return false; // retained deliveries on SUBSCRIBE carry no origin: never de-duplicated
     const key = `${origin}:${packet.brokerCounter}`;
     const seen = recent.has(key);
     if (!seen) {
@@ -46,6 +57,7 @@ export function fixDedupe(client: Client): void {
     }
     // aedes delivers when duplicates[origin] < brokerCounter.
     internals.duplicates[origin] = seen ? packet.brokerCounter : packet.brokerCounter - 1;
+    return seen;
   };
 
   const deliver0 = internals.deliver0;
@@ -56,7 +68,11 @@ export function fixDedupe(client: Client): void {
   };
   internals.deliverQoS = (packet, callback) => {
     // A QoS 0 message is handed on to deliver0 (the wrapper above), which decides.
-    if (packet.qos !== 0) decide(packet);
+    if (packet.qos !== 0 && decide(packet) && internals.clean === false) {
+      // A duplicate for a persistent session: see above (`no such packet`).
+      setImmediate(callback);
+      return;
+    }
     deliverQoS(packet, callback);
   };
 }

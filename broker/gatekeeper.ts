@@ -85,6 +85,12 @@ export class Gatekeeper {
     return this.#identities.get(client);
   }
 
+  /** Whether the client's role lets it subscribe to `filter` (the same answer as at SUBSCRIBE). */
+  mayHold(client: Client, filter: string): boolean {
+    const identity = this.#identities.get(client);
+    return identity !== undefined && this.#rules.canSubscribe(identity.role, identity.name, filter);
+  }
+
   /** The hooks to pass to `Aedes.createBroker`. */
   hooks(): Required<
     Pick<

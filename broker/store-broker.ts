@@ -12,6 +12,7 @@ import { fixDedupe } from './dedupe.ts';
 import { type BrokerStats, Gatekeeper } from './gatekeeper.ts';
 import { type Listener, listenTcp, listenWebSocket } from './listeners.ts';
 import { createRedisBackend, type RedisBackend } from './redis-backend.ts';
+import { guardSubscriptionStore } from './subscription-store.ts';
 import { type BrokerUser, UserDirectory } from './users.ts';
 
 export { AccessRules, filterWithin, topicMatches } from './access-rules.ts';
@@ -127,6 +128,10 @@ export class StoreBroker {
         },
       });
       this.#aedes = aedes;
+      // Persistent sessions: one store per SUBSCRIBE, refused filters left out (subscription-store.ts).
+      guardSubscriptionStore((aedes as unknown as { persistence: unknown }).persistence, (client, filter) =>
+        gatekeeper.mayHold(client, filter),
+      );
       this.#observe(aedes, gatekeeper);
       this.#tcp = await listenTcp(aedes.handle, this.#options.port, host, this.#options.portFlag ?? '--port');
       if (this.#options.wsPort !== undefined) {

@@ -5,6 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { parseBrokerUrls } from '../bridge/broker-url.ts';
 import { idSchema, installationSchema, namespaceSchema } from '../bridge/topics.ts';
 import { durationMs } from './duration.ts';
 
@@ -33,6 +34,26 @@ const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
   return ms;
 });
 
+/**
+ * `--mqtt-url`: one broker URL, or a comma-separated list of the instances of one cluster to fail
+ * over between (`mqtt://h1:1883,mqtt://h2:1883`; bridge/failover.ts). Each URL is checked; the
+ * value is kept as given (the bridge and the controller split it). Messages never echo a URL:
+ * it may hold a password.
+ */
+export function mqttUrlSchema(requiredMessage = 'required: a broker URL such as mqtt://host:1883') {
+  return z
+    .string({
+      error: (issue) => (issue.input === undefined ? requiredMessage : 'expected a broker URL (text)'),
+    })
+    .superRefine((value, ctx) => {
+      try {
+        parseBrokerUrls(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    });
+}
+
 /** Host names are turned into a valid device id: `[A-Za-z0-9_-]{1,64}`. */
 export function defaultDeviceId(): string {
   return (
@@ -55,7 +76,12 @@ export const serveConfigSchema = z.object({
   authMaxFailures: positiveInt.default(5),
   authWindow: duration.default(60_000),
   mqtt: z.boolean().default(true),
-  mqttUrl: z.url({ protocol: /^(mqtts?|wss?|tcp|ssl)$/ }).optional(),
+  mqttUrl: mqttUrlSchema().optional(),
+  /** MQTT protocol of the device's bridge: 4 (3.1.1, every broker) or 5 (response topic, correlation data). */
+  mqttProtocol: z.coerce
+    .number()
+    .pipe(z.union([z.literal(4), z.literal(5)]))
+    .default(4),
   brokerPort: port.default(1883),
   brokerHost: z.string().min(1).default('0.0.0.0'),
   brokerWsPort: port.optional(),
@@ -90,8 +116,20 @@ function serveCrossChecks(input: ServeConfigInput): string[] {
   const names = new Set<string>();
   for (const spec of input.users ?? []) {
     const name = typeof spec === 'string' ? spec.split(':')[0] : undefined;
-    if (name && names.has(name)) problems.push(`--users: user ${name} given twice`);
+    if (name && names.has(name)) problems.push(`--user: user ${name} given twice`);
     if (name) names.add(name);
+  }
+  // On the embedded broker the device's own bridge logs in with the device id as its user name
+  // (a `device` user's name is its id, contract section 4), so no --user may take that name.
+  const embedded = input.mqtt !== false && !input.mqttUrl;
+  if (embedded && String(input.mqttProtocol ?? '4') === '5') {
+    problems.push('--mqtt-protocol: the embedded broker (aedes) speaks MQTT 3.1.1 only: use 4, or 5 with --mqtt-url');
+  }
+  const deviceId = typeof input.deviceId === 'string' ? input.deviceId : defaultDeviceId();
+  if (embedded && names.has(deviceId)) {
+    problems.push(
+      `--user: user ${deviceId} has the name of this device (--device-id); the embedded broker reserves it for the device itself: choose another user name or device id`,
+    );
   }
   return problems;
 }
@@ -110,7 +148,9 @@ export class ConfigError extends Error {
 
 /** Flag name for a config key, for error messages: brokerPort -> --broker-port. */
 export function flagName(key: string): string {
-  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  const top = key.split('.')[0] ?? key;
+  const singular: Record<string, string> = { users: 'user', groups: 'group' };
+  return `--${(singular[top] ?? top).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
 /** Validates once, reports every problem at once, freezes the result. */

@@ -122,6 +122,7 @@ export async function startDevice(config: ServeConfig, deps: { logger: Logger })
         registry,
         logger,
         maxScriptBytes: config.maxScriptBytes,
+        protocolVersion: config.mqttProtocol,
       });
     }
     const mqttHealth = (): MqttHealth => bridge?.health() ?? { state: 'disabled' };

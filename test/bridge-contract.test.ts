@@ -238,26 +238,59 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     expect(live.messages.filter((m) => m.topic.includes('/tasks/'))).toHaveLength(3);
   });
 
-  it('refuses a retained submission: no task, a refusal on replyTo', async () => {
-    const deviceId = uniqueId('retained');
-    const reply = replyTopic();
-    const live = await controller([reply]);
-    const scripts = topics.deviceScripts(ns, deviceId);
-    await live.publish(
-      scripts,
-      JSON.stringify({ script: 'PRINT stale', requestId: 'ret-1', replyTo: reply }),
-      { retain: true },
-    );
-    cleanups.push(() => live.publish(scripts, '', { retain: true }));
-    const d = await device({ deviceId });
-    const refusal = json(await live.waitFor((m) => m.topic === reply, 'refusal'));
-    expect(refusal).toEqual({
-      requestId: 'ret-1',
-      deviceId,
-      error: expect.stringMatching(/^RETAINED_SUBMISSION/),
-    });
-    expect(d.device.queue.list()).toHaveLength(0);
-  });
+  it.skipIf(fixture.refusesRetainedScripts)(
+    'refuses a retained submission: no task, a refusal on replyTo',
+    async () => {
+      const deviceId = uniqueId('retained');
+      const reply = replyTopic();
+      const live = await controller([reply]);
+      const scripts = topics.deviceScripts(ns, deviceId);
+      await live.publish(
+        scripts,
+        JSON.stringify({ script: 'PRINT stale', requestId: 'ret-1', replyTo: reply }),
+        { retain: true },
+      );
+      cleanups.push(() => live.publish(scripts, '', { retain: true }));
+      const d = await device({ deviceId });
+      const refusal = json(await live.waitFor((m) => m.topic === reply, 'refusal'));
+      expect(refusal).toEqual({
+        requestId: 'ret-1',
+        deviceId,
+        error: expect.stringMatching(/^RETAINED_SUBMISSION/),
+      });
+      expect(d.device.queue.list()).toHaveLength(0);
+    },
+  );
+
+  it.runIf(fixture.refusesRetainedScripts)(
+    'the store broker refuses a retained submission itself: never stored, never run',
+    async () => {
+      const deviceId = uniqueId('retained');
+      const reply = replyTopic();
+      const live = await controller([reply]);
+      const d = await device({ deviceId });
+      const scripts = topics.deviceScripts(ns, deviceId);
+      // Live (the device is subscribed) and stored: both refused by the broker's ACL.
+      await live.publish(
+        scripts,
+        JSON.stringify({ script: 'PRINT stale', requestId: 'ret-1', replyTo: reply }),
+        {
+          retain: true,
+        },
+      );
+      await live.publish(
+        scripts,
+        JSON.stringify({ script: 'PRINT fresh', requestId: 'ret-2', replyTo: reply }),
+      );
+      const accepted = json(await live.waitFor((m) => m.topic === reply, 'reply to the normal submission'));
+      expect(accepted).toMatchObject({ requestId: 'ret-2', deviceId, status: 'RUNNING' });
+      expect(d.device.queue.list().map((t) => t.requestId)).toEqual(['ret-2']);
+      const barrierTopic = `${ns}/replies/${uniqueId('barrier')}`;
+      const fresh = await controller([scripts, barrierTopic]);
+      await fresh.barrier(barrierTopic);
+      expect(fresh.messages.filter((m) => m.topic === scripts)).toEqual([]);
+    },
+  );
 
   it('clears the status topic of an evicted task (retain 2: three tasks leave two)', async () => {
     const deviceId = uniqueId('evict');

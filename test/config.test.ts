@@ -46,7 +46,7 @@ describe('serve config', () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     const problems = (caught as ConfigError).problems.join('\n');
-    for (const flag of ['--port', '--device-id', '--users', '--ns', '--retain', '--script-timeout']) {
+    for (const flag of ['--port', '--device-id', '--user', '--ns', '--retain', '--script-timeout']) {
       expect(problems).toContain(flag);
     }
     expect(problems).toContain('NAME:PASSWORD');
@@ -121,5 +121,73 @@ describe('repeatable flags', () => {
   it('splits REGBRIDGE_USER on commas but keeps command-line values whole', async () => {
     expect(await parseUsers([], { REGBRIDGE_USER: 'a:1, b:2' })).toEqual(['a:1', 'b:2']);
     expect(await parseUsers(['--user', 'a:1,x', '--user', 'b:2'], {})).toEqual(['a:1,x', 'b:2']);
+  });
+});
+
+describe('serve cross-checks and flag names', () => {
+  it('refuses a --user named like the device on the embedded broker, naming both flags', () => {
+    expect(() => parseServeConfig({ deviceId: 'till', users: ['till:pw'] })).toThrow(
+      /--user: user till.*--device-id/,
+    );
+    expect(
+      parseServeConfig({ deviceId: 'till', users: ['till:pw'], mqttUrl: 'mqtt://h:1883' }).users,
+    ).toHaveLength(1);
+  });
+
+  it('names repeatable flags as typed (--user, --group), without indexes', () => {
+    expect(() => parseServeConfig({ deviceId: 'd', users: ['x'], groups: ['a b'] })).toThrow(
+      /--user: expected NAME:PASSWORD[\s\S]*--group: must match/,
+    );
+  });
+
+  it('accepts --mqtt-protocol 4 or 5, and 5 only with an external broker', () => {
+    expect(parseServeConfig({ deviceId: 'd' }).mqttProtocol).toBe(4);
+    expect(
+      parseServeConfig({ deviceId: 'd', mqttProtocol: '5', mqttUrl: 'mqtt://h:1883' }).mqttProtocol,
+    ).toBe(5);
+    expect(() => parseServeConfig({ deviceId: 'd', mqttProtocol: '5' })).toThrow(
+      /--mqtt-protocol: the embedded broker/,
+    );
+    expect(() => parseServeConfig({ deviceId: 'd', mqttProtocol: '3' })).toThrow(/--mqtt-protocol/);
+  });
+
+  it('turns MQTT off with REGBRIDGE_NO_MQTT=1|true|yes|on', () => {
+    for (const value of ['1', 'true', 'YES', 'on'])
+      expect(serveInput({}, { REGBRIDGE_NO_MQTT: value }).mqtt).toBe(false);
+    expect(serveInput({}, { REGBRIDGE_NO_MQTT: 'false' }).mqtt).toBeUndefined();
+  });
+
+  it('gives every serve flag its REGBRIDGE_<FLAG> variable (contract section 4)', async () => {
+    const { Command } = await import('commander');
+    const { registerServeCommand } = await import('../src/cli/serve-command.ts');
+    const { envName } = await import('../src/cli/options.ts');
+    const program = new Command();
+    registerServeCommand(program);
+    const serve = program.commands.find((c) => c.name() === 'serve')!;
+    const longs = serve.options.map((o) => o.long);
+    for (const flag of [
+      '--port',
+      '--host',
+      '--device-id',
+      '--installation',
+      '--user',
+      '--auth',
+      '--token-ttl',
+      '--mqtt-url',
+      '--broker-port',
+      '--no-mqtt',
+      '--ns',
+      '--group',
+      '--executor',
+      '--command',
+      '--retain',
+      '--max-queue',
+    ]) {
+      expect(longs).toContain(flag);
+    }
+    for (const option of serve.options) {
+      if (option.long === '--no-mqtt') continue; // REGBRIDGE_NO_MQTT / REGBRIDGE_MQTT=off, see serveInput
+      expect(option.envVar, option.long).toBe(envName(option.long!));
+    }
   });
 });

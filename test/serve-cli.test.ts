@@ -35,11 +35,7 @@ function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Started {
   return { child, stdout: () => out, stderr: () => err, exit };
 }
 
-async function waitForOutput(
-  started: Started,
-  pattern: RegExp,
-  timeoutMs = 20_000,
-): Promise<string> {
+async function waitForOutput(started: Started, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const match = pattern.exec(started.stdout());
@@ -176,5 +172,71 @@ describe('regbridge serve', () => {
     } finally {
       blocker.close();
     }
+  });
+  it('takes its whole configuration from REGBRIDGE_* variables', async () => {
+    const serve = startCli(['serve'], {
+      REGBRIDGE_PORT: '0',
+      REGBRIDGE_HOST: '127.0.0.1',
+      REGBRIDGE_DEVICE_ID: 'env-1',
+      REGBRIDGE_USER: 'ann:pw1,bob:pw2',
+      REGBRIDGE_NO_MQTT: 'true',
+      REGBRIDGE_RETAIN: '5',
+      REGBRIDGE_MAX_QUEUE: '7',
+      REGBRIDGE_INSTALLATION: 'pos',
+      REGBRIDGE_LOG_LEVEL: 'warn',
+    });
+    const httpPort = await waitForOutput(serve, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    const health = (await (await fetch(`http://127.0.0.1:${httpPort}/health`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(health).toMatchObject({
+      deviceId: 'env-1',
+      installation: 'pos',
+      queue: { retain: 5, maxQueue: 7 },
+      mqtt: { state: 'disabled' },
+    });
+    const auth = await fetch(`http://127.0.0.1:${httpPort}/api/authenticate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'bob', password: 'pw2' }),
+    });
+    expect(auth.status).toBe(200);
+    expect(serve.stdout()).not.toContain('created user admin');
+    serve.child.kill('SIGTERM');
+    expect(await serve.exit).toBe(0);
+  });
+
+  it('with --auth off needs no token on REST, and still creates admin for the embedded broker', async () => {
+    const serve = startCli([
+      'serve',
+      '--auth',
+      'off',
+      '--port',
+      '0',
+      '--broker-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--device-id',
+      'open-1',
+    ]);
+    const httpPort = await waitForOutput(serve, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    const brokerPort = await waitForOutput(serve, /embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+)/);
+    const password = await waitForOutput(serve, /created user admin with password (\S+)/);
+    const submitted = await fetch(`http://127.0.0.1:${httpPort}/api/vendor-script`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ vendorScript: 'PRINT open' }),
+    });
+    expect(submitted.status).toBe(202);
+    const mqtt = await TestClient.connect(`mqtt://127.0.0.1:${brokerPort}`, ['pos/#'], {
+      username: 'admin',
+      password,
+    });
+    await mqtt.waitFor((m) => m.topic === 'pos/devices/open-1/state', 'state seen by admin');
+    await mqtt.close();
+    serve.child.kill('SIGTERM');
+    expect(await serve.exit).toBe(0);
   });
 });

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { StoreController } from '../../bridge/controller.ts';
 import { namespaceSchema } from '../../bridge/topics.ts';
-import { parseConfig, userSpecSchema } from '../config.ts';
+import { mqttUrlSchema, parseConfig, userSpecSchema } from '../config.ts';
 import { durationMs } from '../duration.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { option } from './options.ts';
@@ -25,10 +25,9 @@ export const durationSchema = z.string().transform((value, ctx) => {
 });
 
 export const connectionSchema = z.object({
-  mqttUrl: z.url({
-    protocol: /^(mqtts?|wss?|tcp|ssl)$/,
-    error: 'required: the store broker, e.g. mqtt://USER:PASSWORD@host:1883 (mqtts://, ws://, wss:// too)',
-  }),
+  mqttUrl: mqttUrlSchema(
+    'required: the store broker, e.g. mqtt://USER:PASSWORD@host:1883 (mqtts://, ws://, wss:// too; a comma-separated list for several instances)',
+  ),
   user: userSpecSchema.optional(),
   ns: namespaceSchema.default('pos'),
   settle: durationSchema.default(250),
@@ -50,7 +49,10 @@ export interface ConnectionFlags {
 export function addConnectionOptions(command: Command): Command {
   return command
     .addOption(
-      option('--mqtt-url <url>', 'store broker: mqtt://USER:PASSWORD@host:port (mqtts://, ws://, wss://)'),
+      option(
+        '--mqtt-url <url>',
+        'store broker: mqtt://USER:PASSWORD@host:port (mqtts://, ws://, wss://); a comma-separated list fails over between instances',
+      ),
     )
     .addOption(option('--user <NAME:PASSWORD>', 'broker user (instead of credentials in --mqtt-url)'))
     .addOption(option('--ns <namespace>', 'MQTT topic namespace, may contain /').default(undefined, 'pos'))

@@ -33,7 +33,18 @@ export function registerServeCommand(program: Command): void {
       ),
     )
     .addOption(option('--auth-window <duration>', 'window of --auth-max-failures').default(undefined, '60s'))
-    .addOption(option('--mqtt-url <url>', 'use this broker (mqtt://USER:PASS@host:port, mqtts://, ws://)'))
+    .addOption(
+      option(
+        '--mqtt-url <url>',
+        'use this broker (mqtt://USER:PASS@host:port, mqtts://, ws://); a comma-separated list fails over between instances',
+      ),
+    )
+    .addOption(
+      option(
+        '--mqtt-protocol <4|5>',
+        'MQTT protocol of the bridge: 4 (3.1.1) or 5 (adds response topic, correlation data)',
+      ).default(undefined, '4'),
+    )
     .addOption(
       option('--broker-port <port>', 'embedded broker port, when no --mqtt-url (0 picks a free one)').default(
         undefined,
@@ -89,7 +100,8 @@ export function registerServeCommand(program: Command): void {
         });
         // Contract section 4: with no user configured, create `admin` with a random password
         // and print it once (stdout, never the log).
-        if (!input.users?.length && input.auth !== 'off') {
+        // With --auth off the REST API needs no token, but the embedded broker still needs a user.
+        if (!input.users?.length) {
           generatedPassword = randomBytes(12).toString('base64url');
           input.users = [`admin:${generatedPassword}`];
         }
@@ -105,17 +117,19 @@ export function registerServeCommand(program: Command): void {
           logger.info('shutting down');
           await device.stop();
         });
-        const shownHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+        const shown = (host: string): string => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+        const shownHost = shown(config.host);
+        const shownBrokerHost = shown(config.brokerHost);
         console.log(
           `regbridge device ${config.deviceId} listening on http://${shownHost}:${device.httpPort}`,
         );
         if (device.brokerPort !== undefined) {
           console.log(
-            `embedded MQTT broker on mqtt://${shownHost}:${device.brokerPort} (namespace ${config.ns})`,
+            `embedded MQTT broker on mqtt://${shownBrokerHost}:${device.brokerPort} (namespace ${config.ns})`,
           );
         }
         if (device.brokerWsPort !== undefined)
-          console.log(`embedded MQTT broker WebSocket on ws://${shownHost}:${device.brokerWsPort}`);
+          console.log(`embedded MQTT broker WebSocket on ws://${shownBrokerHost}:${device.brokerWsPort}`);
         if (generatedPassword) {
           console.log(
             `created user admin with password ${generatedPassword} (shown once; pass --user NAME:PASSWORD to choose)`,

@@ -14,6 +14,7 @@ export interface ServeFlags {
   authWindow?: string;
   mqtt?: boolean;
   mqttUrl?: string;
+  mqttProtocol?: string;
   brokerPort?: string;
   brokerHost?: string;
   brokerWsPort?: string;
@@ -42,13 +43,9 @@ export function serveInput(flags: ServeFlags, env: NodeJS.ProcessEnv = process.e
     authMaxFailures: flags.authMaxFailures,
     authWindow: flags.authWindow,
     // --no-mqtt, or REGBRIDGE_MQTT=off in the environment.
-    mqtt:
-      flags.mqtt === false
-        ? false
-        : env.REGBRIDGE_MQTT === 'off' || env.REGBRIDGE_NO_MQTT === '1'
-          ? false
-          : undefined,
+    mqtt: flags.mqtt === false ? false : mqttOffInEnv(env) ? false : undefined,
     mqttUrl: flags.mqttUrl,
+    mqttProtocol: flags.mqttProtocol,
     brokerPort: flags.brokerPort,
     brokerHost: flags.brokerHost,
     brokerWsPort: flags.brokerWsPort,
@@ -66,4 +63,13 @@ export function serveInput(flags: ServeFlags, env: NodeJS.ProcessEnv = process.e
   };
   for (const key of Object.keys(input)) if (input[key] === undefined) delete input[key];
   return input as ServeConfigInput;
+}
+
+const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on']);
+
+/** REGBRIDGE_MQTT=off, or REGBRIDGE_NO_MQTT=1|true|yes|on (the variable of `--no-mqtt`). */
+export function mqttOffInEnv(env: NodeJS.ProcessEnv): boolean {
+  return (
+    env.REGBRIDGE_MQTT?.toLowerCase() === 'off' || TRUE_WORDS.has(env.REGBRIDGE_NO_MQTT?.toLowerCase() ?? '')
+  );
 }
