@@ -1,0 +1,71 @@
+/**
+ * `serve --mqtt-protocol 5` against a real MQTT 5 broker (a mosquitto the test starts): the device
+ * answers the MQTT 5 response topic with the correlation data, and refuses a retained script even
+ * when it is delivered live, thanks to Retain As Published (contract section 3).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { topics } from '../bridge/topics.ts';
+import { startTestDevice, type TestDevice, uniqueId } from './helpers/bridge-device.ts';
+import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
+import { jsonOf, TestClient } from './helpers/mqtt.ts';
+
+const ns = 'v5serve';
+let broker: RunningBroker;
+let device: TestDevice;
+let live: TestClient;
+
+beforeAll(async () => {
+  broker = await brokersByName.mosquitto.start(ns);
+  device = await startTestDevice(broker, { ns, deviceId: uniqueId('v5'), mqttProtocol: '5' });
+  live = await TestClient.connect(broker.controllerUrl, [`${ns}/replies/#`], {
+    ...broker.controllerCreds,
+    protocolVersion: 5,
+  });
+});
+
+afterAll(async () => {
+  await live?.close();
+  await device?.device.stop();
+  await broker?.stop();
+});
+
+describe('serve --mqtt-protocol 5', () => {
+  it('answers on the response topic with the correlation data', async () => {
+    await live.publish(
+      topics.deviceScripts(ns, device.deviceId),
+      JSON.stringify({ script: 'PRINT five', requestId: 'v5-a' }),
+      { properties: { responseTopic: `${ns}/replies/rt`, correlationData: Buffer.from('corr-7') } },
+    );
+    const answer = await live.waitFor((m) => m.topic === `${ns}/replies/rt`, 'MQTT 5 response');
+    expect(jsonOf(answer)).toEqual({
+      requestId: 'v5-a',
+      deviceId: device.deviceId,
+      id: expect.any(Number),
+      status: 'RUNNING',
+    });
+    expect(answer.packet.properties?.correlationData?.toString()).toBe('corr-7');
+  });
+
+  it('refuses a retained script delivered live (Retain As Published), creating no task', async () => {
+    const scripts = topics.deviceScripts(ns, device.deviceId);
+    const before = device.device.queue.list().length;
+    await live.publish(
+      scripts,
+      JSON.stringify({ script: 'PRINT stale', requestId: 'v5-r', replyTo: `${ns}/replies/r` }),
+      {
+        retain: true,
+      },
+    );
+    try {
+      const refusal = await live.waitFor((m) => m.topic === `${ns}/replies/r`, 'refusal');
+      expect(jsonOf(refusal)).toEqual({
+        requestId: 'v5-r',
+        deviceId: device.deviceId,
+        error: expect.stringMatching(/^RETAINED_SUBMISSION/),
+      });
+      expect(device.device.queue.list()).toHaveLength(before);
+    } finally {
+      await live.publish(scripts, '', { retain: true });
+    }
+  });
+});
