@@ -114,6 +114,17 @@ describe('regbridge serve', () => {
     ).json()) as { status: string; report: string };
     expect(task).toMatchObject({ status: 'FINISHED', report: 'from mqtt' });
 
+    // /metrics counts what the bridge published and took in (issue: messages in and out).
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    const counter = (name: string, kind: string): number => {
+      const line = metrics.split('\n').find((l) => l.startsWith(name) && l.includes(`kind="${kind}"`));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    expect(counter('regbridge_mqtt_messages_out_total', 'state')).toBeGreaterThanOrEqual(1);
+    expect(counter('regbridge_mqtt_messages_out_total', 'status')).toBeGreaterThanOrEqual(6);
+    expect(metrics).toMatch(/regbridge_mqtt_messages_in_total\{[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/regbridge_tasks_total\{[^}]*status="FINISHED"[^}]*\} 2/);
+
     const offline = mqtt.waitFor(
       (m) => m.topic === 'pos/devices/cli-1/state' && jsonOf(m).online === false,
       'offline state on shutdown',
