@@ -3,6 +3,7 @@
  * devices (startDevice): discovery from retained states, fan-out to all / a group / an id list
  * with one publish per group or per device, FAILURE, OFFLINE.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,7 @@ import type { StoreController } from '../bridge/controller.ts';
 import type { ScriptSubmission } from '../bridge/topics.ts';
 import type { RunningDevice } from '../src/device.ts';
 import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { newController, startRealDevice, until } from './helpers/controller-env.ts';
+import { newController, startRealDevice, until, withCreds } from './helpers/controller-env.ts';
 
 const REGISTERS = ['reg1', 'reg2', 'reg3', 'reg4', 'reg5'];
 const groupOf = (id: string): string => (Number(id.slice(3)) % 2 === 1 ? 'front' : 'back');
@@ -185,6 +186,51 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('store controll
       expect(fresh.tasks('reg3').some((t) => t.status === 'FAILURE' && t.error === 'paper jam')).toBe(true);
     } finally {
       await fresh.stop();
+    }
+  });
+  it('a real device that crashes and restarts mid-run (new bootId) is FAILURE at once, not NO_ANSWER', async () => {
+    // A real crash: a `regbridge serve` child process killed with SIGKILL mid-task, then started again.
+    const mqttUrl = withCreds(broker.url, broker.deviceCreds('phoenix'));
+    const args = [
+      'bin/regbridge.js',
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--device-id',
+      'phoenix',
+    ];
+    const env = { ...process.env, REGBRIDGE_MQTT_URL: mqttUrl, REGBRIDGE_NS: ns, REGBRIDGE_USER: 'admin:pw' };
+    const spawnDevice = () => spawn(process.execPath, args, { env, stdio: 'ignore' });
+    let child = spawnDevice();
+    try {
+      await until(() => controller.device('phoenix')?.online === true, 'phoenix online', 20_000);
+      const oldBoot = controller.device('phoenix')!.bootId;
+      const started = new Promise<void>((resolve) => {
+        const onStatus = (view: { deviceId: string; startedAt?: string; status: string }) => {
+          if (view.deviceId === 'phoenix' && view.status === 'RUNNING' && view.startedAt) {
+            controller.off('status', onStatus);
+            resolve();
+          }
+        };
+        controller.on('status', onStatus);
+      });
+      const pending = controller.submit('SLEEP 20000', { to: ['phoenix'], deadlineMs: 25_000 });
+      await started;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+      child = spawnDevice();
+      const [result] = await pending;
+      expect(result).toMatchObject({
+        deviceId: 'phoenix',
+        status: 'FAILURE',
+        error: 'device restarted (new bootId)',
+      });
+      expect(controller.device('phoenix')!.bootId).not.toBe(oldBoot);
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 });

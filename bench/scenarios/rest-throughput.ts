@@ -4,10 +4,11 @@
  * this process, one at a time under load; autocannon runs in a worker process so the load
  * generator does not share the servers' event loop. maxQueue is 10,000,000 and retain 128: the
  * queue never refuses, so every request is a real submission (202, task created); the simulator
- * drains the queue in the same event loop meanwhile, as on a real device. Two more targets
- * split the gap: `GET /health` of the same app (the app's fixed cost per request: hooks, logger,
- * metrics, zod response serialization) and the same POST on a second device whose queue is
- * stopped (the submission path alone, no execution).
+ * drains the queue in the same event loop meanwhile, as on a real device. A third target splits
+ * the gap: the same POST on a second device whose queue is stopped (the submission path alone,
+ * no execution). Besides requests/s, the server process's CPU time per request is measured
+ * (process.cpuUsage() around each run; the servers are in this process, the load generator is
+ * not): on a shared machine it moves much less than requests/s.
  */
 import { startBareApp } from '../lib/bare.ts';
 import { fetchToken, startBenchDevice } from '../lib/device.ts';
@@ -22,6 +23,11 @@ interface CannonResult extends WorkerMessage {
   errors: number;
   latencyP50: number;
   latencyP99: number;
+}
+
+interface Run extends CannonResult {
+  /** Server CPU (user + system) per response, µs. */
+  cpuPerRequest: number;
 }
 
 interface Target {
@@ -65,9 +71,8 @@ runScenario('rest-throughput', async (ctx) => {
 
   const body = JSON.stringify({ vendorScript: 'PRINT x' });
   const json = { 'content-type': 'application/json' };
-  const targets: Record<'bare' | 'health' | 'device' | 'paused', Target> = {
+  const targets: Record<'bare' | 'device' | 'paused', Target> = {
     bare: { url: `http://127.0.0.1:${barePort}/api/vendor-script`, method: 'POST', headers: json, body },
-    health: { url: `http://127.0.0.1:${device.httpPort}/health`, method: 'GET', headers: {} },
     device: {
       url: `http://127.0.0.1:${device.httpPort}/api/vendor-script`,
       method: 'POST',
@@ -81,18 +86,18 @@ runScenario('rest-throughput', async (ctx) => {
       body,
     },
   };
-  const fire = async (which: keyof typeof targets, durationS: number): Promise<CannonResult> => {
+  const fire = async (which: keyof typeof targets, durationS: number): Promise<Run> => {
+    const cpuBefore = process.cpuUsage();
     cannon.send({ type: 'run', connections, durationS, ...targets[which] });
-    return await cannon.next<CannonResult>('result', (durationS + 30) * 1000);
+    const result = await cannon.next<CannonResult>('result', (durationS + 30) * 1000);
+    const cpu = process.cpuUsage(cpuBefore);
+    return { ...result, cpuPerRequest: (cpu.user + cpu.system) / Math.max(1, result.total) };
   };
 
-  const order = ['bare', 'health', 'device', 'paused'] as const;
+  const order = ['bare', 'device', 'paused'] as const;
   for (const which of order) await fire(which, warmS);
   const idBefore = device.queue.lastIssuedId;
-  const runs = { bare: [], health: [], device: [], paused: [] } as Record<
-    (typeof order)[number],
-    CannonResult[]
-  >;
+  const runs: Record<(typeof order)[number], Run[]> = { bare: [], device: [], paused: [] };
   // Interleaved rounds, so a slow moment of the machine does not hit one target only.
   for (let i = 0; i < rounds; i += 1) {
     for (const which of order) runs[which].push(await fire(which, measureS));
@@ -128,11 +133,24 @@ runScenario('rest-throughput', async (ctx) => {
     unit: 'req/s',
     ...versus(rps('paused')),
   });
+  const cpu = (which: keyof typeof runs): number => median(runs[which].map((r) => r.cpuPerRequest));
+  ctx.report({ figure: 'bare fastify: server CPU per request', value: round(cpu('bare'), 1), unit: 'µs' });
   ctx.report({
-    figure: 'GET /health of the same app (fixed cost per request)',
-    value: round(rps('health'), 0),
-    unit: 'req/s',
-    ...versus(rps('health')),
+    figure: 'vendor-script: server CPU per request',
+    value: round(cpu('device'), 1),
+    unit: 'µs',
+    baseline: round(cpu('bare'), 1),
+    baselineLabel: 'bare fastify',
+    ratio: round(cpu('bare') / cpu('device'), 3),
+    note: 'ratio = bare / device: the throughput ratio a CPU-bound server would reach',
+  });
+  ctx.report({
+    figure: 'vendor-script, queue stopped: server CPU per request',
+    value: round(cpu('paused'), 1),
+    unit: 'µs',
+    baseline: round(cpu('bare'), 1),
+    baselineLabel: 'bare fastify',
+    ratio: round(cpu('bare') / cpu('paused'), 3),
   });
   ctx.report({
     figure: 'vendor-script latency p99',
