@@ -22,7 +22,9 @@ const LIST_SEPARATOR = /\s*,\s*(?=[A-Za-z][A-Za-z0-9+.-]*:\/\/)/;
 /** The URLs of a `--mqtt-url` value: one URL, a comma-separated list, or an array of either. */
 export function splitBrokerUrls(raw: string | readonly string[]): string[] {
   const parts = typeof raw === 'string' ? [raw] : [...raw];
-  return parts.flatMap((part) => part.trim().split(LIST_SEPARATOR)).filter((url) => url.length > 0);
+  return parts
+    .flatMap((part) => part.replace(/^[\s,]+|[\s,]+$/g, '').split(LIST_SEPARATOR))
+    .filter((url) => url.length > 0);
 }
 
 export function parseBrokerUrl(

@@ -14,7 +14,6 @@ import { DeviceDirectory } from './controller-directory.ts';
 import { Fanout } from './controller-fanout.ts';
 import { decodeControllerMessage, replyPrefix } from './controller-messages.ts';
 import { planTargets } from './controller-targets.ts';
-import type { BrokerRotation } from './failover.ts';
 import type {
   ConnectionState,
   ControllerEvents,
@@ -24,6 +23,7 @@ import type {
   SubmitOptions,
   TaskView,
 } from './controller-types.ts';
+import type { BrokerRotation } from './failover.ts';
 
 export type { StoreControllerOptions } from './controller-types.ts';
 

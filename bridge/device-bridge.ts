@@ -25,6 +25,7 @@ import {
 } from './connection.ts';
 import { BrokerRotation } from './failover.ts';
 import { MqttLink } from './mqtt-link.ts';
+import { PresenceGuard } from './presence-guard.ts';
 import { RequestIdMemory } from './request-ids.ts';
 import { ScriptIntake } from './script-intake.ts';
 import { StaleStatusSweeper } from './stale-sweeper.ts';
@@ -54,6 +55,7 @@ export class DeviceBridge {
   private statuses: StatusPublisher | undefined;
   private intake: ScriptIntake | undefined;
   private sweeper: StaleStatusSweeper | undefined;
+  private presence: PresenceGuard | undefined;
   private requestIds: RequestIdMemory | undefined;
   private startedAt: Date | undefined;
   private link: MqttLink | undefined;
@@ -129,6 +131,12 @@ export class DeviceBridge {
         );
       },
       unsubscribe: (filter) => this.client?.unsubscribe(filter),
+    });
+    this.presence = new PresenceGuard({
+      bootId: this.bootId,
+      online: () => this.phase === 'connected' && link.online,
+      republish: () => this.publishOnline(),
+      logger,
     });
     for (const event of TASK_EVENTS) o.queue.on(event, this.onTransition);
     o.queue.on('evicted', this.onEvicted);
@@ -261,15 +269,7 @@ export class DeviceBridge {
     this.lastError = undefined;
     logger.info({ url: this.url, sessionPresent, reconnect: !first }, 'MQTT connected');
     const o = this.options;
-    const state = onlineState({
-      deviceId: o.deviceId,
-      bootId: this.bootId,
-      installation: o.installation,
-      version: o.version,
-      startedAt: (this.startedAt ?? new Date()).toISOString(),
-      groups: this.groups,
-    });
-    this.link?.publish(topics.state(o.ns, o.deviceId), JSON.stringify(state), { retain: true }, 'state');
+    this.publishOnline();
     // A resumed session keeps the subscriptions ([MQTT-3.1.2-4]); a new one needs them again.
     if (first || !sessionPresent) {
       const subscribed = this.subscribeScripts(client, logger);
@@ -280,8 +280,23 @@ export class DeviceBridge {
     this.statuses?.flush(o.queue.list());
   }
 
+  private publishOnline(): void {
+    const o = this.options;
+    const state = onlineState({
+      deviceId: o.deviceId,
+      bootId: this.bootId,
+      installation: o.installation,
+      version: o.version,
+      startedAt: (this.startedAt ?? new Date()).toISOString(),
+      groups: this.groups,
+    });
+    this.link?.publish(topics.state(o.ns, o.deviceId), JSON.stringify(state), { retain: true }, 'state');
+  }
+
   private subscribeScripts(client: MqttClient, logger: Logger): Promise<void> {
     const { ns, deviceId } = this.options;
+    // Its own state topic too, QoS 0 (only live messages matter): see presence-guard.ts.
+    const ownState = subscribeEach(client, [topics.state(ns, deviceId)], logger, 0);
     const filters = [
       topics.deviceScripts(ns, deviceId),
       ...this.groups.map((g) => topics.groupScripts(ns, g)),
@@ -289,7 +304,7 @@ export class DeviceBridge {
     // MQTT 5 only: Retain As Published keeps the retain flag on live deliveries too, so a retained
     // submission is refused even when the device was already subscribed (contract section 3).
     const rap = client.options.protocolVersion === 5;
-    return subscribeEach(client, filters, logger, 1, rap).then(() => undefined);
+    return Promise.all([subscribeEach(client, filters, logger, 1, rap), ownState]).then(() => undefined);
   }
 
   private onMessage(
@@ -305,6 +320,10 @@ export class DeviceBridge {
     const metrics = this.metrics;
     if (parsed?.kind === 'taskStatus' && parsed.deviceId === o.deviceId) {
       this.sweeper?.handle(parsed.taskId, payload, packet);
+      return;
+    }
+    if (parsed?.kind === 'state' && parsed.deviceId === o.deviceId) {
+      this.presence?.handle(payload);
       return;
     }
     const ours =

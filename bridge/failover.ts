@@ -12,7 +12,14 @@
 import type { IClientOptions, MqttClient, MqttProtocol } from 'mqtt';
 import type { BrokerEndpoint } from './broker-url.ts';
 
-const DEFAULT_PORTS: Record<string, number> = { mqtt: 1883, tcp: 1883, mqtts: 8883, ssl: 8883, ws: 80, wss: 443 };
+const DEFAULT_PORTS: Record<string, number> = {
+  mqtt: 1883,
+  tcp: 1883,
+  mqtts: 8883,
+  ssl: 8883,
+  ws: 80,
+  wss: 443,
+};
 
 /** Where mqtt.js connects for one endpoint: protocol, host, port, path (WebSocket) and credentials. */
 export function endpointOptions(endpoint: BrokerEndpoint): IClientOptions {
@@ -33,7 +40,16 @@ export function endpointOptions(endpoint: BrokerEndpoint): IClientOptions {
 }
 
 /** The endpoint-specific keys, removed before another endpoint's are set (a stale `path` would make a TCP socket dial a Unix socket). */
-const ENDPOINT_KEYS = ['protocol', 'host', 'hostname', 'port', 'path', 'servername', 'username', 'password'] as const;
+const ENDPOINT_KEYS = [
+  'protocol',
+  'host',
+  'hostname',
+  'port',
+  'path',
+  'servername',
+  'username',
+  'password',
+] as const;
 
 /** Points `options` (a live mqtt.js `client.options`, or the object handed to connect()) at `endpoint`. */
 export function applyEndpoint(options: IClientOptions, endpoint: BrokerEndpoint): void {

@@ -55,6 +55,17 @@ export function onePerClient<T extends StoredSubscription>(subs: T[]): T[] {
   return byClient.size === subs.length ? subs : [...byClient.values()];
 }
 
+/** How long a client's store operation waits for the one before it. */
+const CHAIN_WAIT_MS = 5000;
+
+function bounded(previous: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([previous.then(() => undefined), timeout]).finally(() => clearTimeout(timer));
+}
+
 /** The client may hold a subscription to `filter` (the ACL's answer for it). */
 export type MayHold = (client: Client, filter: string) => boolean;
 
@@ -68,8 +79,10 @@ export function guardSubscriptionStore(persistence: unknown, mayHold: MayHold): 
   const tails = new Map<string, Promise<unknown>>();
 
   const serialised = <T>(clientId: string, run: () => Promise<T>): Promise<T> => {
-    const previous = tails.get(clientId) ?? Promise.resolve();
-    const result = previous.then(run, run);
+    const previous = tails.get(clientId);
+    // A store operation that never settles (an announcement lost while Redis was away) must not
+    // block the client's later ones for ever: wait for it a bounded time only.
+    const result = (previous === undefined ? Promise.resolve() : bounded(previous, CHAIN_WAIT_MS)).then(run);
     const tail = result.catch(() => undefined);
     tails.set(clientId, tail);
     void tail.then(() => {
@@ -83,8 +96,7 @@ export function guardSubscriptionStore(persistence: unknown, mayHold: MayHold): 
     if (!pending) {
       // Decided now, once per packet: the ACL's answer does not depend on timing.
       const granted = subs.filter((sub) => mayHold(client, sub.topic));
-      pending =
-        granted.length === 0 ? Promise.resolve() : serialised(client.id, () => add(client, granted));
+      pending = granted.length === 0 ? Promise.resolve() : serialised(client.id, () => add(client, granted));
       perPacket.set(subs, pending);
     }
     return pending;

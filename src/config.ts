@@ -123,7 +123,9 @@ function serveCrossChecks(input: ServeConfigInput): string[] {
   // (a `device` user's name is its id, contract section 4), so no --user may take that name.
   const embedded = input.mqtt !== false && !input.mqttUrl;
   if (embedded && String(input.mqttProtocol ?? '4') === '5') {
-    problems.push('--mqtt-protocol: the embedded broker (aedes) speaks MQTT 3.1.1 only: use 4, or 5 with --mqtt-url');
+    problems.push(
+      '--mqtt-protocol: the embedded broker (aedes) speaks MQTT 3.1.1 only: use 4, or 5 with --mqtt-url',
+    );
   }
   const deviceId = typeof input.deviceId === 'string' ? input.deviceId : defaultDeviceId();
   if (embedded && names.has(deviceId)) {

@@ -169,6 +169,39 @@ describe.skipIf(!redisServerAvailable())('two store brokers over one Redis', () 
     }
   });
 
+  it('acknowledges a SUBSCRIBE with several filters from a persistent session; the session keeps them', async () => {
+    // aedes stored the filters once per filter, and aedes-persistence-redis' waits for its
+    // announcements overwrote each other: no SUBACK (broker/subscription-store.ts).
+    const scripts = `${NS}/devices/reg-1/scripts`;
+    const group = `${NS}/groups/all/scripts`;
+    const device = await connect(a.port, { ...DEV, clientId: 'reg-1-multi', clean: false });
+    const granted = await device.subscribeAsync([scripts, group], { qos: 1 });
+    expect(granted.map((g) => [g.topic, g.qos])).toEqual([
+      [scripts, 1],
+      [group, 1],
+    ]);
+    // Two SUBSCRIBEs in flight at once, starting with the same filter, are both answered too.
+    const both = await Promise.all([
+      device.subscribeAsync([scripts, `${NS}/groups/front/scripts`], { qos: 1 }),
+      device.subscribeAsync([scripts, `${NS}/groups/back/scripts`], { qos: 1 }),
+    ]);
+    expect(both.map((g) => g.length)).toEqual([2, 2]);
+    await device.endAsync();
+    // Offline: what is published on B waits in the session (in Redis) and arrives on B.
+    const ctl = await connect(b.port, CTL);
+    await ctl.publishAsync(scripts, 'to the device', { qos: 1 });
+    await ctl.publishAsync(group, 'to the group', { qos: 1 });
+    const back = mqtt.connect(`mqtt://127.0.0.1:${b.port}`, {
+      ...DEV,
+      clientId: 'reg-1-multi',
+      clean: false,
+      reconnectPeriod: 0,
+    });
+    clients.push(back);
+    const received = Promise.all([nextMessage(back, 'to the device'), nextMessage(back, 'to the group')]);
+    expect((await received).map((m) => m.topic)).toEqual([scripts, group]);
+  });
+
   it('refuses to start when Redis cannot be reached, naming it without credentials', async () => {
     const broker = instance('redis://someone:hunter2@127.0.0.1:1');
     const error = await broker.start().then(

@@ -124,10 +124,11 @@ describe.skipIf(!redisServerAvailable())('a store on two broker instances over R
   it('shows B the last will of a device whose connection to A dropped; it comes back on B', async () => {
     const [d1] = devices as [ClusterDevice];
     const bootId = d1.device.bridge?.bootId;
-    const offline = watcher.waitFor((m) => {
+    const isWill = (m: Received): boolean => {
       const body = m.json as { online?: boolean; bootId?: string } | undefined;
       return m.topic === topics.state(NS, d1.id) && body?.online === false && body.bootId === bootId;
-    }, 'the last will of reg-1');
+    };
+    const offline = watcher.waitFor(isWill, 'the last will of reg-1');
     d1.device.bridge?.simulateConnectionLoss();
     expect((await offline).json).toEqual({ online: false, deviceId: d1.id, bootId });
     // The next attempt goes to the next broker of the list.
@@ -135,7 +136,9 @@ describe.skipIf(!redisServerAvailable())('a store on two broker instances over R
     await until(() => controller.device(d1.id)?.online === true, 'reg-1 online again');
     // And round the list: the attempt after that goes back to A (where the next test wants it).
     d1.device.bridge?.simulateConnectionLoss();
+    await watcher.waitForCount(isWill, 2, 'the second last will of reg-1');
     await until(() => onA(d1), 'reg-1 connected to A again');
+    await until(() => controller.device(d1.id)?.online === true, 'reg-1 online again');
   });
 
   it('moves the devices to B when A stops while tasks run: every status arrives, nothing runs twice', async () => {
@@ -177,14 +180,17 @@ describe.skipIf(!redisServerAvailable())('a store on two broker instances over R
     await until(() => devices.every(onB), 'every device connected to B');
 
     // Every task's final status reached the subscriber on B, the REST ones of the outage included.
-    const taskIds = devices.map((d, i) => {
+    const taskIds = devices.map((_device, i) => {
       const ids = [slowResults[i], afterResults[i]].map((r) => (r?.status === 'FINISHED' ? r.taskId : -1));
       return [...ids, offlineTasks[i] as number];
     });
     await Promise.all(
       devices.flatMap((d, i) =>
         (taskIds[i] ?? []).map((taskId) =>
-          watcher.waitFor((m) => isStatus(m, d.id, taskId, 'FINISHED'), `${d.id} task ${taskId} FINISHED on B`),
+          watcher.waitFor(
+            (m) => isStatus(m, d.id, taskId, 'FINISHED'),
+            `${d.id} task ${taskId} FINISHED on B`,
+          ),
         ),
       ),
     );

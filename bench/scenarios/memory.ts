@@ -85,6 +85,17 @@ runScenario('memory', async (ctx) => {
     note: JSON.stringify(second.retainedByKind ?? {}),
   });
   ctx.report({
+    figure: 'bridge backlog peak while feeding (publishes not yet acknowledged)',
+    value: second.peakPending ?? 0,
+    unit: 'messages',
+    note: `heap peak (no gc) ${((second.peakHeap ?? 0) / MiB).toFixed(0)} MiB: the bridge does not push back on the queue`,
+  });
+  ctx.report({
+    figure: 'heap peak while feeding (no gc)',
+    value: round((second.peakHeap ?? 0) / MiB, 1),
+    unit: 'MiB',
+  });
+  ctx.report({
     figure: 'tasks/s while feeding (MQTT QoS 1, window 500)',
     value: round(rate, 0),
     unit: 'tasks/s',
