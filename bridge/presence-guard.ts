@@ -37,7 +37,9 @@ export class PresenceGuard {
     }
     // An earlier boot's will is history; only this boot's will contradicts a live connection.
     if (!parsed.success || parsed.data.online || parsed.data.bootId !== bootId) return;
-    logger.warn('own last will received while connected (published late by a broker); republishing online state');
+    logger.warn(
+      'own last will received while connected (published late by a broker); republishing online state',
+    );
     republish();
   }
 }

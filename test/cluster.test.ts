@@ -56,6 +56,8 @@ describe.skipIf(!redisServerAvailable())('a store on two broker instances over R
   let urlB: string;
   const devices: ClusterDevice[] = [];
   let controller: StoreController;
+  /** A second controller given the list "A,B": it starts on A and must follow to B. */
+  let follower: StoreController;
   let watcher: TestClient;
 
   const onA = (d: ClusterDevice): boolean =>
@@ -92,10 +94,13 @@ describe.skipIf(!redisServerAvailable())('a store on two broker instances over R
     watcher = await TestClient.connect(urlB, [topics.allStates(NS), topics.allTaskStatuses(NS)], HQ);
     controller = new StoreController({ url: urlB, ...HQ, ns: NS, logger: silent, settleMs: 150 });
     await controller.start();
+    follower = new StoreController({ url: [urlA, urlB], ...HQ, ns: NS, logger: silent, settleMs: 150 });
+    await follower.start();
   });
 
   afterAll(async () => {
     await controller?.stop();
+    await follower?.stop();
     await watcher?.close();
     await Promise.allSettled(devices.map((d) => d.device.stop()));
     await Promise.allSettled([a?.stop(), b?.stop()]);
@@ -194,6 +199,15 @@ describe.skipIf(!redisServerAvailable())('a store on two broker instances over R
         ),
       ),
     );
+
+    // The controller that was on A followed to B (the next URL of its list) and resubscribed.
+    for (const [i, d] of devices.entries()) {
+      const taskId = offlineTasks[i] as number;
+      await until(
+        () => follower.tasks(d.id).some((t) => t.id === taskId && t.status === 'FINISHED'),
+        `the controller that was on A to see ${d.id} task ${taskId} FINISHED`,
+      );
+    }
 
     // Nothing ran twice: exactly the three new tasks started, each once.
     devices.forEach((d, i) => {
