@@ -129,7 +129,7 @@ export class AccessRules {
           ? 'messages on this topic must not be retained'
           : retainRule === 'never-or-clear'
             ? 'scripts must not be retained (contract section 3); only a zero-byte retained clear is allowed'
-          : `role ${role} may only clear this topic (zero-byte retained message)`,
+            : `role ${role} may only clear this topic (zero-byte retained message)`,
     };
   }
 

@@ -31,7 +31,10 @@ describe('topic contract (contract section 3)', () => {
   });
 
   it('parses topics back, including namespaces with several levels', () => {
-    expect(parseTopic('stores/042', 'stores/042/devices/r1/state')).toEqual({ kind: 'state', deviceId: 'r1' });
+    expect(parseTopic('stores/042', 'stores/042/devices/r1/state')).toEqual({
+      kind: 'state',
+      deviceId: 'r1',
+    });
     expect(parseTopic('pos', 'pos/devices/r1/tasks/17/status')).toEqual({
       kind: 'taskStatus',
       deviceId: 'r1',
@@ -46,11 +49,16 @@ describe('topic contract (contract section 3)', () => {
   });
 
   it('decodes payloads with a message instead of a throw', () => {
-    expect(decodePayload(scriptSubmissionSchema, '{"script":"PRINT a","requestId":"r1","notAfter":1}')).toEqual({
+    expect(
+      decodePayload(scriptSubmissionSchema, '{"script":"PRINT a","requestId":"r1","notAfter":1}'),
+    ).toEqual({
       ok: true,
       value: { script: 'PRINT a', requestId: 'r1', notAfter: 1 },
     });
-    expect(decodePayload(scriptSubmissionSchema, 'not json')).toEqual({ ok: false, error: 'payload is not valid JSON' });
+    expect(decodePayload(scriptSubmissionSchema, 'not json')).toEqual({
+      ok: false,
+      error: 'payload is not valid JSON',
+    });
     const bad = decodePayload(scriptSubmissionSchema, Buffer.from('{"script":"","replyTo":"a/+/b"}'));
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.error).toMatch(/script.*replyTo/);
