@@ -238,13 +238,14 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     expect(live.messages.filter((m) => m.topic.includes('/tasks/'))).toHaveLength(3);
   });
 
-  it.skipIf(fixture.refusesRetainedScripts)(
-    'refuses a retained submission: no task, a refusal on replyTo',
-    async () => {
-      const deviceId = uniqueId('retained');
-      const reply = replyTopic();
-      const live = await controller([reply]);
-      const scripts = topics.deviceScripts(ns, deviceId);
+  // Contract section 3: a retained submission creates no task. The store broker refuses it
+  // itself (its ACL); on other brokers the device sees the retain flag and refuses it on replyTo.
+  it('creates no task for a retained submission', async () => {
+    const deviceId = uniqueId('retained');
+    const reply = replyTopic();
+    const live = await controller([reply]);
+    const scripts = topics.deviceScripts(ns, deviceId);
+    if (!fixture.refusesRetainedScripts) {
       await live.publish(
         scripts,
         JSON.stringify({ script: 'PRINT stale', requestId: 'ret-1', replyTo: reply }),
@@ -259,38 +260,27 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
         error: expect.stringMatching(/^RETAINED_SUBMISSION/),
       });
       expect(d.device.queue.list()).toHaveLength(0);
-    },
-  );
-
-  it.runIf(fixture.refusesRetainedScripts)(
-    'the store broker refuses a retained submission itself: never stored, never run',
-    async () => {
-      const deviceId = uniqueId('retained');
-      const reply = replyTopic();
-      const live = await controller([reply]);
-      const d = await device({ deviceId });
-      const scripts = topics.deviceScripts(ns, deviceId);
-      // Live (the device is subscribed) and stored: both refused by the broker's ACL.
-      await live.publish(
-        scripts,
-        JSON.stringify({ script: 'PRINT stale', requestId: 'ret-1', replyTo: reply }),
-        {
-          retain: true,
-        },
-      );
-      await live.publish(
-        scripts,
-        JSON.stringify({ script: 'PRINT fresh', requestId: 'ret-2', replyTo: reply }),
-      );
-      const accepted = json(await live.waitFor((m) => m.topic === reply, 'reply to the normal submission'));
-      expect(accepted).toMatchObject({ requestId: 'ret-2', deviceId, status: 'RUNNING' });
-      expect(d.device.queue.list().map((t) => t.requestId)).toEqual(['ret-2']);
-      const barrierTopic = `${ns}/replies/${uniqueId('barrier')}`;
-      const fresh = await controller([scripts, barrierTopic]);
-      await fresh.barrier(barrierTopic);
-      expect(fresh.messages.filter((m) => m.topic === scripts)).toEqual([]);
-    },
-  );
+      return;
+    }
+    const d = await device({ deviceId });
+    // Live (the device is subscribed) and stored: both refused by the broker's ACL.
+    await live.publish(
+      scripts,
+      JSON.stringify({ script: 'PRINT stale', requestId: 'ret-1', replyTo: reply }),
+      { retain: true },
+    );
+    await live.publish(
+      scripts,
+      JSON.stringify({ script: 'PRINT fresh', requestId: 'ret-2', replyTo: reply }),
+    );
+    const accepted = json(await live.waitFor((m) => m.topic === reply, 'reply to the normal submission'));
+    expect(accepted).toMatchObject({ requestId: 'ret-2', deviceId, status: 'RUNNING' });
+    expect(d.device.queue.list().map((t) => t.requestId)).toEqual(['ret-2']);
+    const barrierTopic = `${ns}/replies/${uniqueId('barrier')}`;
+    const fresh = await controller([scripts, barrierTopic]);
+    await fresh.barrier(barrierTopic);
+    expect(fresh.messages.filter((m) => m.topic === scripts)).toEqual([]);
+  });
 
   it('clears the status topic of an evicted task (retain 2: three tasks leave two)', async () => {
     const deviceId = uniqueId('evict');

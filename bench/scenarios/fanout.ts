@@ -109,7 +109,8 @@ runScenario('fanout', async (ctx) => {
         baselineLabel: 'REST controller',
         ratio: round(rest.ms / m.ms, 2),
         goal: n === 500 ? '< 2000 ms, faster than REST' : 'faster than REST',
-        met: n === 500 ? under2s && faster : faster,
+        // A round where some register's end status never came is a miss, whatever the median.
+        met: (n === 500 ? under2s && faster : faster) && m.incomplete === '',
         note: m.incomplete ? `${note}; ${m.incomplete}` : note,
       });
     }
