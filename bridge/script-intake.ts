@@ -6,12 +6,11 @@
  * Refusal errors start with a code, like the EXPIRED error of a stale script:
  * `RETAINED_SUBMISSION`, `INVALID_REQUEST`, `SCRIPT_TOO_LARGE`, `QUEUE_FULL`, `INTERNAL_ERROR`.
  */
-import { createHash } from 'node:crypto';
 import type { IPublishPacket } from 'mqtt';
 import type { Logger } from 'pino';
 import { ApiError } from '../src/errors.ts';
 import { statusOf, type Task, type TaskStatus } from '../src/tasks/task.ts';
-import type { TaskQueue } from '../src/tasks/task-queue.ts';
+import { hashScript, type TaskQueue } from '../src/tasks/task-queue.ts';
 import type { BridgeLink } from './link.ts';
 import type { RequestIdMemory } from './request-ids.ts';
 import type { StatusPublisher } from './status-publisher.ts';
@@ -143,7 +142,11 @@ export class ScriptIntake {
     }
     const status = statusOf(task.state);
     if (requestId !== undefined) {
-      this.options.requestIds.remember(requestId, { taskId: task.id, scriptHash: task.scriptHash, status });
+      this.options.requestIds.remember(requestId, {
+        taskId: task.id,
+        scriptHash: task.scriptHash ?? hashScript(submission.script),
+        status,
+      });
     }
     logger.info(
       { topic, taskId: task.id, requestId, expired: failWith !== undefined },
@@ -158,8 +161,7 @@ export class ScriptIntake {
     const record = this.options.requestIds.get(requestId);
     if (!record) return undefined;
     const task = this.options.queue.get(record.taskId);
-    const scriptHash = createHash('sha256').update(script).digest('base64url');
-    const sameScript = scriptHash === record.scriptHash;
+    const sameScript = hashScript(script) === record.scriptHash;
     this.options.logger[sameScript ? 'info' : 'warn'](
       { requestId, taskId: record.taskId, held: task !== undefined, sameScript },
       'repeated requestId: nothing executed, answering with the first task',

@@ -101,10 +101,12 @@ export async function buildApp(options: AppOptions, internals: AppInternals = {}
   const waits = new Waits();
   auth.start();
 
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback style, not async: this runs for every request, and an async hook costs a promise.
+  app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, never the raw URL, so label cardinality stays bounded.
     const route = request.routeOptions.url ?? 'unmatched';
     httpMetrics?.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
   app.addHook('preClose', async () => {
     waits.abortAll();

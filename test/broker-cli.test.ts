@@ -35,10 +35,12 @@ function run(args: string[], env: Record<string, string> = {}): Run {
 /** Waits for the plain `broker listening on ...` lines and returns the ports. */
 async function listening(r: Run, timeoutMs = 20_000): Promise<{ port: number; wsPort?: number }> {
   const deadline = Date.now() + timeoutMs;
+  // The two lines may arrive in separate chunks: with --ws-port, wait for both.
+  const wantsWs = r.child.spawnargs.includes('--ws-port');
   for (;;) {
     const tcp = /^broker listening on mqtt:\/\/[^\s]+:(\d+)$/m.exec(r.stdout());
-    if (tcp) {
-      const ws = /^broker listening on ws:\/\/[^\s]+:(\d+)$/m.exec(r.stdout());
+    const ws = /^broker listening on ws:\/\/[^\s]+:(\d+)$/m.exec(r.stdout());
+    if (tcp && (ws || !wantsWs)) {
       return { port: Number(tcp[1]), ...(ws && { wsPort: Number(ws[1]) }) };
     }
     if (r.child.exitCode !== null || Date.now() > deadline) {

@@ -2,7 +2,7 @@
  * The built-in simulator (contract section 2, docs/simulator.md): lines, comments, case,
  * PRINT, SLEEP, FAIL, unknown commands, limits. Fiscal commands: simulator-fiscal.test.ts.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SimulatorExecutor } from '../src/executors/simulator.ts';
 
 const never = new AbortController().signal;
@@ -62,6 +62,36 @@ describe('simulator: PRINT, SLEEP, FAIL', () => {
     expect(await simulator.execute('SLEEP 10\nSLEEP 60000', never)).toEqual({
       ok: false,
       error: 'line 2: timed out after 50 ms',
+    });
+  });
+
+  describe('scripts without SLEEP (no timer, no AbortController: the cheap path)', () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+    const prints = (n: number): string => Array.from({ length: n }, (_, i) => `PRINT ${i}`).join('\n');
+
+    it('still stop between commands when the signal aborts while the script yields', async () => {
+      const aborter = new AbortController();
+      // Queued before the script's first yield (every 1000 commands), so it runs at that yield.
+      setImmediate(() => aborter.abort(new Error('service stopping')));
+      expect(await new SimulatorExecutor().execute(prints(3000), aborter.signal)).toEqual({
+        ok: false,
+        error: 'line 1001: aborted (service stopping)',
+      });
+    });
+
+    it('still end at the time limit, checked when the script yields', async () => {
+      let now = 1_000_000;
+      // Each reading of the clock is 40 ms later: the limit has passed at the first yield.
+      vi.spyOn(Date, 'now').mockImplementation(() => (now += 40));
+      const simulator = new SimulatorExecutor({ timeoutMs: 50 });
+      expect(await simulator.execute(prints(3000), never)).toEqual({
+        ok: false,
+        error: 'line 1001: timed out after 50 ms',
+      });
+      vi.restoreAllMocks();
+      expect((await simulator.execute(prints(3), never)).ok).toBe(true);
     });
   });
 

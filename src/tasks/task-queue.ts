@@ -32,7 +32,16 @@ export interface SubmitResult {
   created: boolean;
 }
 
-function hashScript(script: string): string {
+/** Longest stretch of back-to-back task execution before the loop yields to I/O (ms). */
+const DRAIN_SLICE_MS = 2;
+
+/** setImmediate as a promise: runs after pending I/O callbacks (HTTP requests, MQTT packets). */
+function yieldTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** sha256 of a script, base64url: what idempotency comparisons keep once the script is dropped. */
+export function hashScript(script: string): string {
   return createHash('sha256').update(script).digest('base64url');
 }
 
@@ -111,7 +120,10 @@ export class TaskQueue extends TaskEventEmitter {
   }
 
   submit(script: string, options: SubmitOptions): SubmitResult {
-    const scriptHash = hashScript(script);
+    // Only a key (REST Idempotency-Key, MQTT requestId) is ever compared by script: a plain
+    // submission does not pay for the hash.
+    const keyed = options.idempotencyKey !== undefined || options.requestId !== undefined;
+    const scriptHash = keyed ? hashScript(script) : undefined;
     if (options.idempotencyKey !== undefined) {
       const existingId = this.byIdempotencyKey.get(options.idempotencyKey);
       const existing = existingId === undefined ? undefined : this.tasks.get(existingId);
@@ -134,7 +146,7 @@ export class TaskQueue extends TaskEventEmitter {
     const task: Task = {
       id: this.ids.next(),
       script,
-      scriptHash,
+      ...(scriptHash !== undefined && { scriptHash }),
       source: options.source,
       state: 'queued',
       queuedAt: new Date(),
@@ -212,8 +224,16 @@ export class TaskQueue extends TaskEventEmitter {
   }
 
   private async drain(): Promise<void> {
+    let sliceStart = performance.now();
     try {
       while (!this.stopped && this.queuedCount > 0) {
+        // Instant scripts resolve in microtasks, so a long queue would run to its end in one
+        // event-loop turn and starve HTTP and MQTT; give them a turn every DRAIN_SLICE_MS.
+        if (performance.now() - sliceStart >= DRAIN_SLICE_MS) {
+          await yieldTurn();
+          sliceStart = performance.now();
+          if (this.stopped || this.queuedCount === 0) break;
+        }
         const task = this.waiting[this.waitingHead]!;
         this.waiting[this.waitingHead] = undefined as unknown as Task;
         this.waitingHead += 1;

@@ -13,8 +13,11 @@ export interface Task {
   readonly id: number;
   /** Dropped (set to '') once the task ends, so retained tasks stay small. */
   script: string;
-  /** sha256 of the script, kept for idempotency comparisons after the script is dropped. */
-  readonly scriptHash: string;
+  /**
+   * sha256 of the script (`hashScript`), kept for idempotency comparisons after the script is
+   * dropped; computed only for submissions with an Idempotency-Key or a requestId.
+   */
+  readonly scriptHash?: string;
   readonly source: TaskSource;
   readonly requestId?: string;
   readonly idempotencyKey?: string;
