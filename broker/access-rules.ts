@@ -40,8 +40,11 @@ const ALLOW: AclDecision = { allowed: true };
 
 /** True when `topic` (a topic name) matches `filter` ([MQTT-4.7.1]). */
 export function topicMatches(filter: string, topic: string): boolean {
-  const f = filter.split('/');
-  const t = topic.split('/');
+  return levelsMatch(filter.split('/'), topic.split('/'));
+}
+
+/** topicMatches over filter and topic already split into levels. */
+function levelsMatch(f: readonly string[], t: readonly string[]): boolean {
   for (let i = 0; i < f.length; i++) {
     const level = f[i];
     // `#` also matches the parent level: `a/#` matches `a` ([MQTT-4.7.1-2]).
@@ -51,6 +54,17 @@ export function topicMatches(filter: string, topic: string): boolean {
   }
   return f.length === t.length;
 }
+
+/** A publish rule with its filter split into levels once. */
+interface CompiledRule extends PublishRule {
+  levels: readonly string[];
+}
+
+/**
+ * Compiled rule lists kept per (role, name). Users are a configured set, so this stays small;
+ * the bound only guards against a broker that lets in unboundedly many anonymous names.
+ */
+const MAX_CACHED_RULE_SETS = 10_000;
 
 /**
  * True when every topic that `filter` can match is also matched by `pattern`, i.e. a client
@@ -73,9 +87,25 @@ export function filterWithin(filter: string, pattern: string): boolean {
 
 export class AccessRules {
   readonly ns: string;
+  /** canPublish runs for every PUBLISH the broker receives: its rules are built and split once. */
+  private readonly compiled = new Map<string, readonly CompiledRule[]>();
 
   constructor(ns: string) {
     this.ns = ns;
+  }
+
+  private compiledRules(role: BrokerRole, name: string): readonly CompiledRule[] {
+    const key = `${role}\u0000${name}`;
+    let rules = this.compiled.get(key);
+    if (rules === undefined) {
+      rules = this.publishRules(role, name).map((rule) => ({ ...rule, levels: rule.filter.split('/') }));
+      if (this.compiled.size >= MAX_CACHED_RULE_SETS) {
+        const oldest = this.compiled.keys().next();
+        if (!oldest.done) this.compiled.delete(oldest.value);
+      }
+      this.compiled.set(key, rules);
+    }
+    return rules;
   }
 
   publishRules(role: BrokerRole, name: string): PublishRule[] {
@@ -112,16 +142,21 @@ export class AccessRules {
   }
 
   canPublish(role: BrokerRole, name: string, attempt: PublishAttempt): AclDecision {
-    const rules = this.publishRules(role, name).filter((rule) => topicMatches(rule.filter, attempt.topic));
-    if (rules.length === 0) return { allowed: false, reason: `role ${role} may not publish to this topic` };
-    for (const rule of rules) {
+    const levels = attempt.topic.split('/');
+    const isClear = attempt.retain && attempt.payloadLength === 0;
+    /** The retain rule of the first matching rule: it words the refusal. */
+    let retainRule: RetainRule | undefined;
+    for (const rule of this.compiledRules(role, name)) {
+      if (!levelsMatch(rule.levels, levels)) continue;
+      retainRule ??= rule.retain;
       if (rule.retain === 'any') return ALLOW;
       if (rule.retain === 'never' && !attempt.retain) return ALLOW;
-      const isClear = attempt.retain && attempt.payloadLength === 0;
       if (rule.retain === 'clear-only' && isClear) return ALLOW;
       if (rule.retain === 'never-or-clear' && (!attempt.retain || isClear)) return ALLOW;
     }
-    const retainRule = rules[0]?.retain;
+    if (retainRule === undefined) {
+      return { allowed: false, reason: `role ${role} may not publish to this topic` };
+    }
     return {
       allowed: false,
       reason:

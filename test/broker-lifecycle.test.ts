@@ -10,6 +10,7 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
+  AccessRules,
   BrokerListenError,
   filterWithin,
   loadUsersFile,
@@ -221,6 +222,32 @@ describe('topic filters', () => {
     expect(topicMatches('a/#', 'a/b/c')).toBe(true);
     expect(topicMatches('a/+', 'a/b/c')).toBe(false);
     expect(topicMatches('a/b', 'a/b/c')).toBe(false);
+  });
+
+  it('answers publish checks per role and name with its cached rules', () => {
+    const rules = new AccessRules('s/1');
+    const status = { topic: 's/1/devices/d1/tasks/7/status', retain: true, payloadLength: 10 };
+    // Twice each, so the second answer comes from the compiled rules cached for (role, name).
+    for (let round = 0; round < 2; round += 1) {
+      expect(rules.canPublish('device', 'd1', status)).toEqual({ allowed: true });
+      expect(rules.canPublish('device', 'd2', status)).toEqual({
+        allowed: false,
+        reason: 'role device may not publish to this topic',
+      });
+      expect(rules.canPublish('controller', 'd1', status)).toEqual({
+        allowed: false,
+        reason: 'role controller may only clear this topic (zero-byte retained message)',
+      });
+      expect(rules.canPublish('controller', 'd1', { ...status, payloadLength: 0 })).toEqual({ allowed: true });
+      expect(rules.canPublish('device', 'd1', { topic: 's/1/replies/x/1', retain: true, payloadLength: 2 })).toEqual({
+        allowed: false,
+        reason: 'messages on this topic must not be retained',
+      });
+      expect(rules.canPublish('observer', 'o', { ...status, retain: false })).toEqual({
+        allowed: false,
+        reason: 'role observer may not publish to this topic',
+      });
+    }
   });
 
   it('knows when one filter lies within another', () => {

@@ -83,8 +83,8 @@ describe('simulator: PRINT, SLEEP, FAIL', () => {
 
     it('still end at the time limit, checked when the script yields', async () => {
       let now = 1_000_000;
-      // Each reading of the clock is 40 ms later: the limit has passed at the first yield.
-      vi.spyOn(Date, 'now').mockImplementation(() => (now += 40));
+      // Each reading of the clock is 60 ms later: the limit has passed at the first yield.
+      vi.spyOn(Date, 'now').mockImplementation(() => (now += 60));
       const simulator = new SimulatorExecutor({ timeoutMs: 50 });
       expect(await simulator.execute(prints(3000), never)).toEqual({
         ok: false,
