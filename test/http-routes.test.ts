@@ -412,6 +412,13 @@ describe('8. /openapi.json and /docs', () => {
       expect(operation.responses['401']?.headers).toHaveProperty('WWW-Authenticate');
       expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '500']));
     }
+    // Path and query integers are documented as integers with their bounds.
+    const taskGet = document.paths['/api/tasks/{id}']!.get as unknown as {
+      parameters: Array<{ name: string; schema: Record<string, unknown> }>;
+    };
+    const schemaOf = (name: string) => taskGet.parameters.find((p) => p.name === name)?.schema;
+    expect(schemaOf('waitMs')).toMatchObject({ type: 'integer', minimum: 0, maximum: 30000 });
+    expect(schemaOf('id')).toMatchObject({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
     expect(document.paths['/api/authenticate']!.get!.security).toBeUndefined();
     const vendor = document.paths['/api/vendor-script']!.post!.responses;
     expect(Object.keys(vendor).sort()).toEqual([

@@ -14,14 +14,20 @@ export const MAX_FM_SCRIPT_TIMEOUT_MS = 600_000;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /** Component ids of the OpenAPI document; a private registry keeps other modules' ids out. */
-export const apiSchemas = z.registry<{ id?: string; description?: string }>();
+export const apiSchemas = z.registry<{
+  id?: string;
+  description?: string;
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+}>();
 
 /**
  * Attaches an OpenAPI description. zod's describe() would write to the global registry, which
  * the document generator does not read once it is given our private one.
  */
 function doc<T extends z.ZodType>(schema: T, description: string): T {
-  apiSchemas.add(schema, { description });
+  apiSchemas.add(schema, { ...apiSchemas.get(schema), description });
   return schema;
 }
 
@@ -31,7 +37,7 @@ function requiredString(what: string) {
 
 /** A decimal integer in a string (path or query), from `min` to `max`, no sign, no leading zeros. */
 function integerString(min: number, max: number, message = `must be an integer from ${min} to ${max}`) {
-  return z
+  const schema = z
     .string({ error: message })
     .regex(/^(0|[1-9][0-9]*)$/, { error: message })
     .transform((text, ctx) => {
@@ -40,6 +46,9 @@ function integerString(min: number, max: number, message = `must be an integer f
       ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
     });
+  // OpenAPI: documented as the integer it is, with its bounds (the value arrives as text).
+  apiSchemas.add(schema, { type: 'integer', minimum: min, maximum: max });
+  return schema;
 }
 
 const timestamp = z.iso.datetime({ offset: false });
