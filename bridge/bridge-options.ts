@@ -34,6 +34,11 @@ export interface DeviceBridgeOptions {
   startTimeoutMs?: number;
   /** Delay between reconnect attempts, default 1000 ms. */
   reconnectPeriodMs?: number;
+  /**
+   * At most this many status and clear messages wait for the broker's PUBACK (default 1000);
+   * beyond that statuses are coalesced per task until acknowledgements come back (docs/mqtt.md).
+   */
+  maxStatusesInFlight?: number;
   /** `startedAt` of the state message; default: when start() was called. */
   startedAt?: Date;
 }

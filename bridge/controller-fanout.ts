@@ -71,6 +71,11 @@ export class Fanout {
     return this.pending.size === 0;
   }
 
+  /** Devices targeted that have no result yet. */
+  pendingDeviceIds(): string[] {
+    return [...this.pending.keys()];
+  }
+
   /** Results known at construction (OFFLINE), in target order. */
   initialResults(): FanoutResult[] {
     return this.order.map((id) => this.ended.get(id)).filter((r): r is FanoutResult => r !== undefined);

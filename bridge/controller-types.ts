@@ -138,4 +138,10 @@ export interface StoreControllerOptions {
   maxSettleMs?: number;
   /** First connection attempt; later reconnects retry every second (default 10000 ms). */
   connectTimeoutMs?: number;
+  /**
+   * This long before a submission's deadline (at most half of it), the retained status topics of
+   * the devices still missing are read again, so a status the broker dropped still counts
+   * (default 2000 ms; 0: never). docs/controller.md.
+   */
+  recheckLeadMs?: number;
 }

@@ -13,6 +13,7 @@ import { connectFirst, QuietWait } from './controller-connection.ts';
 import { DeviceDirectory } from './controller-directory.ts';
 import { Fanout } from './controller-fanout.ts';
 import { decodeControllerMessage, replyPrefix } from './controller-messages.ts';
+import { RetainedRecheck } from './controller-recheck.ts';
 import { planTargets } from './controller-targets.ts';
 import type {
   ConnectionState,
@@ -29,9 +30,15 @@ export type { StoreControllerOptions } from './controller-types.ts';
 
 import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from './topics.ts';
 
+/** Default lead of the retained-status recheck before a deadline (controller-recheck.ts). */
+const RECHECK_LEAD_MS = 2000;
+
 interface Active {
   fanout: Fanout;
   timer: NodeJS.Timeout;
+  recheckTimer?: NodeJS.Timeout;
+  /** Status filters subscribed afresh for this submission's missing devices. */
+  rechecked: string[];
   onResult: SubmitOptions['onResult'];
   resolve: (results: FanoutResult[]) => void;
 }
@@ -48,6 +55,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   private state: ConnectionState = 'stopped';
   private lastMessageAt = 0;
   private readonly quiet = new QuietWait();
+  private readonly recheck: RetainedRecheck;
 
   constructor(options: StoreControllerOptions) {
     super();
@@ -55,6 +63,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.ns = options.ns;
     this.clientId = options.clientId ?? `regbridge-ctl-${randomBytes(4).toString('hex')}`;
     this.logger = (options.logger ?? createLogger({ level: 'silent' })).child({ component: 'controller' });
+    this.recheck = new RetainedRecheck(options.ns, this.logger);
   }
 
   get connection(): ConnectionState {
@@ -149,6 +158,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     // Keep an error listener while closing: an unhandled 'error' event would crash the process.
     client.removeAllListeners('error');
     client.on('error', () => {});
+    this.recheck.clear();
     await client.endAsync();
     this.setState('stopped');
   }
@@ -195,10 +205,15 @@ export class StoreController extends EventEmitter<ControllerEvents> {
         fanout,
         onResult: options.onResult,
         resolve,
+        rechecked: [],
         timer: setTimeout(() => {
           for (const result of fanout.expire()) this.report(active, result);
         }, options.deadlineMs),
       };
+      // Shortly before the deadline, look at the retained statuses of the devices still missing.
+      const lead = Math.min(this.options.recheckLeadMs ?? RECHECK_LEAD_MS, options.deadlineMs / 2);
+      if (lead > 0)
+        active.recheckTimer = setTimeout(() => this.recheckMissing(active), options.deadlineMs - lead);
       this.active.set(requestId, active);
       this.callback(() => options.onSent?.({ requestId, sentTo: fanout.sentTo, offline: plan.offline }));
       for (const result of fanout.initialResults()) this.report(active, result);
@@ -277,8 +292,32 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.callback(() => active.onResult?.(result, { done: fanout.done, total: fanout.total }));
     if (!fanout.complete || !this.active.has(fanout.requestId)) return;
     clearTimeout(active.timer);
+    clearTimeout(active.recheckTimer);
+    this.recheck.release(this.client, active.rechecked);
     this.active.delete(fanout.requestId);
     active.resolve(fanout.results());
+  }
+
+  /**
+   * A status this controller missed (dropped by a broker, or known before the submission) ends
+   * the wait too: first what the directory already knows, then the retained status topics of the
+   * devices still missing, read again through a fresh subscription (controller-recheck.ts).
+   */
+  private recheckMissing(active: Active): void {
+    const now = Date.now();
+    for (const deviceId of active.fanout.pendingDeviceIds()) {
+      for (const view of this.directory.tasksOf(deviceId)) {
+        const result = active.fanout.onStatus(view, now);
+        if (result) this.report(active, result);
+      }
+    }
+    const missing = active.fanout.pendingDeviceIds();
+    if (!this.client || missing.length === 0 || !this.active.has(active.fanout.requestId)) return;
+    this.logger.info(
+      { requestId: active.fanout.requestId, missing: missing.length },
+      'rechecking retained statuses',
+    );
+    active.rechecked = this.recheck.request(this.client, missing);
   }
 
   /** A caller's callback must not break the controller's bookkeeping. */

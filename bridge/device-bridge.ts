@@ -106,6 +106,8 @@ export class DeviceBridge {
       bootId: this.bootId,
       link,
       logger,
+      getTask: (id) => o.queue.get(id),
+      ...(o.maxStatusesInFlight !== undefined && { maxInFlight: o.maxStatusesInFlight }),
     });
     this.intake = new ScriptIntake({
       deviceId: o.deviceId,
@@ -230,6 +232,23 @@ export class DeviceBridge {
     if (this.rotation) health.url = this.rotation.current.url;
     health.pending = (this.statuses?.pending ?? 0) + (this.link?.inFlight ?? 0);
     return health;
+  }
+
+  /**
+   * The bridge's flow control (docs/mqtt.md, "Backpressure"): QoS 1 messages of every kind not
+   * yet acknowledged by the broker, the status and clear messages among them (now, highest so
+   * far, and the bound), and the statuses and clears waiting for room.
+   */
+  backlog(): {
+    unacknowledged: number;
+    statuses: { now: number; peak: number; max: number };
+    waiting: number;
+  } {
+    return {
+      unacknowledged: this.link?.inFlight ?? 0,
+      statuses: this.statuses?.unacknowledged ?? { now: 0, peak: 0, max: 0 },
+      waiting: this.statuses?.pending ?? 0,
+    };
   }
 
   /**

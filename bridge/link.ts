@@ -16,6 +16,17 @@ export interface PublishOptions {
 export interface BridgeLink {
   /** True from the handling of CONNACK until the connection closes. */
   readonly online: boolean;
-  /** QoS 1 publish; never throws: errors are logged by the bridge. */
-  publish(topic: string, payload: string | Buffer, options: PublishOptions, kind: OutKind): void;
+  /** QoS 1 messages handed over and not yet acknowledged by the broker (all kinds). */
+  readonly inFlight: number;
+  /**
+   * QoS 1 publish; never throws: errors are logged by the bridge. `onDone` is called once, when
+   * the broker acknowledged the message or it failed for good (its flow-control hook).
+   */
+  publish(
+    topic: string,
+    payload: string | Buffer,
+    options: PublishOptions,
+    kind: OutKind,
+    onDone?: (error?: Error) => void,
+  ): void;
 }

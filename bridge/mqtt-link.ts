@@ -45,13 +45,23 @@ export class MqttLink implements BridgeLink {
     this.connected = true;
   }
 
-  publish(topic: string, payload: string | Buffer, options: PublishOptions, kind: OutKind): void {
+  publish(
+    topic: string,
+    payload: string | Buffer,
+    options: PublishOptions,
+    kind: OutKind,
+    onDone?: (error?: Error) => void,
+  ): void {
     const client = this.client;
-    if (!client || this.closed) return;
+    if (!client || this.closed) {
+      onDone?.(new Error('not connected'));
+      return;
+    }
     const { logger, metrics, protocolVersion } = this.options;
     const properties = protocolVersion === 5 ? options.properties : undefined;
     const done = (error?: Error): void => {
       if (error && !this.closed) logger.warn({ topic, kind, err: error.message }, 'MQTT publish failed');
+      onDone?.(error);
     };
     const send = (): void => {
       client.publish(

@@ -3,17 +3,26 @@
  * retained, QoS 1, one message per transition (queued, started, ended), each with this boot's
  * `bootId` and a `seq` that grows by one per status message published during the boot.
  *
- * While the broker is unreachable nothing is handed to mqtt.js: the task ids whose latest status
- * has not been sent are remembered (`dirty`), and so are the evicted tasks whose retained topic
- * must still be cleared. On every (re)connect `flush()` clears those and republishes the status
- * of every task the queue holds, which the contract demands anyway. Memory stays bounded by the
- * queue's own bounds (held tasks, plus tasks that were on the broker when it went away), and a
- * status superseded while offline is never sent at all.
+ * Nothing unbounded is ever handed to mqtt.js. A status goes out at once only while the broker
+ * is reachable and fewer than `maxInFlight` of this publisher's messages (statuses and clears)
+ * wait for their PUBACK. Otherwise the publisher only remembers *which* held tasks have a status
+ * not yet sent (`dirty`) and which evicted tasks still have a retained message to clear
+ * (`pendingClears`), and sends them, in their latest state, as acknowledgements come back (or on
+ * the next connect). So under broker backpressure (tasks ending faster than the broker
+ * acknowledges) or while offline, a task's intermediate transitions may be skipped, but its
+ * latest status and every eviction clear are always delivered, and `seq` still grows by one per
+ * message sent. Memory stays bounded by the queue's own bounds: `dirty` holds held tasks only,
+ * and no new task's status goes out while clears are owed, so the tasks with a retained message
+ * on the broker (held, or evicted and not yet cleared) never exceed the held tasks by more than
+ * the in-flight window. docs/mqtt.md, "Backpressure".
  */
 import type { Logger } from 'pino';
 import { type Task, toTaskBody } from '../src/tasks/task.ts';
 import type { BridgeLink } from './link.ts';
 import { type StatusMessage, topics } from './topics.ts';
+
+/** Default bound of unacknowledged status and clear messages handed to mqtt.js. */
+export const DEFAULT_MAX_IN_FLIGHT = 1000;
 
 export interface StatusPublisherOptions {
   ns: string;
@@ -21,6 +30,10 @@ export interface StatusPublisherOptions {
   bootId: string;
   link: BridgeLink;
   logger: Logger;
+  /** A held task by id (the queue's get): dirty tasks are sent in their state at sending time. */
+  getTask: (id: number) => Readonly<Task> | undefined;
+  /** At most this many status and clear messages wait for their PUBACK (default 1000). */
+  maxInFlight?: number;
 }
 
 /** The status payload of contract section 3, built from the task the engine holds. */
@@ -49,16 +62,29 @@ export function statusMessage(
 
 export class StatusPublisher {
   private readonly options: StatusPublisherOptions;
+  private readonly maxInFlight: number;
   private seq = 0;
-  /** Held tasks whose latest status has not been handed to the broker (offline meanwhile). */
+  /** Our messages handed to mqtt.js whose PUBACK has not come back (or that failed) yet. */
+  private inFlight = 0;
+  /** Highest `inFlight` seen: the bound at work, for tests and benchmarks. */
+  private inFlightPeak = 0;
+  /** Held tasks whose latest status has not been handed to the broker, oldest change first. */
   private readonly dirty = new Set<number>();
   /** Tasks whose status topic may hold a retained message of ours (published, not yet cleared). */
   private readonly atBroker = new Set<number>();
-  /** Evicted while offline, with a retained message of ours on the broker: clear on reconnect. */
+  /** Evicted tasks with a retained message of ours on the broker, not yet cleared. */
   private readonly pendingClears = new Set<number>();
+  /** Set while pump() runs: a completion called back synchronously must not recurse into it. */
+  private pumping = false;
+  /** mqtt.js calls this once per message: acknowledged, or failed for good. */
+  private readonly onDone = (): void => {
+    this.inFlight -= 1;
+    if (!this.pumping) this.pump();
+  };
 
   constructor(options: StatusPublisherOptions) {
     this.options = options;
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
   }
 
   /** Status messages published during this boot (the last `seq` used). */
@@ -66,37 +92,69 @@ export class StatusPublisher {
     return this.seq;
   }
 
-  /** Messages waiting for the broker: superseded statuses count once per task. */
+  /** Messages waiting to be handed to mqtt.js: superseded statuses count once per task. */
   get pending(): number {
     return this.dirty.size + this.pendingClears.size;
   }
 
+  /** Status and clear messages handed to mqtt.js and not yet acknowledged, and the peak of it. */
+  get unacknowledged(): { now: number; peak: number; max: number } {
+    return { now: this.inFlight, peak: this.inFlightPeak, max: this.maxInFlight };
+  }
+
   /** A transition (queued, started, finished, failed), or a republish for a repeated requestId. */
   publish(task: Readonly<Task>): void {
-    if (!this.options.link.online) {
-      this.dirty.add(task.id);
-      return;
-    }
-    this.send(task);
+    // Behind a backlog the task waits its turn too: sending it first would starve older ones.
+    if (this.hasRoom() && this.dirty.size === 0 && this.pendingClears.size === 0) this.send(task);
+    else this.dirty.add(task.id);
   }
 
   /** The task left the retention window: clear its retained topic (zero-byte, retained). */
   evicted(task: Readonly<Task>): void {
     this.dirty.delete(task.id);
     if (!this.atBroker.has(task.id)) return;
-    if (this.options.link.online) this.clear(task.id);
+    if (this.hasRoom() && this.pendingClears.size === 0) this.clear(task.id);
     else this.pendingClears.add(task.id);
   }
 
   /**
-   * After every (re)connect (contract section 3): first the clears owed for tasks evicted while
-   * offline, then the status of every held task, oldest first so `seq` follows task order.
+   * After every (re)connect (contract section 3): first the clears owed for evicted tasks, then
+   * the status of every held task, oldest first so `seq` follows task order; as many as the
+   * in-flight bound allows now, the rest as acknowledgements come back.
    */
   flush(heldNewestFirst: readonly Readonly<Task>[]): void {
-    for (const id of this.pendingClears) this.clear(id);
-    this.pendingClears.clear();
+    // Our unacknowledged messages are all still in mqtt.js' outgoing map (it resends them now):
+    // a count above that would be a lost completion, which must not block statuses for good.
+    this.inFlight = Math.min(this.inFlight, this.options.link.inFlight);
     this.dirty.clear();
-    for (let i = heldNewestFirst.length - 1; i >= 0; i -= 1) this.send(heldNewestFirst[i]!);
+    for (let i = heldNewestFirst.length - 1; i >= 0; i -= 1) this.dirty.add(heldNewestFirst[i]!.id);
+    this.pump();
+  }
+
+  private hasRoom(): boolean {
+    return this.options.link.online && this.inFlight < this.maxInFlight;
+  }
+
+  /** Hands owed messages to mqtt.js while there is room: clears first (they free the broker). */
+  private pump(): void {
+    this.pumping = true;
+    try {
+      while (this.hasRoom()) {
+        const clear = this.pendingClears.values().next();
+        if (!clear.done) {
+          this.pendingClears.delete(clear.value);
+          this.clear(clear.value);
+          continue;
+        }
+        const next = this.dirty.values().next();
+        if (next.done) return;
+        this.dirty.delete(next.value);
+        const task = this.options.getTask(next.value);
+        if (task) this.send(task);
+      }
+    } finally {
+      this.pumping = false;
+    }
   }
 
   private send(task: Readonly<Task>): void {
@@ -105,19 +163,33 @@ export class StatusPublisher {
     const message = statusMessage(task, deviceId, bootId, this.seq);
     this.atBroker.add(task.id);
     this.dirty.delete(task.id);
+    this.handOver();
     link.publish(
       topics.taskStatus(ns, deviceId, task.id),
       JSON.stringify(message),
       { retain: true },
       'status',
+      this.onDone,
     );
   }
 
   private clear(id: number): void {
     const { ns, deviceId, link } = this.options;
     this.atBroker.delete(id);
+    this.handOver();
     // [MQTT-3.3.1-10]: a zero-byte retained message removes the retained message of the topic.
-    link.publish(topics.taskStatus(ns, deviceId, id), Buffer.alloc(0), { retain: true }, 'clear');
+    link.publish(
+      topics.taskStatus(ns, deviceId, id),
+      Buffer.alloc(0),
+      { retain: true },
+      'clear',
+      this.onDone,
+    );
     this.options.logger.debug({ taskId: id }, 'cleared status topic of evicted task');
+  }
+
+  private handOver(): void {
+    this.inFlight += 1;
+    if (this.inFlight > this.inFlightPeak) this.inFlightPeak = this.inFlight;
   }
 }

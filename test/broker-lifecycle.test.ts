@@ -238,8 +238,12 @@ describe('topic filters', () => {
         allowed: false,
         reason: 'role controller may only clear this topic (zero-byte retained message)',
       });
-      expect(rules.canPublish('controller', 'd1', { ...status, payloadLength: 0 })).toEqual({ allowed: true });
-      expect(rules.canPublish('device', 'd1', { topic: 's/1/replies/x/1', retain: true, payloadLength: 2 })).toEqual({
+      expect(rules.canPublish('controller', 'd1', { ...status, payloadLength: 0 })).toEqual({
+        allowed: true,
+      });
+      expect(
+        rules.canPublish('device', 'd1', { topic: 's/1/replies/x/1', retain: true, payloadLength: 2 }),
+      ).toEqual({
         allowed: false,
         reason: 'messages on this topic must not be retained',
       });

@@ -86,8 +86,8 @@ workerMain(
         if (heap > peakHeap) peakHeap = heap;
       }
       await until('the device to drain', () => ended >= sent, 60_000, 5);
-      // The bridge's publishes are not back-pressured: statuses and clears may still be on
-      // their way to the broker. Two sentinel tasks are a barrier (a client's QoS 1 messages
+      // Statuses and clears may still be on their way to the broker (up to 1,000 in flight,
+      // the rest coalesced: docs/mqtt.md, "Backpressure"). Two sentinel tasks are a barrier (a client's QoS 1 messages
       // arrive in order): once the second one's FINISHED is on the broker, all before it is too.
       for (let k = 0; k < 2; k += 1) {
         const { task } = d.queue.submit('PRINT sentinel', { source: 'rest' });
