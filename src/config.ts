@@ -82,6 +82,10 @@ export const serveConfigSchema = z.object({
     .number()
     .pipe(z.union([z.literal(4), z.literal(5)]))
     .default(4),
+  /** Status messages awaiting the broker's acknowledgement at once; beyond, statuses are coalesced. */
+  mqttMaxInflight: positiveInt.max(65_000).default(1000),
+  /** requestIds remembered for MQTT idempotency (contract section 3: the last 1000 submissions). */
+  requestIdMemory: positiveInt.max(1_000_000).default(1000),
   brokerPort: port.default(1883),
   brokerHost: z.string().min(1).default('0.0.0.0'),
   brokerWsPort: port.optional(),

@@ -123,6 +123,8 @@ export async function startDevice(config: ServeConfig, deps: { logger: Logger })
         logger,
         maxScriptBytes: config.maxScriptBytes,
         protocolVersion: config.mqttProtocol,
+        maxStatusesInFlight: config.mqttMaxInflight,
+        requestIdMemory: config.requestIdMemory,
       });
     }
     const mqttHealth = (): MqttHealth => bridge?.health() ?? { state: 'disabled' };

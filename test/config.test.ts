@@ -24,6 +24,9 @@ describe('serve config', () => {
       scriptTimeout: 120_000,
       maxScriptBytes: 1024 * 1024,
       fmScriptTimeout: 60_000,
+      mqttProtocol: 4,
+      mqttMaxInflight: 1000,
+      requestIdMemory: 1000,
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.users)).toBe(true);

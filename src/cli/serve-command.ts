@@ -46,6 +46,18 @@ export function registerServeCommand(program: Command): void {
       ).default(undefined, '4'),
     )
     .addOption(
+      option('--mqtt-max-inflight <n>', 'status messages awaiting broker acknowledgement at once').default(
+        undefined,
+        '1000',
+      ),
+    )
+    .addOption(
+      option('--request-id-memory <n>', 'MQTT requestIds remembered for idempotency').default(
+        undefined,
+        '1000',
+      ),
+    )
+    .addOption(
       option('--broker-port <port>', 'embedded broker port, when no --mqtt-url (0 picks a free one)').default(
         undefined,
         '1883',

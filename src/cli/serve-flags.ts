@@ -15,6 +15,8 @@ export interface ServeFlags {
   mqtt?: boolean;
   mqttUrl?: string;
   mqttProtocol?: string;
+  mqttMaxInflight?: string;
+  requestIdMemory?: string;
   brokerPort?: string;
   brokerHost?: string;
   brokerWsPort?: string;
@@ -46,6 +48,8 @@ export function serveInput(flags: ServeFlags, env: NodeJS.ProcessEnv = process.e
     mqtt: flags.mqtt === false ? false : mqttOffInEnv(env) ? false : undefined,
     mqttUrl: flags.mqttUrl,
     mqttProtocol: flags.mqttProtocol,
+    mqttMaxInflight: flags.mqttMaxInflight,
+    requestIdMemory: flags.requestIdMemory,
     brokerPort: flags.brokerPort,
     brokerHost: flags.brokerHost,
     brokerWsPort: flags.brokerWsPort,
