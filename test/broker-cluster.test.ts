@@ -187,9 +187,29 @@ describe.skipIf(!redisServerAvailable() && !process.env.CI)('two store brokers o
       device.subscribeAsync([scripts, `${NS}/groups/back/scripts`], { qos: 1 }),
     ]);
     expect(both.map((g) => g.length)).toEqual([2, 2]);
-    await device.endAsync();
-    // Offline: what is published on B waits in the session (in Redis) and arrives on B.
+    // B learns A's subscriptions through Redis asynchronously: wait until B routes both filters
+    // to the device (a probe published on B arrives) before taking the device offline.
     const ctl = await connect(b.port, CTL);
+    for (const topic of [scripts, group]) {
+      for (let attempt = 0; ; attempt += 1) {
+        const probe = `probe ${topic} ${attempt}`;
+        const arrived = nextMessage(device, probe, 200).then(
+          () => true,
+          () => false,
+        );
+        await ctl.publishAsync(topic, probe, { qos: 1 });
+        if (await arrived) break;
+        if (attempt > 50) throw new Error(`instance B never routed ${topic} to the device`);
+      }
+    }
+    await device.endAsync();
+    // The client's DISCONNECT may still be in A's hands: publish once A has let the session go
+    // offline, so the messages are queued for it rather than delivered to a closing socket.
+    for (let waited = 0; a.stats.clients > 0; waited += 10) {
+      if (waited > 5000) throw new Error('instance A kept the client connected');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Offline: what is published on B waits in the session (in Redis) and arrives on B.
     await ctl.publishAsync(scripts, 'to the device', { qos: 1 });
     await ctl.publishAsync(group, 'to the group', { qos: 1 });
     const back = mqtt.connect(`mqtt://127.0.0.1:${b.port}`, {
