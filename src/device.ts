@@ -28,6 +28,8 @@ export interface RunningDevice {
   readonly httpPort: number;
   readonly brokerPort: number | undefined;
   readonly brokerWsPort: number | undefined;
+  /** Defaulted ports that were taken and replaced by free ones (see StartDeviceOptions). */
+  readonly portFallbacks: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -42,7 +44,22 @@ function loopbackFor(host: string): string {
   return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 }
 
-export async function startDevice(config: ServeConfig, deps: { logger: Logger }): Promise<RunningDevice> {
+export interface StartDeviceOptions {
+  logger: Logger;
+  /**
+   * Ports that were defaulted rather than asked for: when taken (e.g. 1883 by a system
+   * Mosquitto), listen on a free port instead and say so, so `npm start` works anywhere. A port
+   * given explicitly that is taken stays an error naming its flag.
+   */
+  freePortIfTaken?: { http?: boolean; broker?: boolean };
+}
+
+function isPortTaken(error: unknown): boolean {
+  // Both fastify's listen error and BrokerListenError carry the errno code.
+  return (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+}
+
+export async function startDevice(config: ServeConfig, deps: StartDeviceOptions): Promise<RunningDevice> {
   const logger = deps.logger;
   const registry = createMetricsRegistry(config.deviceId);
   const queue = new TaskQueue({
@@ -53,6 +70,7 @@ export async function startDevice(config: ServeConfig, deps: { logger: Logger })
   let broker: StoreBroker | undefined;
   let bridge: DeviceBridge | undefined;
   let app: FastifyInstance | undefined;
+  const portFallbacks: string[] = [];
   let queueStarted = false;
   let bridgeStarted = false;
   let brokerStarted = false;
@@ -89,17 +107,32 @@ export async function startDevice(config: ServeConfig, deps: { logger: Logger })
         ...config.users.map((u) => ({ name: u.name, password: u.password, role: 'controller' as const })),
         { name: config.deviceId, password: devicePassword, role: 'device' },
       ];
-      broker = new StoreBroker({
-        port: config.brokerPort,
-        host: config.brokerHost,
-        ...(config.brokerWsPort !== undefined && { wsPort: config.brokerWsPort }),
-        ns: config.ns,
-        users,
-        logger: logger.child({ component: 'broker' }),
-        portFlag: '--broker-port',
-        wsPortFlag: '--broker-ws-port',
-      });
-      await broker.start();
+      const newBroker = (port: number): StoreBroker =>
+        new StoreBroker({
+          port,
+          host: config.brokerHost,
+          ...(config.brokerWsPort !== undefined && { wsPort: config.brokerWsPort }),
+          ns: config.ns,
+          users,
+          logger: logger.child({ component: 'broker' }),
+          portFlag: '--broker-port',
+          wsPortFlag: '--broker-ws-port',
+        });
+      broker = newBroker(config.brokerPort);
+      try {
+        await broker.start();
+      } catch (error) {
+        const port = (error as { port?: number }).port;
+        if (!deps.freePortIfTaken?.broker || !isPortTaken(error) || port !== config.brokerPort) throw error;
+        logger.warn(
+          { port: config.brokerPort },
+          'default MQTT port taken; the embedded broker listens on a free port',
+        );
+        await broker.stop();
+        broker = newBroker(0);
+        await broker.start();
+        portFallbacks.push(`MQTT port ${config.brokerPort} was taken (pass --broker-port to choose one)`);
+      }
       brokerStarted = true;
       bridgeConnection = {
         url: `mqtt://${loopbackFor(config.brokerHost)}:${broker.port}`,
@@ -132,7 +165,14 @@ export async function startDevice(config: ServeConfig, deps: { logger: Logger })
     app = builtApp;
     appBuilt = true;
     try {
-      await builtApp.listen({ port: config.port, host: config.host });
+      try {
+        await builtApp.listen({ port: config.port, host: config.host });
+      } catch (error) {
+        if (!deps.freePortIfTaken?.http || !isPortTaken(error)) throw error;
+        logger.warn({ port: config.port }, 'default HTTP port taken; listening on a free port');
+        await builtApp.listen({ port: 0, host: config.host });
+        portFallbacks.push(`HTTP port ${config.port} was taken (pass --port to choose one)`);
+      }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         throw new ListenError(
@@ -162,6 +202,7 @@ export async function startDevice(config: ServeConfig, deps: { logger: Logger })
     httpPort,
     brokerPort: broker?.port,
     brokerWsPort: broker?.wsPort,
+    portFallbacks,
     stop,
   };
 }

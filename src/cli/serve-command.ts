@@ -124,7 +124,11 @@ export function registerServeCommand(program: Command): void {
       }
       const logger = createLogger({ level: config.logLevel, name: 'regbridge' });
       try {
-        const device = await startDevice(config, { logger });
+        const device = await startDevice(config, {
+          logger,
+          // Only ports nobody asked for may move: `npm start` must work where 1883 is taken.
+          freePortIfTaken: { http: flags.port === undefined, broker: flags.brokerPort === undefined },
+        });
         onShutdownSignal(async () => {
           logger.info('shutting down');
           await device.stop();
@@ -142,6 +146,8 @@ export function registerServeCommand(program: Command): void {
         }
         if (device.brokerWsPort !== undefined)
           console.log(`embedded MQTT broker WebSocket on ws://${shownBrokerHost}:${device.brokerWsPort}`);
+        for (const fallback of device.portFallbacks)
+          console.log(`note: ${fallback}; the port above was chosen instead`);
         if (generatedPassword) {
           console.log(
             `created user admin with password ${generatedPassword} (shown once; pass --user NAME:PASSWORD to choose)`,

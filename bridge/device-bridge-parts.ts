@@ -1,0 +1,122 @@
+/**
+ * The device bridge's parts (bridge/device-bridge.ts), built together once per start() and wired
+ * to one another, and the routing of an incoming message to the part that handles it. Kept apart
+ * from the bridge so its file holds only the connection's lifecycle.
+ */
+import type { IPublishPacket, MqttClient } from 'mqtt';
+import type { Logger } from 'pino';
+import { type BridgeMetrics, bridgeMetrics } from './bridge-metrics.ts';
+import type { DeviceBridgeOptions } from './bridge-options.ts';
+import { subscribeEach } from './connection.ts';
+import { MqttLink } from './mqtt-link.ts';
+import { PresenceGuard } from './presence-guard.ts';
+import { RequestIdMemory } from './request-ids.ts';
+import { ScriptIntake } from './script-intake.ts';
+import { StaleStatusSweeper } from './stale-sweeper.ts';
+import { StatusPublisher } from './status-publisher.ts';
+import { parseTopic } from './topics.ts';
+
+export interface BridgeParts {
+  metrics: BridgeMetrics;
+  requestIds: RequestIdMemory;
+  link: MqttLink;
+  statuses: StatusPublisher;
+  intake: ScriptIntake;
+  sweeper: StaleStatusSweeper;
+  presence: PresenceGuard;
+}
+
+export interface BridgePartsInput {
+  options: DeviceBridgeOptions;
+  bootId: string;
+  logger: Logger;
+  protocolVersion: 4 | 5;
+  /** The bridge's client once connect() created it (the sweeper subscribes through it). */
+  client: () => MqttClient | undefined;
+  /** The bridge's phase is `connected` (the presence guard also asks the link). */
+  connected: () => boolean;
+  /** Publishes the bridge's online state again (the presence guard's answer to a stray offline). */
+  republish: () => void;
+}
+
+export function createBridgeParts(input: BridgePartsInput): BridgeParts {
+  const { options: o, bootId, logger, protocolVersion } = input;
+  const metrics = bridgeMetrics(o.registry);
+  const requestIds = new RequestIdMemory(o.requestIdMemory ?? 1000);
+  const link = new MqttLink({ logger, metrics, protocolVersion });
+  const statuses = new StatusPublisher({
+    ns: o.ns,
+    deviceId: o.deviceId,
+    bootId,
+    link,
+    logger,
+    getTask: (id) => o.queue.get(id),
+    ...(o.maxStatusesInFlight !== undefined && { maxInFlight: o.maxStatusesInFlight }),
+  });
+  const intake = new ScriptIntake({
+    deviceId: o.deviceId,
+    queue: o.queue,
+    requestIds,
+    statuses,
+    link,
+    logger,
+    maxScriptBytes: o.maxScriptBytes,
+    protocolVersion,
+  });
+  const sweeper = new StaleStatusSweeper({
+    ns: o.ns,
+    deviceId: o.deviceId,
+    queue: o.queue,
+    link,
+    logger,
+    subscribe: (filter, done) => {
+      const client = input.client();
+      if (!client) return;
+      // QoS 0: only the retained messages matter; nothing to acknowledge or keep in the session.
+      void subscribeEach(client, [filter], logger, 0).then((refused) =>
+        done(refused.length > 0 ? new Error(`subscription to ${filter} failed`) : undefined),
+      );
+    },
+    unsubscribe: (filter) => input.client()?.unsubscribe(filter),
+  });
+  const presence = new PresenceGuard({
+    bootId,
+    online: () => input.connected() && link.online,
+    republish: input.republish,
+    logger,
+  });
+  return { metrics, requestIds, link, statuses, intake, sweeper, presence };
+}
+
+/** Hands one incoming message to the part it is for (own statuses, own state, scripts). */
+export function routeMessage(
+  parts: BridgeParts,
+  target: { ns: string; deviceId: string; groups: readonly string[] },
+  client: MqttClient,
+  logger: Logger,
+  message: { topic: string; payload: Buffer; packet: IPublishPacket },
+): void {
+  const { topic, payload, packet } = message;
+  const parsed = parseTopic(target.ns, topic);
+  const metrics = parts.metrics;
+  if (parsed?.kind === 'taskStatus' && parsed.deviceId === target.deviceId) {
+    parts.sweeper.handle(parsed.taskId, payload, packet);
+    return;
+  }
+  if (parsed?.kind === 'state' && parsed.deviceId === target.deviceId) {
+    parts.presence.handle(payload);
+    return;
+  }
+  const ours =
+    (parsed?.kind === 'deviceScripts' && parsed.deviceId === target.deviceId) ||
+    (parsed?.kind === 'groupScripts' && target.groups.includes(parsed.group));
+  if (!ours) {
+    // A subscription left in the persistent session by an earlier configuration (other groups).
+    metrics.messagesIn.inc({ kind: 'other', result: 'ignored' });
+    logger.info({ topic }, 'message on a topic this device no longer uses; unsubscribing');
+    if (parsed?.kind === 'groupScripts') client.unsubscribe(topic);
+    return;
+  }
+  const result = parts.intake.handle(topic, payload, packet);
+  metrics.messagesIn.inc({ kind: 'script', result });
+}
