@@ -2,7 +2,8 @@
  * The store controller: the other end of the MQTT topic contract (contract section 3). It learns
  * the store's devices from their retained states, sends one script to many devices (one publish
  * per group, or one per device) and follows every targeted device's task through replies and
- * status messages until each has a result or the deadline passes.
+ * status messages until each has a result or the deadline passes. The submissions in flight are
+ * tracked in controller-submissions.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -14,6 +15,7 @@ import { DeviceDirectory } from './controller-directory.ts';
 import { Fanout } from './controller-fanout.ts';
 import { decodeControllerMessage, replyPrefix } from './controller-messages.ts';
 import { RetainedRecheck } from './controller-recheck.ts';
+import { Submissions } from './controller-submissions.ts';
 import { planTargets } from './controller-targets.ts';
 import type {
   ConnectionState,
@@ -30,32 +32,19 @@ export type { StoreControllerOptions } from './controller-types.ts';
 
 import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from './topics.ts';
 
-/** Default lead of the retained-status recheck before a deadline (controller-recheck.ts). */
-const RECHECK_LEAD_MS = 2000;
-
-interface Active {
-  fanout: Fanout;
-  timer: NodeJS.Timeout;
-  recheckTimer?: NodeJS.Timeout;
-  /** Status filters subscribed afresh for this submission's missing devices. */
-  rechecked: string[];
-  onResult: SubmitOptions['onResult'];
-  resolve: (results: FanoutResult[]) => void;
-}
-
 export class StoreController extends EventEmitter<ControllerEvents> {
   readonly ns: string;
   readonly clientId: string;
   private readonly options: StoreControllerOptions;
   private readonly logger: Logger;
   private readonly directory = new DeviceDirectory();
-  private readonly active = new Map<string, Active>();
   private client: MqttClient | undefined;
   private rotation: BrokerRotation | undefined;
   private state: ConnectionState = 'stopped';
   private lastMessageAt = 0;
   private readonly quiet = new QuietWait();
   private readonly recheck: RetainedRecheck;
+  private readonly submissions: Submissions;
 
   constructor(options: StoreControllerOptions) {
     super();
@@ -64,6 +53,15 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.clientId = options.clientId ?? `regbridge-ctl-${randomBytes(4).toString('hex')}`;
     this.logger = (options.logger ?? createLogger({ level: 'silent' })).child({ component: 'controller' });
     this.recheck = new RetainedRecheck(options.ns, this.logger);
+    this.submissions = new Submissions({
+      ns: options.ns,
+      logger: this.logger,
+      directory: this.directory,
+      recheck: this.recheck,
+      client: () => this.client,
+      onResult: (requestId, result) => this.emit('result', requestId, result),
+      recheckLeadMs: options.recheckLeadMs,
+    });
   }
 
   get connection(): ConnectionState {
@@ -148,9 +146,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.client = undefined;
     this.rotation?.detach();
     this.quiet.cancel();
-    for (const active of [...this.active.values()]) {
-      for (const result of active.fanout.expire('controller stopped')) this.report(active, result);
-    }
+    this.submissions.expireAll('controller stopped');
     client.removeAllListeners('message');
     client.removeAllListeners('connect');
     client.removeAllListeners('reconnect');
@@ -196,45 +192,13 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       throw new Error('deadlineMs must be > 0');
     const requestId = options.requestId ?? randomUUID();
     if (!/^[^/+#]{1,200}$/.test(requestId)) throw new Error('requestId: 1-200 characters, no / + #');
-    if (this.active.has(requestId)) throw new Error(`requestId ${requestId} is already in flight`);
+    if (this.submissions.has(requestId)) throw new Error(`requestId ${requestId} is already in flight`);
 
     const plan = planTargets(this.directory.list(), options.to);
     const fanout = new Fanout(requestId, Date.now(), plan.online, plan.offline);
-    return new Promise<FanoutResult[]>((resolve) => {
-      const active: Active = {
-        fanout,
-        onResult: options.onResult,
-        resolve,
-        rechecked: [],
-        timer: setTimeout(() => {
-          for (const result of fanout.expire()) this.report(active, result);
-        }, options.deadlineMs),
-      };
-      // Shortly before the deadline, look at the retained statuses of the devices still missing.
-      const lead = Math.min(this.options.recheckLeadMs ?? RECHECK_LEAD_MS, options.deadlineMs / 2);
-      if (lead > 0)
-        active.recheckTimer = setTimeout(() => this.recheckMissing(active), options.deadlineMs - lead);
-      this.active.set(requestId, active);
-      this.callback(() => options.onSent?.({ requestId, sentTo: fanout.sentTo, offline: plan.offline }));
-      for (const result of fanout.initialResults()) this.report(active, result);
-      if (fanout.complete) return;
-      const submission: ScriptSubmission = { script, requestId, replyTo: this.replyTopic(requestId) };
-      if (options.notAfter !== undefined) submission.notAfter = options.notAfter;
-      const payload = JSON.stringify(submission);
-      const sends =
-        plan.group !== undefined
-          ? [{ topic: topics.groupScripts(this.ns, plan.group), deviceIds: fanout.sentTo }]
-          : fanout.sentTo.map((id) => ({ topic: topics.deviceScripts(this.ns, id), deviceIds: [id] }));
-      for (const { topic, deviceIds } of sends) {
-        this.logger.debug({ topic, requestId, devices: deviceIds.length }, 'script sent');
-        client.publishAsync(topic, payload, { qos: 1 }).catch((error: Error) => {
-          this.logger.warn({ topic, requestId, err: error.message }, 'publish failed');
-          for (const result of fanout.fail(deviceIds, `publish failed: ${error.message}`, Date.now())) {
-            this.report(active, result);
-          }
-        });
-      }
-    });
+    const submission: ScriptSubmission = { script, requestId, replyTo: this.replyTopic(requestId) };
+    if (options.notAfter !== undefined) submission.notAfter = options.notAfter;
+    return this.submissions.run(client, fanout, plan, submission, options);
   }
 
   private onMessage(topic: string, payload: Buffer): void {
@@ -246,8 +210,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
         this.logger.warn({ topic, err: decoded.error }, 'invalid message ignored');
         return;
       case 'reply': {
-        const active = this.active.get(decoded.requestId);
-        if (active) this.feed((fanout) => fanout.onReply(decoded.reply, now.getTime()), [active]);
+        this.submissions.feed((fanout) => fanout.onReply(decoded.reply, now.getTime()), decoded.requestId);
         return;
       }
       case 'state': {
@@ -256,7 +219,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
         if (change.kind === 'removed') this.emit('deviceRemoved', change.deviceId);
         if (change.kind !== 'changed') return;
         this.emit('device', change.entry);
-        this.feed((fanout) => fanout.onState(change.entry, now.getTime()));
+        this.submissions.feed((fanout) => fanout.onState(change.entry, now.getTime()));
         return;
       }
       case 'statusCleared':
@@ -271,61 +234,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
           return;
         }
         this.emit('status', view);
-        this.feed((fanout) => fanout.onStatus(view, now.getTime()));
+        this.submissions.feed((fanout) => fanout.onStatus(view, now.getTime()));
       }
-    }
-  }
-
-  private feed(
-    apply: (fanout: Fanout) => FanoutResult | undefined,
-    targets = [...this.active.values()],
-  ): void {
-    for (const active of targets) {
-      const result = apply(active.fanout);
-      if (result) this.report(active, result);
-    }
-  }
-
-  private report(active: Active, result: FanoutResult): void {
-    const { fanout } = active;
-    this.emit('result', fanout.requestId, result);
-    this.callback(() => active.onResult?.(result, { done: fanout.done, total: fanout.total }));
-    if (!fanout.complete || !this.active.has(fanout.requestId)) return;
-    clearTimeout(active.timer);
-    clearTimeout(active.recheckTimer);
-    this.recheck.release(this.client, active.rechecked);
-    this.active.delete(fanout.requestId);
-    active.resolve(fanout.results());
-  }
-
-  /**
-   * A status this controller missed (dropped by a broker, or known before the submission) ends
-   * the wait too: first what the directory already knows, then the retained status topics of the
-   * devices still missing, read again through a fresh subscription (controller-recheck.ts).
-   */
-  private recheckMissing(active: Active): void {
-    const now = Date.now();
-    for (const deviceId of active.fanout.pendingDeviceIds()) {
-      for (const view of this.directory.tasksOf(deviceId)) {
-        const result = active.fanout.onStatus(view, now);
-        if (result) this.report(active, result);
-      }
-    }
-    const missing = active.fanout.pendingDeviceIds();
-    if (!this.client || missing.length === 0 || !this.active.has(active.fanout.requestId)) return;
-    this.logger.info(
-      { requestId: active.fanout.requestId, missing: missing.length },
-      'rechecking retained statuses',
-    );
-    active.rechecked = this.recheck.request(this.client, missing);
-  }
-
-  /** A caller's callback must not break the controller's bookkeeping. */
-  private callback(call: () => void): void {
-    try {
-      call();
-    } catch (error) {
-      this.logger.warn({ err: (error as Error).message }, 'submit callback threw');
     }
   }
 

@@ -5,15 +5,16 @@
  * - task statuses: one retained QoS 1 message per transition (StatusPublisher);
  * - scripts: intake from the device topic and every group topic (ScriptIntake);
  * - stale status topics of earlier boots are cleared once per boot (StaleStatusSweeper).
+ * This file holds the connection's lifecycle; the parts are built, and messages routed to them, in
+ * device-bridge-parts.ts; start()'s wait for the first connection is device-bridge-start.ts.
  * docs/mqtt.md describes the behaviour for users.
  */
 import { randomUUID } from 'node:crypto';
-import { connect, ErrorWithReasonCode, type IPublishPacket, type MqttClient } from 'mqtt';
+import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { MqttHealth } from '../src/health.ts';
 import type { Task } from '../src/tasks/task.ts';
 import { statusOf } from '../src/tasks/task.ts';
-import { type BridgeMetrics, bridgeMetrics } from './bridge-metrics.ts';
 import type { DeviceBridgeOptions } from './bridge-options.ts';
 import { parseBrokerUrls } from './broker-url.ts';
 import {
@@ -23,17 +24,10 @@ import {
   onlineState,
   subscribeEach,
 } from './connection.ts';
+import { type BridgeParts, createBridgeParts, routeMessage } from './device-bridge-parts.ts';
+import { waitForFirstConnect } from './device-bridge-start.ts';
 import { BrokerRotation } from './failover.ts';
-import { MqttLink } from './mqtt-link.ts';
-import { PresenceGuard } from './presence-guard.ts';
-import { RequestIdMemory } from './request-ids.ts';
-import { ScriptIntake } from './script-intake.ts';
-import { StaleStatusSweeper } from './stale-sweeper.ts';
-import { StatusPublisher } from './status-publisher.ts';
-import { ALL_GROUP, assertId, assertNamespace, parseTopic, topics } from './topics.ts';
-
-/** CONNACK refusals that retrying cannot fix: start() fails with them (3.1.1 codes 1, 2, 4, 5; MQTT 5 0x84-0x87, 0x8C). */
-const FATAL_CONNACK_CODES = new Set([1, 2, 4, 5, 0x84, 0x85, 0x86, 0x87, 0x8c]);
+import { ALL_GROUP, assertId, assertNamespace, topics } from './topics.ts';
 
 type Phase = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'stopped';
 
@@ -51,23 +45,19 @@ export class DeviceBridge {
   private everConnected = false;
   private lastError: string | undefined;
   private groups: string[] = [];
-  private metrics: BridgeMetrics | undefined;
-  private statuses: StatusPublisher | undefined;
-  private intake: ScriptIntake | undefined;
-  private sweeper: StaleStatusSweeper | undefined;
-  private presence: PresenceGuard | undefined;
-  private requestIds: RequestIdMemory | undefined;
+  /** Metrics, status publisher, script intake, stale sweeper, presence guard (device-bridge-parts.ts). */
+  private parts: BridgeParts | undefined;
   private startedAt: Date | undefined;
-  private link: MqttLink | undefined;
   /** start() resolves once the script subscriptions of the first connection are acknowledged. */
   private firstSubscribed: Promise<void> | undefined;
-  private startTimer: NodeJS.Timeout | undefined;
+  /** Clears start()'s time-out (device-bridge-start.ts). */
+  private cancelStartTimer: (() => void) | undefined;
   private readonly onTransition = (task: Readonly<Task>): void => {
     if (task.requestId !== undefined)
-      this.requestIds?.updateStatus(task.requestId, task.id, statusOf(task.state));
-    this.statuses?.publish(task);
+      this.parts?.requestIds.updateStatus(task.requestId, task.id, statusOf(task.state));
+    this.parts?.statuses.publish(task);
   };
-  private readonly onEvicted = (task: Readonly<Task>): void => this.statuses?.evicted(task);
+  private readonly onEvicted = (task: Readonly<Task>): void => this.parts?.statuses.evicted(task);
 
   constructor(options: DeviceBridgeOptions) {
     this.options = options;
@@ -95,51 +85,17 @@ export class DeviceBridge {
     this.groups = [...new Set([ALL_GROUP, ...o.groups])];
     this.startedAt = o.startedAt ?? new Date();
     const logger = o.logger.child({ component: 'mqtt-bridge', deviceId: o.deviceId, bootId: this.bootId });
-    this.metrics = bridgeMetrics(o.registry);
-    this.requestIds = new RequestIdMemory(o.requestIdMemory ?? 1000);
     const protocolVersion = o.protocolVersion ?? 4;
-    const link = new MqttLink({ logger, metrics: this.metrics, protocolVersion });
-    this.link = link;
-    this.statuses = new StatusPublisher({
-      ns: o.ns,
-      deviceId: o.deviceId,
+    const parts = createBridgeParts({
+      options: o,
       bootId: this.bootId,
-      link,
       logger,
-      getTask: (id) => o.queue.get(id),
-      ...(o.maxStatusesInFlight !== undefined && { maxInFlight: o.maxStatusesInFlight }),
-    });
-    this.intake = new ScriptIntake({
-      deviceId: o.deviceId,
-      queue: o.queue,
-      requestIds: this.requestIds,
-      statuses: this.statuses,
-      link,
-      logger,
-      maxScriptBytes: o.maxScriptBytes,
       protocolVersion,
-    });
-    this.sweeper = new StaleStatusSweeper({
-      ns: o.ns,
-      deviceId: o.deviceId,
-      queue: o.queue,
-      link,
-      logger,
-      subscribe: (filter, done) => {
-        if (!this.client) return;
-        // QoS 0: only the retained messages matter; nothing to acknowledge or keep in the session.
-        void subscribeEach(this.client, [filter], logger, 0).then((refused) =>
-          done(refused.length > 0 ? new Error(`subscription to ${filter} failed`) : undefined),
-        );
-      },
-      unsubscribe: (filter) => this.client?.unsubscribe(filter),
-    });
-    this.presence = new PresenceGuard({
-      bootId: this.bootId,
-      online: () => this.phase === 'connected' && link.online,
+      client: () => this.client,
+      connected: () => this.phase === 'connected',
       republish: () => this.publishOnline(),
-      logger,
     });
+    this.parts = parts;
     for (const event of TASK_EVENTS) o.queue.on(event, this.onTransition);
     o.queue.on('evicted', this.onEvicted);
 
@@ -160,35 +116,23 @@ export class DeviceBridge {
     // Several URLs: every reconnect attempt goes to the next broker (a stopped instance's devices
     // move to another one); the session, if the brokers share one, is resumed there.
     rotation.attach(client);
-    link.attach(client);
-    await new Promise<void>((resolve, reject) => {
-      const settle = (error?: Error): void => {
-        clearTimeout(this.startTimer);
-        this.startTimer = undefined;
-        client.removeListener('connect', onFirstConnect);
-        client.removeListener('error', onFirstError);
-        if (error) reject(error);
-        else resolve();
-      };
-      const onFirstConnect = (): void => {
-        // wire()'s connect handler ran first and subscribed: ready means scripts can arrive.
-        void (this.firstSubscribed ?? Promise.resolve()).then(() => settle());
-      };
-      const onFirstError = (error: Error): void => {
-        if (!(error instanceof ErrorWithReasonCode) || !FATAL_CONNACK_CODES.has(error.code)) return;
+    parts.link.attach(client);
+    // Before the first-connect listeners: wire()'s connect handler must run first and subscribe.
+    this.wire(client, logger);
+    const first = waitForFirstConnect(client, {
+      ready: () => this.firstSubscribed ?? Promise.resolve(),
+      timeoutMs: o.startTimeoutMs ?? 5000,
+      onTimeout: () =>
+        logger.warn({ urls: rotation.urls }, 'MQTT broker not reachable yet; retrying in the background'),
+      onFatal: (error) => {
         this.detach();
         this.phase = 'stopped';
         client.end(true);
-        settle(new Error(`MQTT broker ${this.url} refused the connection: ${error.message}`));
-      };
-      this.startTimer = setTimeout(() => {
-        logger.warn({ urls: rotation.urls }, 'MQTT broker not reachable yet; retrying in the background');
-        settle();
-      }, o.startTimeoutMs ?? 5000);
-      this.wire(client, logger);
-      client.on('connect', onFirstConnect);
-      client.on('error', onFirstError);
+        return new Error(`MQTT broker ${this.url} refused the connection: ${error.message}`);
+      },
     });
+    this.cancelStartTimer = first.cancelTimer;
+    await first.done;
   }
 
   /**
@@ -204,18 +148,18 @@ export class DeviceBridge {
     this.phase = 'stopped';
     this.detach();
     this.rotation?.detach();
-    this.sweeper?.end();
+    this.parts?.sweeper.end();
     const client = this.client;
     if (!client) return;
-    const wasOnline = this.link?.online ?? false;
-    this.link?.close();
+    const wasOnline = this.parts?.link.online ?? false;
+    this.parts?.link.close();
     const { ns, deviceId } = this.options;
     await disconnectCleanly(
       client,
       topics.state(ns, deviceId),
       wasOnline ? offlineState(deviceId, this.bootId) : undefined,
     );
-    if (wasOnline) this.metrics?.messagesOut.inc({ kind: 'state' });
+    if (wasOnline) this.parts?.metrics.messagesOut.inc({ kind: 'state' });
   }
 
   /** The broker in use (or tried next), without credentials. */
@@ -230,7 +174,7 @@ export class DeviceBridge {
         : 'offline';
     const health: MqttHealth = { state };
     if (this.rotation) health.url = this.rotation.current.url;
-    health.pending = (this.statuses?.pending ?? 0) + (this.link?.inFlight ?? 0);
+    health.pending = (this.parts?.statuses.pending ?? 0) + (this.parts?.link.inFlight ?? 0);
     return health;
   }
 
@@ -245,9 +189,9 @@ export class DeviceBridge {
     waiting: number;
   } {
     return {
-      unacknowledged: this.link?.inFlight ?? 0,
-      statuses: this.statuses?.unacknowledged ?? { now: 0, peak: 0, max: 0 },
-      waiting: this.statuses?.pending ?? 0,
+      unacknowledged: this.parts?.link.inFlight ?? 0,
+      statuses: this.parts?.statuses.unacknowledged ?? { now: 0, peak: 0, max: 0 },
+      waiting: this.parts?.statuses.pending ?? 0,
     };
   }
 
@@ -262,8 +206,8 @@ export class DeviceBridge {
   private wire(client: MqttClient, logger: Logger): void {
     client.on('connect', (connack) => this.onConnect(client, logger, connack.sessionPresent));
     client.on('close', () => {
-      if (this.link?.online) logger.warn({ url: this.url }, 'MQTT connection lost; reconnecting');
-      this.link?.connectionLost();
+      if (this.parts?.link.online) logger.warn({ url: this.url }, 'MQTT connection lost; reconnecting');
+      this.parts?.link.connectionLost();
       if (this.phase === 'connected') this.phase = 'reconnecting';
     });
     client.on('reconnect', () => {
@@ -276,14 +220,16 @@ export class DeviceBridge {
       this.lastError = message;
       logger[level]({ url: this.url, err: message, code: error.code }, 'MQTT error');
     });
-    client.on('message', (topic, payload, packet) => this.onMessage(client, logger, topic, payload, packet));
+    client.on('message', (topic, payload, packet) =>
+      this.onMessage(client, logger, { topic, payload, packet }),
+    );
   }
 
   private onConnect(client: MqttClient, logger: Logger, sessionPresent: boolean | undefined): void {
     if (this.phase === 'stopped') return;
     const first = !this.everConnected;
     this.everConnected = true;
-    this.link?.markConnected();
+    this.parts?.link.markConnected();
     this.phase = 'connected';
     this.lastError = undefined;
     logger.info({ url: this.url, sessionPresent, reconnect: !first }, 'MQTT connected');
@@ -294,9 +240,9 @@ export class DeviceBridge {
       const subscribed = this.subscribeScripts(client, logger);
       if (first) this.firstSubscribed = subscribed;
     }
-    if (first) this.sweeper?.begin();
+    if (first) this.parts?.sweeper.begin();
     // Contract section 3: after a reconnect, republish the status of every task held.
-    this.statuses?.flush(o.queue.list());
+    this.parts?.statuses.flush(o.queue.list());
   }
 
   private publishOnline(): void {
@@ -309,7 +255,12 @@ export class DeviceBridge {
       startedAt: (this.startedAt ?? new Date()).toISOString(),
       groups: this.groups,
     });
-    this.link?.publish(topics.state(o.ns, o.deviceId), JSON.stringify(state), { retain: true }, 'state');
+    this.parts?.link.publish(
+      topics.state(o.ns, o.deviceId),
+      JSON.stringify(state),
+      { retain: true },
+      'state',
+    );
   }
 
   private subscribeScripts(client: MqttClient, logger: Logger): Promise<void> {
@@ -329,39 +280,16 @@ export class DeviceBridge {
   private onMessage(
     client: MqttClient,
     logger: Logger,
-    topic: string,
-    payload: Buffer,
-    packet: IPublishPacket,
+    message: { topic: string; payload: Buffer; packet: IPublishPacket },
   ): void {
-    if (this.phase === 'stopped') return;
-    const o = this.options;
-    const parsed = parseTopic(o.ns, topic);
-    const metrics = this.metrics;
-    if (parsed?.kind === 'taskStatus' && parsed.deviceId === o.deviceId) {
-      this.sweeper?.handle(parsed.taskId, payload, packet);
-      return;
-    }
-    if (parsed?.kind === 'state' && parsed.deviceId === o.deviceId) {
-      this.presence?.handle(payload);
-      return;
-    }
-    const ours =
-      (parsed?.kind === 'deviceScripts' && parsed.deviceId === o.deviceId) ||
-      (parsed?.kind === 'groupScripts' && this.groups.includes(parsed.group));
-    if (!ours) {
-      // A subscription left in the persistent session by an earlier configuration (other groups).
-      metrics?.messagesIn.inc({ kind: 'other', result: 'ignored' });
-      logger.info({ topic }, 'message on a topic this device no longer uses; unsubscribing');
-      if (parsed?.kind === 'groupScripts') client.unsubscribe(topic);
-      return;
-    }
-    const result = this.intake?.handle(topic, payload, packet) ?? 'refused';
-    metrics?.messagesIn.inc({ kind: 'script', result });
+    if (this.phase === 'stopped' || !this.parts) return;
+    const { ns, deviceId } = this.options;
+    routeMessage(this.parts, { ns, deviceId, groups: this.groups }, client, logger, message);
   }
 
   private detach(): void {
-    clearTimeout(this.startTimer);
-    this.startTimer = undefined;
+    this.cancelStartTimer?.();
+    this.cancelStartTimer = undefined;
     const queue = this.options.queue;
     for (const event of TASK_EVENTS) queue.off(event, this.onTransition);
     queue.off('evicted', this.onEvicted);

@@ -1,0 +1,160 @@
+/**
+ * The store controller's submissions in flight (bridge/controller.ts): each one's fan-out, its
+ * deadline and recheck timers, the publishes of the script, and the results as they become known
+ * (reported through the caller's callbacks and the controller's `result` event).
+ */
+import type { MqttClient } from 'mqtt';
+import type { Logger } from '../src/logger.ts';
+import type { DeviceDirectory } from './controller-directory.ts';
+import type { Fanout } from './controller-fanout.ts';
+import type { RetainedRecheck } from './controller-recheck.ts';
+import type { TargetPlan } from './controller-targets.ts';
+import type { FanoutResult, SubmitOptions } from './controller-types.ts';
+import { type ScriptSubmission, topics } from './topics.ts';
+
+/** Default lead of the retained-status recheck before a deadline (controller-recheck.ts). */
+const RECHECK_LEAD_MS = 2000;
+
+interface Active {
+  fanout: Fanout;
+  timer: NodeJS.Timeout;
+  recheckTimer?: NodeJS.Timeout;
+  /** Status filters subscribed afresh for this submission's missing devices. */
+  rechecked: string[];
+  onResult: SubmitOptions['onResult'];
+  resolve: (results: FanoutResult[]) => void;
+}
+
+export interface SubmissionsOptions {
+  ns: string;
+  logger: Logger;
+  directory: DeviceDirectory;
+  recheck: RetainedRecheck;
+  /** The controller's client; undefined once stopped (nothing is unsubscribed then). */
+  client: () => MqttClient | undefined;
+  /** Every result of every submission, as it becomes known (the controller's `result` event). */
+  onResult: (requestId: string, result: FanoutResult) => void;
+  recheckLeadMs: number | undefined;
+}
+
+export class Submissions {
+  private readonly options: SubmissionsOptions;
+  private readonly active = new Map<string, Active>();
+
+  constructor(options: SubmissionsOptions) {
+    this.options = options;
+  }
+
+  has(requestId: string): boolean {
+    return this.active.has(requestId);
+  }
+
+  /**
+   * Tracks `fanout` until complete or `options.deadlineMs` passed, and publishes the script once
+   * per group of `plan` or once per device; resolves with the results in target order.
+   */
+  run(
+    client: MqttClient,
+    fanout: Fanout,
+    plan: TargetPlan,
+    submission: ScriptSubmission,
+    options: SubmitOptions,
+  ): Promise<FanoutResult[]> {
+    const { ns, logger } = this.options;
+    const { requestId } = fanout;
+    return new Promise<FanoutResult[]>((resolve) => {
+      const active: Active = {
+        fanout,
+        onResult: options.onResult,
+        resolve,
+        rechecked: [],
+        timer: setTimeout(() => {
+          for (const result of fanout.expire()) this.report(active, result);
+        }, options.deadlineMs),
+      };
+      // Shortly before the deadline, look at the retained statuses of the devices still missing.
+      const lead = Math.min(this.options.recheckLeadMs ?? RECHECK_LEAD_MS, options.deadlineMs / 2);
+      if (lead > 0)
+        active.recheckTimer = setTimeout(() => this.recheckMissing(active), options.deadlineMs - lead);
+      this.active.set(requestId, active);
+      this.callback(() => options.onSent?.({ requestId, sentTo: fanout.sentTo, offline: plan.offline }));
+      for (const result of fanout.initialResults()) this.report(active, result);
+      if (fanout.complete) return;
+      const payload = JSON.stringify(submission);
+      const sends =
+        plan.group !== undefined
+          ? [{ topic: topics.groupScripts(ns, plan.group), deviceIds: fanout.sentTo }]
+          : fanout.sentTo.map((id) => ({ topic: topics.deviceScripts(ns, id), deviceIds: [id] }));
+      for (const { topic, deviceIds } of sends) {
+        logger.debug({ topic, requestId, devices: deviceIds.length }, 'script sent');
+        client.publishAsync(topic, payload, { qos: 1 }).catch((error: Error) => {
+          logger.warn({ topic, requestId, err: error.message }, 'publish failed');
+          for (const result of fanout.fail(deviceIds, `publish failed: ${error.message}`, Date.now())) {
+            this.report(active, result);
+          }
+        });
+      }
+    });
+  }
+
+  /** Feeds a message to one submission (a reply) or, without `requestId`, to every one. */
+  feed(apply: (fanout: Fanout) => FanoutResult | undefined, requestId?: string): void {
+    const one = requestId === undefined ? undefined : this.active.get(requestId);
+    if (requestId !== undefined && !one) return;
+    for (const active of one ? [one] : [...this.active.values()]) {
+      const result = apply(active.fanout);
+      if (result) this.report(active, result);
+    }
+  }
+
+  /** Ends every submission: the devices still missing are NO_ANSWER with `reason`. */
+  expireAll(reason: string): void {
+    for (const active of [...this.active.values()]) {
+      for (const result of active.fanout.expire(reason)) this.report(active, result);
+    }
+  }
+
+  private report(active: Active, result: FanoutResult): void {
+    const { fanout } = active;
+    this.options.onResult(fanout.requestId, result);
+    this.callback(() => active.onResult?.(result, { done: fanout.done, total: fanout.total }));
+    if (!fanout.complete || !this.active.has(fanout.requestId)) return;
+    clearTimeout(active.timer);
+    clearTimeout(active.recheckTimer);
+    this.options.recheck.release(this.options.client(), active.rechecked);
+    this.active.delete(fanout.requestId);
+    active.resolve(fanout.results());
+  }
+
+  /**
+   * A status this controller missed (dropped by a broker, or known before the submission) ends
+   * the wait too: first what the directory already knows, then the retained status topics of the
+   * devices still missing, read again through a fresh subscription (controller-recheck.ts).
+   */
+  private recheckMissing(active: Active): void {
+    const now = Date.now();
+    for (const deviceId of active.fanout.pendingDeviceIds()) {
+      for (const view of this.options.directory.tasksOf(deviceId)) {
+        const result = active.fanout.onStatus(view, now);
+        if (result) this.report(active, result);
+      }
+    }
+    const missing = active.fanout.pendingDeviceIds();
+    const client = this.options.client();
+    if (!client || missing.length === 0 || !this.active.has(active.fanout.requestId)) return;
+    this.options.logger.info(
+      { requestId: active.fanout.requestId, missing: missing.length },
+      'rechecking retained statuses',
+    );
+    active.rechecked = this.options.recheck.request(client, missing);
+  }
+
+  /** A caller's callback must not break the controller's bookkeeping. */
+  private callback(call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      this.options.logger.warn({ err: (error as Error).message }, 'submit callback threw');
+    }
+  }
+}
