@@ -47,6 +47,29 @@ async function waitForOutput(started: Started, pattern: RegExp, timeoutMs = 20_0
   }
 }
 
+interface Banner {
+  httpPort: string;
+  brokerPort: string;
+  password: string;
+}
+
+/** The ports and generated admin password a `serve` with the embedded broker prints. */
+async function banner(serve: Started): Promise<Banner> {
+  return {
+    httpPort: await waitForOutput(serve, /listening on http:\/\/127\.0\.0\.1:(\d+)/),
+    brokerPort: await waitForOutput(serve, /embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+)/),
+    password: await waitForOutput(serve, /created user admin with password (\S+)/),
+  };
+}
+
+function postJson(url: string, body: unknown, token?: string): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
+    body: JSON.stringify(body),
+  });
+}
+
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 });
@@ -64,9 +87,7 @@ describe('regbridge serve', () => {
       '--device-id',
       'cli-1',
     ]);
-    const httpPort = await waitForOutput(serve, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    const brokerPort = await waitForOutput(serve, /embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+)/);
-    const password = await waitForOutput(serve, /created user admin with password (\S+)/);
+    const { httpPort, brokerPort, password } = await banner(serve);
     const base = `http://127.0.0.1:${httpPort}`;
 
     const mqtt = await TestClient.connect(`mqtt://127.0.0.1:${brokerPort}`, ['pos/#'], {
@@ -76,18 +97,10 @@ describe('regbridge serve', () => {
     const state = await mqtt.waitFor((m) => m.topic === 'pos/devices/cli-1/state', 'online state');
     expect(jsonOf(state)).toMatchObject({ online: true, deviceId: 'cli-1', groups: ['all'] });
 
-    const auth = await fetch(`${base}/api/authenticate`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ userName: 'admin', password }),
-    });
+    const auth = await postJson(`${base}/api/authenticate`, { userName: 'admin', password });
     expect(auth.status).toBe(200);
     const { token } = (await auth.json()) as { token: string };
-    const submitted = await fetch(`${base}/api/vendor-script`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ vendorScript: 'PRINT from rest' }),
-    });
+    const submitted = await postJson(`${base}/api/vendor-script`, { vendorScript: 'PRINT from rest' }, token);
     expect(submitted.status).toBe(202);
     const { id } = (await submitted.json()) as { id: number };
     const finished = await mqtt.waitFor(
@@ -207,10 +220,9 @@ describe('regbridge serve', () => {
       queue: { retain: 5, maxQueue: 7 },
       mqtt: { state: 'disabled' },
     });
-    const auth = await fetch(`http://127.0.0.1:${httpPort}/api/authenticate`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ userName: 'bob', password: 'pw2' }),
+    const auth = await postJson(`http://127.0.0.1:${httpPort}/api/authenticate`, {
+      userName: 'bob',
+      password: 'pw2',
     });
     expect(auth.status).toBe(200);
     expect(serve.stdout()).not.toContain('created user admin');
@@ -232,13 +244,9 @@ describe('regbridge serve', () => {
       '--device-id',
       'open-1',
     ]);
-    const httpPort = await waitForOutput(serve, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    const brokerPort = await waitForOutput(serve, /embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+)/);
-    const password = await waitForOutput(serve, /created user admin with password (\S+)/);
-    const submitted = await fetch(`http://127.0.0.1:${httpPort}/api/vendor-script`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ vendorScript: 'PRINT open' }),
+    const { httpPort, brokerPort, password } = await banner(serve);
+    const submitted = await postJson(`http://127.0.0.1:${httpPort}/api/vendor-script`, {
+      vendorScript: 'PRINT open',
     });
     expect(submitted.status).toBe(202);
     const mqtt = await TestClient.connect(`mqtt://127.0.0.1:${brokerPort}`, ['pos/#'], {
