@@ -184,6 +184,47 @@ const embedded: BrokerFixture = {
   },
 };
 
+/**
+ * A broker binary run as a child process with its own config file, anonymous, on `port`; its
+ * temporary directory goes with it. `restartable` brokers keep no state worth keeping, so a
+ * restart is a halt and a resume.
+ */
+async function startChildBroker(
+  command: string,
+  config: string,
+  port: number,
+  dir: string,
+  options: { restartable: boolean },
+): Promise<RunningBroker> {
+  const child = new Child(command, ['-c', config]);
+  child.start();
+  await child.ready(port);
+  const url = `mqtt://127.0.0.1:${port}`;
+  const halt = (): Promise<void> => child.stop();
+  const resume = async (): Promise<void> => {
+    child.start();
+    await child.ready(port);
+  };
+  return {
+    url,
+    controllerUrl: url,
+    controllerCreds: {},
+    deviceCreds: () => ({}),
+    halt,
+    resume,
+    ...(options.restartable && {
+      restart: async () => {
+        await halt();
+        await resume();
+      },
+    }),
+    stop: async () => {
+      await child.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 const mosquitto: BrokerFixture = {
   name: 'mosquitto',
   mqtt5: true,
@@ -204,31 +245,7 @@ const mosquitto: BrokerFixture = {
         '',
       ].join('\n'),
     );
-    const child = new Child('mosquitto', ['-c', config]);
-    child.start();
-    await child.ready(port);
-    const url = `mqtt://127.0.0.1:${port}`;
-    const halt = (): Promise<void> => child.stop();
-    const resume = async (): Promise<void> => {
-      child.start();
-      await child.ready(port);
-    };
-    return {
-      url,
-      controllerUrl: url,
-      controllerCreds: {},
-      deviceCreds: () => ({}),
-      halt,
-      resume,
-      restart: async () => {
-        await halt();
-        await resume();
-      },
-      stop: async () => {
-        await child.stop();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
+    return startChildBroker('mosquitto', config, port, dir, { restartable: true });
   },
 };
 
@@ -250,27 +267,7 @@ const nats: BrokerFixture = {
         '',
       ].join('\n'),
     );
-    const child = new Child('nats-server', ['-c', config]);
-    child.start();
-    await child.ready(mqttPort);
-    const url = `mqtt://127.0.0.1:${mqttPort}`;
-    const halt = (): Promise<void> => child.stop();
-    const resume = async (): Promise<void> => {
-      child.start();
-      await child.ready(mqttPort);
-    };
-    return {
-      url,
-      controllerUrl: url,
-      controllerCreds: {},
-      deviceCreds: () => ({}),
-      halt,
-      resume,
-      stop: async () => {
-        await child.stop();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
+    return startChildBroker('nats-server', config, mqttPort, dir, { restartable: false });
   },
 };
 
