@@ -13,6 +13,8 @@ COPY bin ./bin
 COPY src ./src
 COPY bridge ./bridge
 COPY broker ./broker
+COPY controller ./controller
+COPY cli ./cli
 
 # Never root at run time.
 USER node

@@ -3,7 +3,7 @@
  * can share a registry without "metric already registered" errors.
  */
 import { Counter, type Registry } from 'prom-client';
-import type { OutKind } from './link.ts';
+import type { OutKind } from './bridge-link.ts';
 
 export type InResult = 'accepted' | 'duplicate' | 'refused' | 'ignored';
 

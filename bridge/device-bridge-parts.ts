@@ -7,14 +7,14 @@ import type { IPublishPacket, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import { type BridgeMetrics, bridgeMetrics } from './bridge-metrics.ts';
 import type { DeviceBridgeOptions } from './bridge-options.ts';
-import { subscribeEach } from './connection.ts';
+import { subscribeEach } from './broker-session.ts';
+import { parseTopic } from './contract/topics.ts';
 import { MqttLink } from './mqtt-link.ts';
 import { PresenceGuard } from './presence-guard.ts';
 import { RequestIdMemory } from './request-ids.ts';
 import { ScriptIntake } from './script-intake.ts';
 import { StaleStatusSweeper } from './stale-sweeper.ts';
 import { StatusPublisher } from './status-publisher.ts';
-import { parseTopic } from './topics.ts';
 
 export interface BridgeParts {
   metrics: BridgeMetrics;

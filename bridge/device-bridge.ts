@@ -16,18 +16,18 @@ import type { MqttHealth } from '../src/health.ts';
 import type { Task } from '../src/tasks/task.ts';
 import { statusOf } from '../src/tasks/task.ts';
 import type { DeviceBridgeOptions } from './bridge-options.ts';
-import { parseBrokerUrls } from './broker-url.ts';
 import {
   deviceClientOptions,
   disconnectCleanly,
   offlineState,
   onlineState,
   subscribeEach,
-} from './connection.ts';
+} from './broker-session.ts';
+import { parseBrokerUrls } from './contract/broker-url.ts';
+import { BrokerRotation } from './contract/failover.ts';
+import { ALL_GROUP, assertId, assertNamespace, topics } from './contract/topics.ts';
 import { type BridgeParts, createBridgeParts, routeMessage } from './device-bridge-parts.ts';
 import { waitForFirstConnect } from './device-bridge-start.ts';
-import { BrokerRotation } from './failover.ts';
-import { ALL_GROUP, assertId, assertNamespace, topics } from './topics.ts';
 
 type Phase = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'stopped';
 

@@ -5,8 +5,8 @@
  */
 import type { MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
+import type { BridgeLink, OutKind, PublishOptions } from './bridge-link.ts';
 import type { BridgeMetrics } from './bridge-metrics.ts';
-import type { BridgeLink, OutKind, PublishOptions } from './link.ts';
 
 export interface MqttLinkOptions {
   logger: Logger;

@@ -7,7 +7,7 @@
  * own boot, received while it is connected, by publishing its online state again.
  */
 import type { Logger } from 'pino';
-import { stateSchema } from './topics.ts';
+import { stateSchema } from './contract/topics.ts';
 
 export interface PresenceGuardOptions {
   bootId: string;

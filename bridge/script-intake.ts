@@ -11,9 +11,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../src/errors.ts';
 import { statusOf, type Task, type TaskStatus } from '../src/tasks/task.ts';
 import { hashScript, type TaskQueue } from '../src/tasks/task-queue.ts';
-import type { BridgeLink } from './link.ts';
-import type { RequestIdMemory } from './request-ids.ts';
-import type { StatusPublisher } from './status-publisher.ts';
+import type { BridgeLink } from './bridge-link.ts';
 import {
   decodePayload,
   type ReplyAccepted,
@@ -21,7 +19,9 @@ import {
   replyTopicSchema,
   requestIdSchema,
   scriptSubmissionSchema,
-} from './topics.ts';
+} from './contract/topics.ts';
+import type { RequestIdMemory } from './request-ids.ts';
+import type { StatusPublisher } from './status-publisher.ts';
 
 export type IntakeResult = 'accepted' | 'duplicate' | 'refused';
 

@@ -11,8 +11,8 @@
 import type { IPublishPacket } from 'mqtt';
 import type { Logger } from 'pino';
 import type { TaskQueue } from '../src/tasks/task-queue.ts';
-import type { BridgeLink } from './link.ts';
-import { topics } from './topics.ts';
+import type { BridgeLink } from './bridge-link.ts';
+import { topics } from './contract/topics.ts';
 
 export interface StaleSweeperOptions {
   ns: string;

@@ -18,8 +18,8 @@
  */
 import type { Logger } from 'pino';
 import { type Task, toTaskBody } from '../src/tasks/task.ts';
-import type { BridgeLink } from './link.ts';
-import { type StatusMessage, topics } from './topics.ts';
+import type { BridgeLink } from './bridge-link.ts';
+import { type StatusMessage, topics } from './contract/topics.ts';
 
 /** Default bound of unacknowledged status and clear messages handed to mqtt.js. */
 export const DEFAULT_MAX_IN_FLIGHT = 1000;

@@ -5,7 +5,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import { Aedes, type Client } from 'aedes';
-import { assertNamespace } from '../bridge/topics.ts';
+import { assertNamespace } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
 import { AccessRules } from './access-rules.ts';
 import { fixDedupe } from './dedupe.ts';

@@ -4,7 +4,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ID_PATTERN } from '../bridge/topics.ts';
+import { ID_PATTERN } from '../bridge/contract/topics.ts';
 
 export const BROKER_ROLES = ['device', 'controller', 'observer'] as const;
 export type BrokerRole = (typeof BROKER_ROLES)[number];

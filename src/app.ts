@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { AuthService } from './auth/auth-service.ts';
-import type { ServeConfig } from './config.ts';
+import type { DeviceCoreConfig } from './config.ts';
 import type { MqttHealth } from './health.ts';
 import type { Logger } from './logger.ts';
 import { createDeviceMetrics, createHttpMetrics, METRIC_NAMES } from './metrics.ts';
@@ -21,7 +21,7 @@ import { Waits } from './routes/waits.ts';
 import type { TaskQueue } from './tasks/task-queue.ts';
 
 export interface AppOptions {
-  config: ServeConfig;
+  config: DeviceCoreConfig;
   /** Already started or not; the app never starts or stops it. */
   queue: TaskQueue;
   /** pino instance, used as fastify's `loggerInstance`. */

@@ -7,7 +7,7 @@
  */
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { topics } from '../bridge/topics.ts';
+import { topics } from '../bridge/contract/topics.ts';
 import { directBridge, uniqueId } from './helpers/bridge-device.ts';
 import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
 import { type Received, TestClient, until } from './helpers/mqtt.ts';

@@ -15,7 +15,7 @@ import {
   scriptSubmissionSchema,
   statusMessageSchema,
   topics,
-} from '../bridge/topics.ts';
+} from '../bridge/contract/topics.ts';
 import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
 import { directBridge, uniqueId } from './helpers/bridge-device.ts';
 import { brokersByName, freePort } from './helpers/brokers.ts';

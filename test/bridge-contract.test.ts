@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type StatusMessage, statusMessageSchema, topics } from '../bridge/topics.ts';
+import { type StatusMessage, statusMessageSchema, topics } from '../bridge/contract/topics.ts';
 import { VERSION } from '../src/version.ts';
 import { startTestDevice, type TestDevice, uniqueId } from './helpers/bridge-device.ts';
 import { type BrokerFixture, brokers, type RunningBroker } from './helpers/brokers.ts';

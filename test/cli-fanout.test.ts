@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningDevice } from '../src/device.ts';
+import type { RunningDevice } from '../cli/device.ts';
 import { brokersByName, freePort, type RunningBroker } from './helpers/brokers.ts';
 import { runCli } from './helpers/controller-cli.ts';
 import { controllerUrl, newController, startRealDevice, until } from './helpers/controller-env.ts';

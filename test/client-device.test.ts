@@ -5,6 +5,8 @@
  */
 import { Agent, type Dispatcher, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningDevice, startDevice } from '../cli/device.ts';
+import { parseServeConfig, type ServeConfigInput } from '../cli/serve-config.ts';
 import {
   DeviceClient,
   RestException,
@@ -12,8 +14,6 @@ import {
   TaskProcessingException,
   TimeoutException,
 } from '../src/client/index.ts';
-import { parseServeConfig, type ServeConfigInput } from '../src/config.ts';
-import { type RunningDevice, startDevice } from '../src/device.ts';
 import { createLogger } from '../src/logger.ts';
 
 const logger = createLogger({ level: 'silent' });

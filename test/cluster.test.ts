@@ -7,11 +7,11 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreController } from '../bridge/controller.ts';
-import { topics } from '../bridge/topics.ts';
+import { topics } from '../bridge/contract/topics.ts';
 import { StoreBroker } from '../broker/store-broker.ts';
-import { parseServeConfig } from '../src/config.ts';
-import { type RunningDevice, startDevice } from '../src/device.ts';
+import { type RunningDevice, startDevice } from '../cli/device.ts';
+import { parseServeConfig } from '../cli/serve-config.ts';
+import { StoreController } from '../controller/store-controller.ts';
 import { type Received, TestClient, until } from './helpers/mqtt.ts';
 import { type RunningRedis, redisServerAvailable, startRedisServer } from './helpers/redis-server.ts';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { serveInput } from '../src/cli/serve-flags.ts';
-import { ConfigError, parseServeConfig } from '../src/config.ts';
+import { parseServeConfig } from '../cli/serve-config.ts';
+import { serveInput } from '../cli/serve-flags.ts';
+import { ConfigError } from '../src/config.ts';
 import { durationMs } from '../src/duration.ts';
 
 describe('serve config', () => {
@@ -109,7 +110,7 @@ describe('serve flags to config input', () => {
 describe('repeatable flags', () => {
   async function parseUsers(argv: string[], env: Record<string, string>): Promise<string[] | undefined> {
     const { Command } = await import('commander');
-    const { repeatable, repeatedValues } = await import('../src/cli/options.ts');
+    const { repeatable, repeatedValues } = await import('../cli/options.ts');
     const saved = { ...process.env };
     Object.assign(process.env, env);
     try {
@@ -162,8 +163,8 @@ describe('serve cross-checks and flag names', () => {
 
   it('gives every serve flag its REGBRIDGE_<FLAG> variable (contract section 4)', async () => {
     const { Command } = await import('commander');
-    const { registerServeCommand } = await import('../src/cli/serve-command.ts');
-    const { envName } = await import('../src/cli/options.ts');
+    const { registerServeCommand } = await import('../cli/serve-command.ts');
+    const { envName } = await import('../cli/options.ts');
     const program = new Command();
     registerServeCommand(program);
     const serve = program.commands.find((c) => c.name() === 'serve')!;

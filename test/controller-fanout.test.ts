@@ -7,9 +7,9 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoreController } from '../bridge/controller.ts';
-import type { ScriptSubmission } from '../bridge/topics.ts';
-import type { RunningDevice } from '../src/device.ts';
+import type { ScriptSubmission } from '../bridge/contract/topics.ts';
+import type { RunningDevice } from '../cli/device.ts';
+import type { StoreController } from '../controller/store-controller.ts';
 import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
 import { newController, startRealDevice, until, withCreds } from './helpers/controller-env.ts';
 

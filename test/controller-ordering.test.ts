@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { StoreController } from '../bridge/controller.ts';
-import type { FanoutResult, TaskView } from '../bridge/controller-types.ts';
+import type { StoreController } from '../controller/store-controller.ts';
+import type { FanoutResult, TaskView } from '../controller/types.ts';
 import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
 import { FakeDevice, newController, until } from './helpers/controller-env.ts';
 

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { Aedes } from 'aedes';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { StoreController } from '../bridge/controller.ts';
+import { StoreController } from '../controller/store-controller.ts';
 import { type DirectBridge, directBridge, uniqueId } from './helpers/bridge-device.ts';
 
 const silent = pino({ level: 'silent' });

@@ -3,13 +3,13 @@
  * target planning and `--to` parsing, the fan-out bookkeeping, and the tables.
  */
 import { describe, expect, it } from 'vitest';
-import { DeviceDirectory } from '../bridge/controller-directory.ts';
-import { Fanout } from '../bridge/controller-fanout.ts';
-import { decodeControllerMessage } from '../bridge/controller-messages.ts';
-import { parseTarget, planTargets } from '../bridge/controller-targets.ts';
-import { type DeviceEntry, summarize } from '../bridge/controller-types.ts';
-import type { OnlineState, StatusMessage } from '../bridge/topics.ts';
-import { firstLine, renderDevices, renderResults, renderSummary, sanitize } from '../src/cli/format-table.ts';
+import type { OnlineState, StatusMessage } from '../bridge/contract/topics.ts';
+import { firstLine, renderDevices, renderResults, renderSummary, sanitize } from '../cli/format-table.ts';
+import { DeviceDirectory } from '../controller/directory.ts';
+import { Fanout } from '../controller/fanout.ts';
+import { decodeControllerMessage } from '../controller/messages.ts';
+import { parseTarget, planTargets } from '../controller/targets.ts';
+import { type DeviceEntry, summarize } from '../controller/types.ts';
 
 const T0 = new Date('2026-01-01T10:00:00.000Z');
 const online = (deviceId: string, bootId: string, groups: string[] = []): OnlineState => ({

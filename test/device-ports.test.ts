@@ -5,8 +5,8 @@
 import { createServer, type Server } from 'node:net';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseServeConfig } from '../src/config.ts';
-import { type RunningDevice, startDevice } from '../src/device.ts';
+import { type RunningDevice, startDevice } from '../cli/device.ts';
+import { parseServeConfig } from '../cli/serve-config.ts';
 
 const logger = pino({ level: 'silent' });
 const cleanups: Array<() => Promise<unknown> | unknown> = [];

@@ -1,17 +1,18 @@
 /**
  * Several broker URLs (`--mqtt-url mqtt://a:1883,mqtt://b:1883`): parsing, credentials, the
  * config and controller flag checks, and the bridge and the controller moving on to the next
- * broker when one does not answer (bridge/broker-url.ts, bridge/failover.ts).
+ * broker when one does not answer (bridge/contract/broker-url.ts, bridge/contract/failover.ts).
  */
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseBrokerUrls, redactUrl, splitBrokerUrls } from '../bridge/broker-url.ts';
-import { StoreController } from '../bridge/controller.ts';
-import { endpointOptions } from '../bridge/failover.ts';
-import { topics } from '../bridge/topics.ts';
+import { parseBrokerUrls, redactUrl, splitBrokerUrls } from '../bridge/contract/broker-url.ts';
+import { endpointOptions } from '../bridge/contract/failover.ts';
+import { topics } from '../bridge/contract/topics.ts';
 import { StoreBroker } from '../broker/store-broker.ts';
-import { connectionSchema, parseConnection } from '../src/cli/controller-flags.ts';
-import { ConfigError, parseServeConfig } from '../src/config.ts';
+import { connectionSchema, parseConnection } from '../cli/controller-flags.ts';
+import { parseServeConfig } from '../cli/serve-config.ts';
+import { StoreController } from '../controller/store-controller.ts';
+import { ConfigError } from '../src/config.ts';
 import { type DirectBridge, directBridge } from './helpers/bridge-device.ts';
 import { freePort } from './helpers/brokers.ts';
 import { TestClient, until } from './helpers/mqtt.ts';

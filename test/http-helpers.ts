@@ -4,8 +4,8 @@
  */
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { parseServeConfig, type ServeConfigInput } from '../cli/serve-config.ts';
 import { type AppInternals, buildApp } from '../src/app.ts';
-import { parseServeConfig, type ServeConfigInput } from '../src/config.ts';
 import type { ExecutionResult, Executor } from '../src/executors/executor.ts';
 import type { MqttHealth } from '../src/health.ts';
 import { createLogger } from '../src/logger.ts';

@@ -1,7 +1,7 @@
 /** Device metrics (contract section 1, route 7): counted from queue events, one registry per device. */
 import { describe, expect, it } from 'vitest';
+import { parseServeConfig } from '../cli/serve-config.ts';
 import { buildApp } from '../src/app.ts';
-import { parseServeConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { createDeviceMetrics, createMetricsRegistry, METRIC_NAMES } from '../src/metrics.ts';
 import { TaskQueue } from '../src/tasks/task-queue.ts';

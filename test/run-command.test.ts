@@ -8,8 +8,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseServeConfig } from '../src/config.ts';
-import { type RunningDevice, startDevice } from '../src/device.ts';
+import { type RunningDevice, startDevice } from '../cli/device.ts';
+import { parseServeConfig } from '../cli/serve-config.ts';
 import { createLogger } from '../src/logger.ts';
 
 const bin = join(import.meta.dirname, '..', 'bin', 'regbridge.js');

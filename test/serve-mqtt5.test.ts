@@ -4,7 +4,7 @@
  * when it is delivered live, thanks to Retain As Published (contract section 3).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { topics } from '../bridge/topics.ts';
+import { topics } from '../bridge/contract/topics.ts';
 import { startTestDevice, type TestDevice, uniqueId } from './helpers/bridge-device.ts';
 import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
 import { jsonOf, TestClient } from './helpers/mqtt.ts';

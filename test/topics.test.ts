@@ -6,7 +6,7 @@ import {
   scriptSubmissionSchema,
   statusMessageSchema,
   topics,
-} from '../bridge/topics.ts';
+} from '../bridge/contract/topics.ts';
 
 describe('topic contract (contract section 3)', () => {
   it('builds every topic of the contract', () => {

@@ -1,6 +1,7 @@
 /** Starting devices for the benchmarks: silent logs, loopback, free ports. */
-import { parseServeConfig, type ServeConfigInput } from '../../src/config.ts';
-import { type RunningDevice, startDevice } from '../../src/device.ts';
+
+import { type RunningDevice, startDevice } from '../../cli/device.ts';
+import { parseServeConfig, type ServeConfigInput } from '../../cli/serve-config.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 
 export const BENCH_USER = 'bench';

@@ -3,8 +3,8 @@
  * broker, and a store controller connected to (maybe another) broker, waiting until the
  * controller sees every register online. Start-up is timed apart from the fan-out figures.
  */
-import { StoreController } from '../../bridge/controller.ts';
-import { summarize } from '../../bridge/controller-types.ts';
+import { StoreController } from '../../controller/store-controller.ts';
+import { summarize } from '../../controller/types.ts';
 import { silentLogger } from './device.ts';
 import { CONTROLLER_PASSWORD, CONTROLLER_USER, NS, ranges } from './fleet.ts';
 import { startWorker, type Worker, type WorkerMessage } from './proc.ts';

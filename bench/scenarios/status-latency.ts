@@ -7,7 +7,7 @@
  * corrected by the offset between the two processes' clocks measured over IPC (lib/clock.ts).
  */
 
-import type { RunningDevice } from '../../src/device.ts';
+import type { RunningDevice } from '../../cli/device.ts';
 import { measureOffset } from '../lib/clock.ts';
 import { BENCH_PASSWORD, BENCH_USER, startBenchDevice } from '../lib/device.ts';
 import { Latencies, type LatencySummary } from '../lib/hist.ts';

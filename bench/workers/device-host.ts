@@ -1,10 +1,10 @@
 /**
  * Hosts many registers in one process for the fan-out scenarios: full devices (task queue,
- * simulator, REST on a free port, MQTT bridge) started through src/device.ts.
+ * simulator, REST on a free port, MQTT bridge) started through cli/device.ts.
  * argv: `<from> <to> <brokerHost> <brokerPort> [anonymous]`. Devices are started a batch at a
  * time; then `{type: 'ready', devices: [{deviceId, httpPort}], startupMs, rss, heapUsed}`.
  */
-import type { RunningDevice } from '../../src/device.ts';
+import type { RunningDevice } from '../../cli/device.ts';
 import { startBenchDevice } from '../lib/device.ts';
 import { DEVICE_PASSWORD, deviceId, NS, urlWithCredentials } from '../lib/fleet.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';

@@ -6,7 +6,7 @@
  * reported: `{type: 'milestone', tasks, heapUsed, rss, retained, elapsedMs}`.
  */
 import { connect } from 'mqtt';
-import type { RunningDevice } from '../../src/device.ts';
+import type { RunningDevice } from '../../cli/device.ts';
 import { BENCH_PASSWORD, BENCH_USER, countingLogger, startBenchDevice } from '../lib/device.ts';
 import { awaitStatusOnBroker, countRetained } from '../lib/retained.ts';
 import { until } from '../lib/scenario.ts';

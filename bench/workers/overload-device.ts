@@ -4,7 +4,7 @@
  * rss, queued, created, ended, finishedAt, reconnects}`; on `final`, a reading after gc().
  * Its logger writes nothing but counts messages, so MQTT reconnects are visible.
  */
-import type { RunningDevice } from '../../src/device.ts';
+import type { RunningDevice } from '../../cli/device.ts';
 import { countingLogger, startBenchDevice } from '../lib/device.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 

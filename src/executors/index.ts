@@ -2,14 +2,14 @@
  * The executor named by `--executor` (contract section 2): `simulator` (the default) or
  * `command` with `--command "<program> [args]"`.
  */
-import { ConfigError, type ServeConfig } from '../config.ts';
+import { ConfigError, type DeviceCoreConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { CommandExecutor } from './command.ts';
 import { CommandLineError, splitCommandLine } from './command-args.ts';
 import type { Executor } from './executor.ts';
 import { SimulatorExecutor } from './simulator.ts';
 
-export type ExecutorConfig = Pick<ServeConfig, 'executor' | 'command' | 'scriptTimeout' | 'outputCap'>;
+export type ExecutorConfig = Pick<DeviceCoreConfig, 'executor' | 'command' | 'scriptTimeout' | 'outputCap'>;
 
 /**
  * Builds the configured executor; nothing starts until a script runs. Throws ConfigError when

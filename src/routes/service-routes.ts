@@ -2,14 +2,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
-import type { ServeConfig } from '../config.ts';
+import type { DeviceCoreConfig } from '../config.ts';
 import type { MqttHealth } from '../health.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
 import { VERSION } from '../version.ts';
 import { errorResponses, healthSchema, jsonResponse } from './schemas.ts';
 
 export interface ServiceRoutesOptions {
-  config: ServeConfig;
+  config: DeviceCoreConfig;
   queue: TaskQueue;
   registry: Registry;
   mqttHealth: () => MqttHealth;

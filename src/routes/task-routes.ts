@@ -6,7 +6,7 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthService } from '../auth/auth-service.ts';
-import type { ServeConfig } from '../config.ts';
+import type { DeviceCoreConfig } from '../config.ts';
 import { ApiError, taskDoesNotExist } from '../errors.ts';
 import { statusOf, toTaskBody } from '../tasks/task.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
@@ -30,7 +30,7 @@ import type { Waits } from './waits.ts';
 export interface TaskRoutesOptions {
   auth: AuthService;
   queue: TaskQueue;
-  config: ServeConfig;
+  config: DeviceCoreConfig;
   waits: Waits;
 }
 

@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
 import { pino } from 'pino';
-import { StoreController } from '../../bridge/controller.ts';
-import type { OnlineState, ScriptSubmission, StatusMessage } from '../../bridge/topics.ts';
-import { topics } from '../../bridge/topics.ts';
-import { parseServeConfig, type ServeConfigInput } from '../../src/config.ts';
-import { type RunningDevice, startDevice } from '../../src/device.ts';
+import type { OnlineState, ScriptSubmission, StatusMessage } from '../../bridge/contract/topics.ts';
+import { topics } from '../../bridge/contract/topics.ts';
+import { type RunningDevice, startDevice } from '../../cli/device.ts';
+import { parseServeConfig, type ServeConfigInput } from '../../cli/serve-config.ts';
+import { StoreController } from '../../controller/store-controller.ts';
 import type { Credentials, RunningBroker } from './brokers.ts';
 
 export const silent = pino({ level: 'silent' });

@@ -1,16 +1,16 @@
 /**
- * The store controller's submissions in flight (bridge/controller.ts): each one's fan-out, its
+ * The store controller's submissions in flight (controller/store-controller.ts): each one's fan-out, its
  * deadline and recheck timers, the publishes of the script, and the results as they become known
  * (reported through the caller's callbacks and the controller's `result` event).
  */
 import type { MqttClient } from 'mqtt';
+import { type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
-import type { DeviceDirectory } from './controller-directory.ts';
-import type { Fanout } from './controller-fanout.ts';
-import type { RetainedRecheck } from './controller-recheck.ts';
-import type { TargetPlan } from './controller-targets.ts';
-import type { FanoutResult, SubmitOptions } from './controller-types.ts';
-import { type ScriptSubmission, topics } from './topics.ts';
+import type { DeviceDirectory } from './directory.ts';
+import type { Fanout } from './fanout.ts';
+import type { RetainedRecheck } from './recheck.ts';
+import type { TargetPlan } from './targets.ts';
+import type { FanoutResult, SubmitOptions } from './types.ts';
 
 /** Default lead of the retained-status recheck before a deadline (controller-recheck.ts). */
 const RECHECK_LEAD_MS = 2000;

@@ -1,6 +1,7 @@
 /** `serve`'s commander flags to the config schema's input; zod (src/config.ts) does all checking. */
-import type { ServeConfigInput } from '../config.ts';
+
 import { listValue } from './options.ts';
+import type { ServeConfigInput } from './serve-config.ts';
 
 export interface ServeFlags {
   port?: string;

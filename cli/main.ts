@@ -1,6 +1,6 @@
 /** The `regbridge` command line: one sub-command per module, commander parses, each command owns its run. */
 import { Command } from 'commander';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../src/version.ts';
 import { registerBrokerCommand } from './broker-command.ts';
 import { registerDemoCommand } from './demo-command.ts';
 import { registerFanoutCommand } from './fanout-command.ts';

@@ -6,8 +6,9 @@
  *   carries none), so it only counts for `all`.
  * - An id list: one publish per online id; unknown or offline ids are OFFLINE.
  */
-import type { DeviceEntry, FanoutTarget } from './controller-types.ts';
-import { ALL_GROUP, assertId } from './topics.ts';
+
+import { ALL_GROUP, assertId } from '../bridge/contract/topics.ts';
+import type { DeviceEntry, FanoutTarget } from './types.ts';
 
 export interface TargetPlan {
   online: { deviceId: string; bootId: string }[];

@@ -6,10 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import type { Command, CommanderError } from 'commander';
 import { z } from 'zod';
-import { DeviceClient } from '../client/device-client.ts';
-import { RestException, TaskProcessingException, TimeoutException } from '../client/rest-exception.ts';
-import { parseConfig, userSpecSchema } from '../config.ts';
-import { durationMs } from '../duration.ts';
+import { DeviceClient } from '../src/client/device-client.ts';
+import { RestException, TaskProcessingException, TimeoutException } from '../src/client/rest-exception.ts';
+import { parseConfig, userSpecSchema } from '../src/config.ts';
+import { durationMs } from '../src/duration.ts';
 import { option, reportStartError } from './options.ts';
 
 export const EXIT_FINISHED = 0;

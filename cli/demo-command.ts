@@ -8,15 +8,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { StoreController } from '../../bridge/controller.ts';
-import { type FanoutResult, summarize } from '../../bridge/controller-types.ts';
-import { type BrokerUser, StoreBroker } from '../../broker/store-broker.ts';
-import { parseConfig, parseServeConfig } from '../config.ts';
-import { type RunningDevice, startDevice } from '../device.ts';
-import type { Logger } from '../logger.ts';
+import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
+import { StoreController } from '../controller/store-controller.ts';
+import { type FanoutResult, summarize } from '../controller/types.ts';
+import { parseConfig } from '../src/config.ts';
+import type { Logger } from '../src/logger.ts';
 import { stderrLogger, usageErrorsExit2 } from './controller-flags.ts';
+import { type RunningDevice, startDevice } from './device.ts';
 import { renderResults, renderSummary } from './format-table.ts';
 import { option, reportStartError } from './options.ts';
+import { parseServeConfig } from './serve-config.ts';
 
 export const DEMO_SCRIPT = [
   '# The demo: every register prints its X report (contract section 2, docs/simulator.md).',

@@ -6,8 +6,8 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import type { StoreController } from '../../bridge/controller.ts';
-import type { DeviceEntry, TaskView } from '../../bridge/controller-types.ts';
+import type { StoreController } from '../controller/store-controller.ts';
+import type { DeviceEntry, TaskView } from '../controller/types.ts';
 import {
   addConnectionOptions,
   type ConnectionFlags,

@@ -8,10 +8,10 @@ import { readFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import type { StoreController } from '../../bridge/controller.ts';
-import { parseTarget } from '../../bridge/controller-targets.ts';
-import { type FanoutResult, type FanoutTarget, summarize } from '../../bridge/controller-types.ts';
-import { ConfigError } from '../config.ts';
+import type { StoreController } from '../controller/store-controller.ts';
+import { parseTarget } from '../controller/targets.ts';
+import { type FanoutResult, type FanoutTarget, summarize } from '../controller/types.ts';
+import { ConfigError } from '../src/config.ts';
 import {
   addConnectionOptions,
   type ConnectionFlags,

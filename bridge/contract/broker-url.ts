@@ -2,8 +2,10 @@
  * Broker URLs may carry credentials (`mqtt://NAME:PASSWORD@host:port`, contract section 4).
  * They are split off here, once: the URL without them is what logs and /health show.
  * `--mqtt-url` may also list several brokers (`mqtt://h1:1883,mqtt://h2:1883`): instances of one
- * cluster that the bridge and the controller fail over between (bridge/failover.ts).
+ * cluster that the bridge and the controller fail over between (bridge/contract/failover.ts).
  */
+import { z } from 'zod';
+
 export interface BrokerEndpoint {
   /** The URL without user info. */
   url: string;
@@ -97,4 +99,24 @@ export function redactUrl(raw: string | readonly string[]): string {
   } catch {
     return '[invalid url]';
   }
+}
+
+/**
+ * `--mqtt-url`: one broker URL, or a comma-separated list of the instances of one cluster to fail
+ * over between (`mqtt://h1:1883,mqtt://h2:1883`; bridge/contract/failover.ts). Each URL is checked; the
+ * value is kept as given (the bridge and the controller split it). Messages never echo a URL:
+ * it may hold a password.
+ */
+export function mqttUrlSchema(requiredMessage = 'required: a broker URL such as mqtt://host:1883') {
+  return z
+    .string({
+      error: (issue) => (issue.input === undefined ? requiredMessage : 'expected a broker URL (text)'),
+    })
+    .superRefine((value, ctx) => {
+      try {
+        parseBrokerUrls(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    });
 }

@@ -3,8 +3,8 @@
  * wait for retained messages after subscribing.
  */
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
-import type { BrokerEndpoint } from './broker-url.ts';
-import { BrokerRotation } from './failover.ts';
+import type { BrokerEndpoint } from '../bridge/contract/broker-url.ts';
+import { BrokerRotation } from '../bridge/contract/failover.ts';
 
 /**
  * The first connection: each broker of the list in turn, once, until one answers CONNACK. A wrong

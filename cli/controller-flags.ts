@@ -5,11 +5,12 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { StoreController } from '../../bridge/controller.ts';
-import { namespaceSchema } from '../../bridge/topics.ts';
-import { mqttUrlSchema, parseConfig, userSpecSchema } from '../config.ts';
-import { durationMs } from '../duration.ts';
-import { createLogger, type Logger } from '../logger.ts';
+import { mqttUrlSchema } from '../bridge/contract/broker-url.ts';
+import { namespaceSchema } from '../bridge/contract/topics.ts';
+import { StoreController } from '../controller/store-controller.ts';
+import { parseConfig, userSpecSchema } from '../src/config.ts';
+import { durationMs } from '../src/duration.ts';
+import { createLogger, type Logger } from '../src/logger.ts';
 import { option } from './options.ts';
 
 export const durationSchema = z.string().transform((value, ctx) => {

@@ -1,6 +1,6 @@
 /** Helpers shared by the commands: env-backed options, repeatable flags, config errors. */
 import { type Command, Option } from 'commander';
-import { ConfigError } from '../config.ts';
+import { ConfigError } from '../src/config.ts';
 
 /** `--foo-bar` reads REGBRIDGE_FOO_BAR when not given (contract section 4). */
 export function envName(flag: string): string {

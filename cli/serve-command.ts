@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import { parseServeConfig, type ServeConfig } from '../config.ts';
-import { startDevice } from '../device.ts';
-import { createLogger } from '../logger.ts';
+import { createLogger } from '../src/logger.ts';
+import { startDevice } from './device.ts';
 import { onShutdownSignal, option, repeatable, repeatedValues, reportStartError } from './options.ts';
+import { parseServeConfig, type ServeConfig } from './serve-config.ts';
 import { type ServeFlags, serveInput } from './serve-flags.ts';
 
 export function registerServeCommand(program: Command): void {

@@ -12,8 +12,8 @@
  * which the directory ignores (same seq).
  */
 import type { ISubscriptionMap, MqttClient } from 'mqtt';
+import { topics } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
-import { topics } from './topics.ts';
 
 /** Filters per SUBSCRIBE packet: keeps one packet small with hundreds of devices missing. */
 const FILTERS_PER_SUBSCRIBE = 100;

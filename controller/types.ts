@@ -2,8 +2,9 @@
  * The store controller's public types: the device directory, the task view, fan-out targets and
  * results, and the typed events. Kept apart so the CLI and tests import types without MQTT.
  */
+
+import type { StatusMessage } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
-import type { StatusMessage } from './topics.ts';
 
 export type Installation = 'cash-register' | 'cash-register+pos' | 'pos';
 

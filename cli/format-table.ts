@@ -3,7 +3,7 @@
  * device directory (`watch`). Pure functions of their input; no colours, so output is the same
  * on a TTY, in a pipe and in a test.
  */
-import type { DeviceEntry, FanoutResult, FanoutSummary, TaskView } from '../../bridge/controller-types.ts';
+import type { DeviceEntry, FanoutResult, FanoutSummary, TaskView } from '../controller/types.ts';
 
 /**
  * Reports and errors come from devices: control characters (ANSI escapes among them) are shown

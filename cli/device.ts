@@ -9,14 +9,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { DeviceBridge } from '../bridge/device-bridge.ts';
 import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
-import { buildApp } from './app.ts';
-import type { ServeConfig } from './config.ts';
-import { createExecutor } from './executors/index.ts';
-import type { MqttHealth } from './health.ts';
-import type { Logger } from './logger.ts';
-import { createMetricsRegistry } from './metrics.ts';
-import { TaskQueue } from './tasks/task-queue.ts';
-import { VERSION } from './version.ts';
+import { buildApp } from '../src/app.ts';
+import { createExecutor } from '../src/executors/index.ts';
+import type { MqttHealth } from '../src/health.ts';
+import type { Logger } from '../src/logger.ts';
+import { createMetricsRegistry } from '../src/metrics.ts';
+import { TaskQueue } from '../src/tasks/task-queue.ts';
+import { VERSION } from '../src/version.ts';
+import type { ServeConfig } from './serve-config.ts';
 
 export interface RunningDevice {
   readonly config: ServeConfig;

@@ -2,7 +2,7 @@
  * Decodes what the controller receives into one typed message: a device state, a task status
  * (or its clearing), or a reply to one of its submissions. Pure, so malformed and foreign
  * messages are unit-tested; nothing here throws on bad input (contract section 3 payloads are
- * checked with the shared zod schemas of bridge/topics.ts).
+ * checked with the shared zod schemas of bridge/contract/topics.ts).
  */
 import {
   type DeviceState,
@@ -13,7 +13,7 @@ import {
   type StatusMessage,
   stateSchema,
   statusMessageSchema,
-} from './topics.ts';
+} from '../bridge/contract/topics.ts';
 
 export type ControllerMessage =
   | { kind: 'state'; deviceId: string; state: DeviceState | null }

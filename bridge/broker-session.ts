@@ -5,16 +5,16 @@
  */
 import type { IClientOptions, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
-import type { BrokerEndpoint } from './broker-url.ts';
-import { applyEndpoint } from './failover.ts';
-import { type OfflineState, type OnlineState, topics } from './topics.ts';
+import type { BrokerEndpoint } from './contract/broker-url.ts';
+import { applyEndpoint } from './contract/failover.ts';
+import { type OfflineState, type OnlineState, topics } from './contract/topics.ts';
 
 export interface ClientOptionsInput {
   ns: string;
   deviceId: string;
   bootId: string;
   protocolVersion: 4 | 5;
-  /** The broker of the first attempt (bridge/failover.ts moves the client on at reconnects). */
+  /** The broker of the first attempt (bridge/contract/failover.ts moves the client on at reconnects). */
   endpoint: BrokerEndpoint;
   clientId?: string;
   reconnectPeriodMs?: number;

@@ -15,8 +15,9 @@
  *   Task ids are never reused (contract section 1), so a message for the same id from another
  *   boot is only taken when it comes from the device's current boot.
  */
-import type { DeviceEntry, TaskPhase, TaskView } from './controller-types.ts';
-import type { DeviceState, StatusMessage } from './topics.ts';
+
+import type { DeviceState, StatusMessage } from '../bridge/contract/topics.ts';
+import type { DeviceEntry, TaskPhase, TaskView } from './types.ts';
 
 /** Superseded bootIds remembered per device; older ones are forgotten (memory stays bounded). */
 const OLD_BOOTS_KEPT = 16;

@@ -8,15 +8,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { MqttClient } from 'mqtt';
+import { parseBrokerUrls } from '../bridge/contract/broker-url.ts';
+import type { BrokerRotation } from '../bridge/contract/failover.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
-import { parseBrokerUrls } from './broker-url.ts';
-import { connectFirst, QuietWait } from './controller-connection.ts';
-import { DeviceDirectory } from './controller-directory.ts';
-import { Fanout } from './controller-fanout.ts';
-import { decodeControllerMessage, replyPrefix } from './controller-messages.ts';
-import { RetainedRecheck } from './controller-recheck.ts';
-import { Submissions } from './controller-submissions.ts';
-import { planTargets } from './controller-targets.ts';
+import { connectFirst, QuietWait } from './broker-connection.ts';
+import { DeviceDirectory } from './directory.ts';
+import { Fanout } from './fanout.ts';
+import { decodeControllerMessage, replyPrefix } from './messages.ts';
+import { RetainedRecheck } from './recheck.ts';
+import { Submissions } from './submissions.ts';
+import { planTargets } from './targets.ts';
 import type {
   ConnectionState,
   ControllerEvents,
@@ -25,12 +26,11 @@ import type {
   StoreControllerOptions,
   SubmitOptions,
   TaskView,
-} from './controller-types.ts';
-import type { BrokerRotation } from './failover.ts';
+} from './types.ts';
 
-export type { StoreControllerOptions } from './controller-types.ts';
+export type { StoreControllerOptions } from './types.ts';
 
-import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from './topics.ts';
+import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
 
 export class StoreController extends EventEmitter<ControllerEvents> {
   readonly ns: string;

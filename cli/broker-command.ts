@@ -4,10 +4,10 @@
  */
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
-import { namespaceSchema } from '../../bridge/topics.ts';
-import { type BrokerUser, loadUsersFile, parseUserSpec, StoreBroker } from '../../broker/store-broker.ts';
-import { parseConfig } from '../config.ts';
-import { createLogger } from '../logger.ts';
+import { namespaceSchema } from '../bridge/contract/topics.ts';
+import { type BrokerUser, loadUsersFile, parseUserSpec, StoreBroker } from '../broker/store-broker.ts';
+import { parseConfig } from '../src/config.ts';
+import { createLogger } from '../src/logger.ts';
 import { envName, listValue, onShutdownSignal, option, repeatable, reportStartError } from './options.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);

@@ -16,8 +16,9 @@
  * - A refusal on replyTo is FAILURE with the device's error and no taskId.
  * - Replies never end a task: only a status message carries the report or error.
  */
-import type { DeviceEntry, FanoutResult, TaskView } from './controller-types.ts';
-import type { Reply } from './topics.ts';
+
+import type { Reply } from '../bridge/contract/topics.ts';
+import type { DeviceEntry, FanoutResult, TaskView } from './types.ts';
 
 interface Target {
   deviceId: string;
