@@ -1,0 +1,48 @@
+import regbridge.client.DeviceClient;
+import regbridge.client.RestException;
+import regbridge.client.TaskDoesNotExistException;
+import regbridge.client.TaskProcessingException;
+import regbridge.client.TasksResponse;
+
+/** Usage: java Example <ip> <port> <userName> <password> */
+public class Example {
+    public static void main(String[] args) throws Exception {
+        DeviceClient client = new DeviceClient(args[0], Integer.parseInt(args[1]), args[2], args[3]);
+
+        // Synchronous: runs the script, returns its report.
+        String report = client.processFmScript("PRINT receipt 0042\r\nPRINT 2 x coffee   5.80\r\nPRINT total       5.80");
+        System.out.println("processFmScript:\n" + report);
+
+        // The vendor's asynchronous flow: queue, keep the id (a long), wait for the end.
+        long id = client.vendorScript("SLEEP 200\nPRINT Z report: 3 receipts");
+        System.out.println("queued task " + id + ": " + client.getTaskStatus(id).getStatus());
+        System.out.println("waitForTask: " + client.waitForTask(id));
+
+        // Reading a status never throws for an unknown id: it is a status.
+        TasksResponse task = client.getTaskStatus(id);
+        switch (task.getStatus()) {
+            case TasksResponse.RUNNING: System.out.println("still running"); break;
+            case TasksResponse.FINISHED: System.out.println("FINISHED, report: " + task.getReport()); break;
+            case TasksResponse.FAILURE: System.out.println("failed: " + task.getError()); break;
+            case TasksResponse.TASK_DOES_NOT_EXIST: System.out.println("gone"); break;
+            default: System.out.println("unknown status " + task.getStatus());
+        }
+
+        // Failures are exceptions, all of them RestException.
+        try {
+            client.waitForTask(client.vendorScript("PRINT start\nFAIL printer offline"));
+        } catch (TaskProcessingException e) {
+            System.out.println("task " + e.getTaskId() + " failed: " + e.getTaskError());
+        }
+        try {
+            client.waitForTask(1);
+        } catch (TaskDoesNotExistException e) {
+            System.out.println("task " + e.getTaskId() + ": " + e.getCode());
+        }
+        try {
+            client.processFmScript("");
+        } catch (RestException e) {
+            System.out.println(e.getStatusCode() + " " + e.getCode() + ": " + e.getServerMessage());
+        }
+    }
+}
