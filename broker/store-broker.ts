@@ -174,9 +174,13 @@ export class StoreBroker {
   }
 
   #shutdownOnce(): Promise<void> {
+    // A start that failed (a taken port the device then retries elsewhere) is not a stop: only a
+    // broker that was running logs "stopped".
+    const wasStarted = this.#state === 'started';
     this.#stopping ??= this.#shutdown().finally(() => {
       this.#state = 'stopped';
-      this.#options.logger.info('store broker stopped');
+      if (wasStarted) this.#options.logger.info('store broker stopped');
+      else this.#options.logger.debug('store broker start abandoned');
     });
     return this.#stopping;
   }

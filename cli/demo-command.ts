@@ -7,28 +7,32 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
 import { StoreController } from '../controller/store-controller.ts';
 import { type FanoutResult, summarize } from '../controller/types.ts';
-import { parseConfig } from '../src/config.ts';
+import { wholeNumber } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
-import { stderrLogger, usageErrorsExit2 } from './controller-flags.ts';
+import { logLevelFlag } from './common-flags.ts';
 import { type RunningDevice, startDevice } from './device.ts';
+import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
 import { renderResults, renderSummary } from './format-table.ts';
-import { option, reportStartError } from './options.ts';
+import { cliLogger } from './logging.ts';
+import { reportStartError } from './options.ts';
 import { parseServeConfig } from './serve-config.ts';
 
 export const DEMO_SCRIPT = [
-  '# The demo: every register prints its X report (contract section 2, docs/simulator.md).',
+  '# The demo: every register prints its X report (docs/simulator.md).',
   'X REPORT',
 ].join('\n');
 
-const demoSchema = z.object({
-  devices: z.coerce.number().int().min(1).max(50).default(5),
-  json: z.boolean().default(false),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('silent'),
-});
+export const demoFlags = {
+  devices: flag('--devices <n>', 'simulated registers (1-50)', wholeNumber(1, 50), { default: '5' }),
+  json: switchFlag('--json', 'print {results, summary} as JSON on stdout instead of the table'),
+  logLevel: logLevelFlag('silent'),
+};
+
+export const demoSchema = flagSchema(demoFlags);
 
 export type DemoOptions = z.infer<typeof demoSchema>;
 
@@ -127,19 +131,12 @@ export async function runDemo(
 export function registerDemoCommand(program: Command): void {
   const command = program
     .command('demo')
-    .description('a whole store in one process: broker, registers and a controller fanning out an X report')
-    .addOption(option('--devices <n>', 'simulated registers (1-50)').default(undefined, '5'))
-    .addOption(option('--json', 'print {results, summary} as JSON on stdout instead of the table'))
-    .addOption(option('--log-level <level>', 'logs (JSON, on stderr)').default(undefined, 'silent'));
-  usageErrorsExit2(command);
-  command.action(async (flags: { devices?: string; json?: boolean; logLevel?: string }, cmd: Command) => {
+    .description('a whole store in one process: broker, registers and a controller fanning out an X report');
+  addFlags(command, demoFlags);
+  command.action(async (_flags: unknown, cmd: Command) => {
     let options: DemoOptions;
     try {
-      options = parseConfig(demoSchema, {
-        ...(flags.devices !== undefined ? { devices: flags.devices } : {}),
-        ...(flags.json ? { json: true } : {}),
-        ...(flags.logLevel !== undefined ? { logLevel: flags.logLevel } : {}),
-      });
+      options = parseFlags(cmd, demoFlags, demoSchema);
     } catch (error) {
       reportStartError(cmd, error);
       return;
@@ -149,7 +146,7 @@ export function registerDemoCommand(program: Command): void {
     };
     let results: FanoutResult[];
     try {
-      results = await runDemo(options, stderrLogger(options.logLevel), say);
+      results = await runDemo(options, cliLogger(options.logLevel), say);
     } catch (error) {
       console.error(`regbridge demo: ${(error as Error).message}`);
       process.exitCode = 2;

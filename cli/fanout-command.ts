@@ -1,6 +1,6 @@
 /**
  * `regbridge fanout <scriptFile>`: a store controller that sends one script to many devices over
- * the store broker (contract section 3) and waits for each one's result. Exit code 0 only when
+ * the store broker (docs/controller.md) and waits for each one's result. Exit code 0 only when
  * every targeted device FINISHED; 1 otherwise (also when nothing was targeted); 2 on usage,
  * configuration and connection errors.
  */
@@ -11,19 +11,12 @@ import { z } from 'zod';
 import type { StoreController } from '../controller/store-controller.ts';
 import { parseTarget } from '../controller/targets.ts';
 import { type FanoutResult, type FanoutTarget, summarize } from '../controller/types.ts';
-import { ConfigError } from '../src/config.ts';
-import {
-  addConnectionOptions,
-  type ConnectionFlags,
-  connectionSchema,
-  controllerFor,
-  durationSchema,
-  parseConnection,
-  stderrLogger,
-  usageErrorsExit2,
-} from './controller-flags.ts';
+import { ConfigError, positiveDuration } from '../src/config.ts';
+import { connectionFlags, controllerFor } from './controller-flags.ts';
+import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
 import { renderResults, renderSummary } from './format-table.ts';
-import { option, reportStartError } from './options.ts';
+import { cliLogger } from './logging.ts';
+import { reportStartError } from './options.ts';
 
 const targetSchema = z.string().transform((spec, ctx): FanoutTarget => {
   try {
@@ -34,17 +27,21 @@ const targetSchema = z.string().transform((spec, ctx): FanoutTarget => {
   }
 });
 
-const fanoutSchema = connectionSchema.extend({
-  to: targetSchema.default('all'),
-  deadline: durationSchema.default(60_000),
-  json: z.boolean().default(false),
-});
+export const fanoutFlags = {
+  ...connectionFlags,
+  to: flag('--to <target>', 'all | group:<G> | <id>,<id>,...', targetSchema, { default: 'all' }),
+  deadline: flag(
+    '--deadline <duration>',
+    'wait this long for every result, then NO_ANSWER',
+    positiveDuration,
+    {
+      default: '60s',
+    },
+  ),
+  json: switchFlag('--json', 'print {results, summary} as JSON on stdout instead of the table'),
+};
 
-interface FanoutFlags extends ConnectionFlags {
-  to?: string;
-  deadline?: string;
-  json?: boolean;
-}
+export const fanoutSchema = flagSchema(fanoutFlags);
 
 async function readScript(file: string): Promise<string> {
   let script: string;
@@ -110,27 +107,18 @@ export function registerFanoutCommand(program: Command): void {
     .command('fanout')
     .description('send one script to many devices through the store broker and wait for every result')
     .argument('<scriptFile>', 'the script to send (- reads standard input)');
-  addConnectionOptions(command)
-    .addOption(option('--to <target>', 'all | group:<G> | <id>,<id>,...').default(undefined, 'all'))
-    .addOption(
-      option('--deadline <duration>', 'wait this long for every result, then NO_ANSWER').default(
-        undefined,
-        '60s',
-      ),
-    )
-    .addOption(option('--json', 'print {results, summary} as JSON on stdout instead of the table'));
-  usageErrorsExit2(command);
-  command.action(async (scriptFile: string, flags: FanoutFlags, cmd: Command) => {
+  addFlags(command, fanoutFlags);
+  command.action(async (scriptFile: string, _flags: unknown, cmd: Command) => {
     let config: z.infer<typeof fanoutSchema>;
     let script: string;
     try {
-      config = parseConnection(fanoutSchema, { ...flags, json: flags.json === undefined ? undefined : true });
+      config = parseFlags(cmd, fanoutFlags, fanoutSchema);
       script = await readScript(scriptFile);
     } catch (error) {
       reportStartError(cmd, error);
       return;
     }
-    const logger = stderrLogger(config.logLevel);
+    const logger = cliLogger(config.logLevel);
     const controller: StoreController = controllerFor(config, logger);
     try {
       await controller.start();
@@ -151,7 +139,7 @@ export function registerFanoutCommand(program: Command): void {
         to: config.to,
         deadlineMs: config.deadline,
         // Once the controller has given up, a device that only gets the script later (it was
-        // reconnecting) must not run it: contract section 3, `notAfter`.
+        // reconnecting) must not run it: docs/mqtt.md, `notAfter`.
         notAfter: Date.now() + config.deadline,
         onSent: (sent) => {
           requestId = sent.requestId;
@@ -173,7 +161,7 @@ export function registerFanoutCommand(program: Command): void {
     await controller.stop();
     if (results.length === 0) {
       console.error(
-        `regbridge fanout: no device targeted by --to ${flags.to ?? 'all'} (${controller.devices().length} devices known)`,
+        `regbridge fanout: no device targeted by --to ${cmd.getOptionValue('to') ?? 'all'} (${controller.devices().length} devices known)`,
       );
     }
     printResults(results, requestId, config.json);

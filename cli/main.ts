@@ -1,23 +1,16 @@
 /** The `regbridge` command line: one sub-command per module, commander parses, each command owns its run. */
 import { Command } from 'commander';
 import { VERSION } from '../src/version.ts';
-import { registerBrokerCommand } from './broker-command.ts';
-import { registerDemoCommand } from './demo-command.ts';
-import { registerFanoutCommand } from './fanout-command.ts';
-import { registerRunCommand } from './run-command.ts';
-import { registerServeCommand } from './serve-command.ts';
-import { registerWatchCommand } from './watch-command.ts';
+import { COMMANDS } from './commands.ts';
+import { usageErrorsExit2 } from './options.ts';
 
 const program = new Command('regbridge')
   .description("Run scripts on a store's cash registers and watch them finish")
   .version(VERSION)
-  .showHelpAfterError();
+  .showHelpAfterError('(add --help for the commands and flags)');
+// Before the commands are added: they inherit it.
+usageErrorsExit2(program);
 
-registerServeCommand(program);
-registerBrokerCommand(program);
-registerFanoutCommand(program);
-registerWatchCommand(program);
-registerRunCommand(program);
-registerDemoCommand(program);
+for (const command of COMMANDS) command.register(program);
 
 await program.parseAsync(process.argv);

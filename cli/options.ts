@@ -1,38 +1,6 @@
-/** Helpers shared by the commands: env-backed options, repeatable flags, config errors. */
-import { type Command, Option } from 'commander';
+/** Helpers shared by the commands: start errors, usage errors, shutdown signals. */
+import type { Command } from 'commander';
 import { ConfigError } from '../src/config.ts';
-
-/** `--foo-bar` reads REGBRIDGE_FOO_BAR when not given (contract section 4). */
-export function envName(flag: string): string {
-  return `REGBRIDGE_${flag.replace(/^--/, '').replace(/-/g, '_').toUpperCase()}`;
-}
-
-export function option(flags: string, description: string): Option {
-  const long = /--[a-z][a-z0-9-]*/.exec(flags)?.[0];
-  const opt = new Option(flags, description);
-  return long ? opt.env(envName(long)) : opt;
-}
-
-/**
- * Repeatable flags (`--user a:b --user c:d`). From the environment the values are separated by
- * commas (REGBRIDGE_USER="a:b,c:d"); on the command line each flag carries one value.
- */
-export function repeatable(flags: string, description: string): Option {
-  return option(flags, `${description} (repeatable; env: comma-separated)`).argParser(
-    (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
-  );
-}
-
-/** Values that came from the environment arrive as one string: split them. */
-export function listValue(value: string[] | string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value === 'string')
-    return value
-      .split(',')
-      .map((v) => v.trim())
-      .filter(Boolean);
-  return value;
-}
 
 /** Prints configuration problems (all at once) without a stack and sets exit code 2. */
 export function reportStartError(command: Command, error: unknown): void {
@@ -69,20 +37,13 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
 }
 
 /**
- * The values of a repeatable flag. commander hands an environment value through the flag's
- * parser as if it were one flag, so a value from REGBRIDGE_<FLAG> is split on commas here, while
- * values from the command line are kept whole (a password may contain a comma).
+ * Usage errors (unknown command or option, missing argument or value) exit 2, like every other
+ * configuration problem, instead of commander's 1: a script can tell them from "a device did not
+ * finish" (1). Help and version exit 0. Set on the program before the commands are added: each
+ * command inherits it.
  */
-export function repeatedValues(
-  command: Command,
-  key: string,
-  value: string[] | string | undefined,
-): string[] | undefined {
-  if (value === undefined) return undefined;
-  const items = Array.isArray(value) ? value : [value];
-  if (command.getOptionValueSource(key) !== 'env') return items;
-  return items
-    .flatMap((item) => item.split(','))
-    .map((item) => item.trim())
-    .filter(Boolean);
+export function usageErrorsExit2(command: Command): Command {
+  return command.exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  });
 }

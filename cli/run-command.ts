@@ -1,88 +1,77 @@
 /**
- * `regbridge run <file>`: one script over REST through DeviceClient (contract section 4), the
+ * `regbridge run <file>`: one script over REST through DeviceClient (docs/client.md), the
  * report on stdout. Exit 0 FINISHED, 1 FAILURE (the task's error on stderr), 2 for a usage,
  * configuration, connection, authentication or time-out problem.
  */
 import { readFile } from 'node:fs/promises';
-import type { Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import { z } from 'zod';
 import { DeviceClient } from '../src/client/device-client.ts';
 import { RestException, TaskProcessingException, TimeoutException } from '../src/client/rest-exception.ts';
-import { parseConfig, userSpecSchema } from '../src/config.ts';
-import { durationMs } from '../src/duration.ts';
-import { option, reportStartError } from './options.ts';
+import { positiveDuration, userSpecSchema } from '../src/config.ts';
+import type { Logger } from '../src/logger.ts';
+import { logLevelFlag } from './common-flags.ts';
+import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
+import { cliLogger } from './logging.ts';
+import { reportStartError } from './options.ts';
 
 export const EXIT_FINISHED = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_ERROR = 2;
 
-const durationSchema = z.string().transform((value, ctx) => {
-  const ms = durationMs(value);
-  if (ms === undefined || ms <= 0) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `not a positive duration: ${JSON.stringify(value)} (e.g. 60, 60s, 500ms, 2m)`,
-    });
-    return z.NEVER;
-  }
-  return ms;
-});
+export const runFlags = {
+  url: flag(
+    '--url <url>',
+    'the device',
+    z.url({ protocol: /^https?$/, error: 'expected http://host:port or https://host:port' }),
+    { default: 'http://127.0.0.1:8080' },
+  ),
+  user: flag('--user <NAME:PASSWORD>', 'credentials; leave out for a device with --auth off', userSpecSchema),
+  timeout: flag('--timeout <duration>', 'how long to wait for the script to end', positiveDuration, {
+    default: '60s',
+  }),
+  async: switchFlag(
+    '--async',
+    "the vendor's asynchronous flow: POST /api/vendor-script, then poll the task (otherwise POST /api/fm-script)",
+  ),
+  logLevel: logLevelFlag('warn'),
+};
 
-export const runConfigSchema = z.object({
+export const runConfigSchema = flagSchema(runFlags).extend({
   file: z.string().min(1, 'give a script file, or - for stdin'),
-  url: z.url({ protocol: /^https?$/, error: 'expected http://host:port or https://host:port' }),
-  user: userSpecSchema.optional(),
-  timeout: durationSchema.default(60_000),
-  async: z.boolean().default(false),
 });
 
 export type RunConfig = Readonly<z.infer<typeof runConfigSchema>>;
 
-interface RunFlags {
-  url?: string;
-  user?: string;
-  timeout?: string;
-  async?: boolean;
-}
-
 export function registerRunCommand(program: Command): void {
-  program
+  const command = program
     .command('run')
     .description(
       'run one script on a device over REST and print its report (exit 0 FINISHED, 1 FAILURE, 2 error)',
     )
-    .argument('<file>', 'script file, or - to read it from stdin')
-    .addOption(option('--url <url>', 'the device').default('http://127.0.0.1:8080'))
-    .addOption(option('--user <NAME:PASSWORD>', 'credentials; leave out for a device with --auth off'))
-    .addOption(option('--timeout <duration>', 'how long to wait for the script to end').default('60s'))
-    .option(
-      '--async',
-      "the vendor's asynchronous flow: POST /api/vendor-script, then poll the task (default: POST /api/fm-script)",
-    )
-    // Usage errors exit 2 (contract section 4), not commander's default 1.
-    .exitOverride((error: CommanderError) => {
-      process.exit(error.exitCode === 0 ? 0 : EXIT_ERROR);
-    })
-    .action(async (file: string, flags: RunFlags, command: Command) => {
-      let config: RunConfig;
-      try {
-        config = parseConfig(runConfigSchema, { file, ...flags, async: flags.async === true });
-      } catch (error) {
-        reportStartError(command, error);
-        return;
-      }
-      process.exitCode = await runScript(config, {
-        readStdin: () => readStream(process.stdin),
-        out: (text) => process.stdout.write(text),
-        err: (text) => process.stderr.write(text),
-      });
+    .argument('<file>', 'script file, or - to read it from stdin');
+  addFlags(command, runFlags).action(async (file: string, _flags: unknown, cmd: Command) => {
+    let config: RunConfig;
+    try {
+      config = parseFlags(cmd, runFlags, runConfigSchema, { input: { file } });
+    } catch (error) {
+      reportStartError(cmd, error);
+      return;
+    }
+    process.exitCode = await runScript(config, {
+      readStdin: () => readStream(process.stdin),
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+      logger: cliLogger(config.logLevel),
     });
+  });
 }
 
 export interface RunIo {
   readStdin(): Promise<string>;
   out(text: string): void;
   err(text: string): void;
+  logger?: Logger;
 }
 
 /** Runs the script and answers the exit code; never throws. */
@@ -102,11 +91,14 @@ export async function runScript(config: RunConfig, io: RunIo): Promise<number> {
     let report: string | null;
     if (config.async) {
       const id = await client.vendorScript(script);
+      io.logger?.info({ taskId: id, url: config.url }, 'task submitted; polling until it ends');
       report = await client.waitForTask(id, { timeoutMs: config.timeout });
     } else {
+      io.logger?.info({ url: config.url }, 'running the script through POST /api/fm-script');
       report = await client.processFmScript(script, { timeoutMs: config.timeout });
     }
-    // The report has no trailing newline (contract section 2); an empty report prints nothing.
+    io.logger?.info('task FINISHED');
+    // The report has no trailing newline (docs/api.md); an empty report prints nothing.
     if (report) io.out(`${report}\n`);
     return EXIT_FINISHED;
   } catch (error) {

@@ -1,62 +1,149 @@
 /**
- * The one configuration schema of `regbridge serve` (docs/api.md, "Command line"): every flag
- * and REGBRIDGE_<FLAG> variable, validated once with every problem reported at once, then frozen.
+ * `regbridge serve`'s flags, declared once (cli/flags.ts): the commander options, their
+ * REGBRIDGE_<FLAG> variables, the help text with defaults and the one configuration schema
+ * (docs/api.md, "Command line") all come from `serveFlags`. Validated once with every problem
+ * reported at once, then frozen.
  */
 import { z } from 'zod';
-import { mqttUrlSchema } from '../bridge/contract/broker-url.ts';
-import { idSchema, installationSchema, namespaceSchema } from '../bridge/contract/topics.ts';
+import { idSchema, installationSchema } from '../bridge/contract/topics.ts';
 import {
   type DeviceCoreConfig,
   defaultDeviceId,
   duration,
+  durationIn,
   parseConfig,
   port,
-  positiveInt,
+  positiveDuration,
   userSpecSchema,
+  wholeNumber,
 } from '../src/config.ts';
+import { hostValue, logLevelFlag, mqttUrlFlag, nsFlag } from './common-flags.ts';
+import { flag, flagSchema, labeler, negatedFlag, repeatableFlag } from './flags.ts';
 
-export const serveConfigSchema = z.object({
-  port: port.default(8080),
-  host: z.string().min(1).default('0.0.0.0'),
-  deviceId: idSchema.default(defaultDeviceId),
-  installation: installationSchema.default('cash-register'),
-  users: z.array(userSpecSchema).default([]),
-  auth: z.enum(['on', 'off']).default('on'),
-  /** Seconds. */
-  tokenTtl: positiveInt.default(3600),
-  /** Failed authentications from one address before 429, within `authWindow`. */
-  authMaxFailures: positiveInt.default(5),
-  authWindow: duration.default(60_000),
-  mqtt: z.boolean().default(true),
-  mqttUrl: mqttUrlSchema().optional(),
-  /** MQTT protocol of the device's bridge: 4 (3.1.1, every broker) or 5 (response topic, correlation data). */
-  mqttProtocol: z.coerce
-    .number()
-    .pipe(z.union([z.literal(4), z.literal(5)]))
-    .default(4),
-  /** Status messages awaiting the broker's acknowledgement at once; beyond, statuses are coalesced. */
-  mqttMaxInflight: positiveInt.max(65_000).default(1000),
-  /** requestIds remembered for MQTT idempotency (contract section 3: the last 1000 submissions). */
-  requestIdMemory: positiveInt.max(1_000_000).default(1000),
-  brokerPort: port.default(1883),
-  brokerHost: z.string().min(1).default('0.0.0.0'),
-  brokerWsPort: port.optional(),
-  ns: namespaceSchema.default('pos'),
-  groups: z.array(idSchema).default([]),
-  executor: z.enum(['simulator', 'command']).default('simulator'),
-  command: z.string().min(1).optional(),
-  retain: positiveInt.max(1_000_000).default(128),
-  maxQueue: positiveInt.max(10_000_000).default(1000),
-  /** Milliseconds; `--script-timeout 120s`. */
-  scriptTimeout: duration.default(120_000),
-  /** Bytes of UTF-8 script (and request body) accepted; 413 SCRIPT_TOO_LARGE above. */
-  maxScriptBytes: positiveInt.default(1024 * 1024),
-  /** Bytes of stdout the command executor keeps as report. */
-  outputCap: positiveInt.default(1024 * 1024),
-  /** Default and maximum wait of POST /api/fm-script, milliseconds. */
-  fmScriptTimeout: duration.default(60_000),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-});
+const MIB = String(1024 * 1024);
+
+export const serveFlags = {
+  port: flag('--port <port>', 'HTTP port (0 picks a free one)', port, { default: '8080' }),
+  host: flag('--host <host>', 'HTTP listen address', hostValue, { default: '0.0.0.0' }),
+  deviceId: flag('--device-id <id>', 'device id, [A-Za-z0-9_-]{1,64}', idSchema, {
+    default: defaultDeviceId,
+    defaultHelp: 'the host name',
+  }),
+  installation: flag('--installation <kind>', 'cash-register | cash-register+pos | pos', installationSchema, {
+    default: 'cash-register',
+  }),
+  users: repeatableFlag(
+    '--user <NAME:PASSWORD>',
+    'a REST user, also a controller on the embedded broker; none: admin with a printed random password',
+    userSpecSchema,
+  ),
+  auth: flag('--auth <on|off>', 'off: no tokens needed (logs a warning)', z.enum(['on', 'off']), {
+    default: 'on',
+  }),
+  tokenTtl: flag(
+    '--token-ttl <duration>',
+    'bearer token lifetime (a bare number is seconds)',
+    durationIn('s', { min: 1 }),
+    {
+      default: '3600',
+    },
+  ),
+  authMaxFailures: flag(
+    '--auth-max-failures <n>',
+    'failed authentications per address within --auth-window before 429',
+    wholeNumber(1),
+    { default: '5' },
+  ),
+  authWindow: flag('--auth-window <duration>', 'window of --auth-max-failures', positiveDuration, {
+    default: '60s',
+  }),
+  mqttUrl: mqttUrlFlag(
+    'use this broker instead of the embedded one (mqtt://USER:PASS@host:port, mqtts://, ws://); a comma-separated list fails over between instances',
+  ),
+  mqttProtocol: flag(
+    '--mqtt-protocol <4|5>',
+    'MQTT protocol of the bridge: 4 (3.1.1) or 5 (adds response topic, correlation data)',
+    z.union([z.number(), z.string()]).transform((value, ctx) => {
+      const version = Number(value);
+      if (version === 4 || version === 5) return version;
+      ctx.addIssue({ code: 'custom', message: `expected 4 or 5, got ${JSON.stringify(value)}` });
+      return z.NEVER;
+    }),
+    { default: '4' },
+  ),
+  mqttMaxInflight: flag(
+    '--mqtt-max-inflight <n>',
+    "status messages awaiting the broker's acknowledgement at once; beyond, statuses are coalesced",
+    wholeNumber(1, 65_000),
+    { default: '1000' },
+  ),
+  requestIdMemory: flag(
+    '--request-id-memory <n>',
+    'MQTT requestIds remembered for idempotency (the last N submissions)',
+    wholeNumber(1, 1_000_000),
+    { default: '1000' },
+  ),
+  brokerPort: flag(
+    '--broker-port <port>',
+    'embedded broker port, when no --mqtt-url (0 picks a free one)',
+    port,
+    { default: '1883' },
+  ),
+  brokerHost: flag('--broker-host <host>', 'embedded broker listen address', hostValue, {
+    default: '0.0.0.0',
+  }),
+  brokerWsPort: flag('--broker-ws-port <port>', 'embedded broker WebSocket port', port, {
+    defaultHelp: 'off',
+  }),
+  mqtt: negatedFlag('--no-mqtt', 'no MQTT at all'),
+  ns: nsFlag(),
+  groups: repeatableFlag(
+    '--group <group>',
+    'an MQTT group this device takes scripts for (every device is in `all`)',
+    idSchema,
+  ),
+  executor: flag('--executor <name>', 'simulator | command', z.enum(['simulator', 'command']), {
+    default: 'simulator',
+  }),
+  command: flag(
+    '--command <cmd>',
+    'program for --executor command: script on stdin, report on stdout',
+    z.string().min(1),
+  ),
+  retain: flag('--retain <n>', 'ended tasks kept', wholeNumber(1, 1_000_000), { default: '128' }),
+  maxQueue: flag(
+    '--max-queue <n>',
+    'queued tasks accepted before 503 QUEUE_FULL',
+    wholeNumber(1, 10_000_000),
+    {
+      default: '1000',
+    },
+  ),
+  scriptTimeout: flag(
+    '--script-timeout <duration>',
+    'longest a script may run, either executor (FAILURE after it; 0: none)',
+    duration,
+    { default: '120s' },
+  ),
+  maxScriptBytes: flag(
+    '--max-script-bytes <n>',
+    'largest script in UTF-8 bytes (413 SCRIPT_TOO_LARGE)',
+    wholeNumber(1),
+    { default: MIB },
+  ),
+  outputCap: flag('--output-cap <n>', 'largest report kept, in bytes (either executor)', wholeNumber(1), {
+    default: MIB,
+  }),
+  fmScriptTimeout: flag(
+    '--fm-script-timeout <duration>',
+    'default and longest wait of POST /api/fm-script before it answers 202',
+    duration,
+    { default: '60s' },
+  ),
+  logLevel: logLevelFlag('info'),
+};
+
+export const serveConfigSchema = flagSchema(serveFlags);
 
 /**
  * Checks across flags. They look at the raw input so that they are reported together with the
@@ -76,7 +163,7 @@ function serveCrossChecks(input: ServeConfigInput): string[] {
     if (name) names.add(name);
   }
   // On the embedded broker the device's own bridge logs in with the device id as its user name
-  // (a `device` user's name is its id, contract section 4), so no --user may take that name.
+  // (a `device` user's name is its id, docs/broker.md), so no --user may take that name.
   const embedded = input.mqtt !== false && !input.mqttUrl;
   if (embedded && String(input.mqttProtocol ?? '4') === '5') {
     problems.push(
@@ -99,6 +186,12 @@ export type ServeConfig = Readonly<z.infer<typeof serveConfigSchema>>;
 const _coreView = (config: ServeConfig): DeviceCoreConfig => config;
 void _coreView;
 
+/** For code (the demo, tests, benchmarks): an input object; the CLI goes through parseFlags. */
 export function parseServeConfig(input: ServeConfigInput): ServeConfig {
-  return parseConfig(serveConfigSchema, input, serveCrossChecks(input));
+  return parseConfig(serveConfigSchema, input, serveCrossChecks(input), labeler(serveFlags));
+}
+
+/** The cross-flag problems, for parseFlags. */
+export function serveCrossProblems(input: Record<string, unknown>): string[] {
+  return serveCrossChecks(input as ServeConfigInput);
 }

@@ -1,34 +1,26 @@
 /**
  * `regbridge watch`: a live view of the store's devices and their latest tasks, built from the
- * retained state and status topics (contract section 3). On a terminal the table is redrawn on
+ * retained state and status topics (docs/mqtt.md). On a terminal the table is redrawn on
  * every change; in a pipe one line is appended per change; `--once` prints the table after
  * discovery and exits (scripts, tests).
  */
 import type { Command } from 'commander';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { StoreController } from '../controller/store-controller.ts';
 import type { DeviceEntry, TaskView } from '../controller/types.ts';
-import {
-  addConnectionOptions,
-  type ConnectionFlags,
-  connectionSchema,
-  controllerFor,
-  parseConnection,
-  stderrLogger,
-  usageErrorsExit2,
-} from './controller-flags.ts';
+import { connectionFlags, controllerFor } from './controller-flags.ts';
+import { addFlags, flagSchema, parseFlags, switchFlag } from './flags.ts';
 import { type DeviceRow, firstLine, renderDevices } from './format-table.ts';
-import { onShutdownSignal, option, reportStartError } from './options.ts';
+import { cliLogger } from './logging.ts';
+import { onShutdownSignal, reportStartError } from './options.ts';
 
-const watchSchema = connectionSchema.extend({
-  once: z.boolean().default(false),
-  json: z.boolean().default(false),
-});
+export const watchFlags = {
+  ...connectionFlags,
+  once: switchFlag('--once', 'print the table once after discovery and exit'),
+  json: switchFlag('--json', 'with --once: print the directory as JSON'),
+};
 
-interface WatchFlags extends ConnectionFlags {
-  once?: boolean;
-  json?: boolean;
-}
+export const watchSchema = flagSchema(watchFlags);
 
 /** Redraws at most this often on a terminal: a burst of statuses is one redraw. */
 const REDRAW_MS = 100;
@@ -104,23 +96,16 @@ export function registerWatchCommand(program: Command): void {
     .description(
       "live view of the store's devices and their latest tasks (from the broker's retained topics)",
     );
-  addConnectionOptions(command)
-    .addOption(option('--once', 'print the table once after discovery and exit'))
-    .addOption(option('--json', 'with --once: print the directory as JSON'));
-  usageErrorsExit2(command);
-  command.action(async (flags: WatchFlags, cmd: Command) => {
+  addFlags(command, watchFlags);
+  command.action(async (_flags: unknown, cmd: Command) => {
     let config: z.infer<typeof watchSchema>;
     try {
-      config = parseConnection(watchSchema, {
-        ...flags,
-        once: flags.once === undefined ? undefined : true,
-        json: flags.json === undefined ? undefined : true,
-      });
+      config = parseFlags(cmd, watchFlags, watchSchema);
     } catch (error) {
       reportStartError(cmd, error);
       return;
     }
-    const controller = controllerFor(config, stderrLogger(config.logLevel));
+    const controller = controllerFor(config, cliLogger(config.logLevel));
     try {
       await controller.start();
     } catch (error) {

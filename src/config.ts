@@ -8,8 +8,33 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { durationMs } from './duration.ts';
 
-export const port = z.coerce.number().int().min(0).max(65535);
-export const positiveInt = z.coerce.number().int().positive();
+/**
+ * A whole number from a flag or variable (a string) or from code (a number). Says what it got:
+ * `--port abc` answers `expected a whole number, got "abc"`, not "received NaN".
+ */
+export function wholeNumber(
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+  what = 'a whole number',
+): z.ZodType<number, number | string> {
+  return z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const text = typeof value === 'number' ? String(value) : value.trim();
+    const number = /^-?\d+$/.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isSafeInteger(number)) {
+      ctx.addIssue({ code: 'custom', message: `expected ${what}, got ${JSON.stringify(value)}` });
+      return z.NEVER;
+    }
+    if (number < min || number > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
+      ctx.addIssue({ code: 'custom', message: `expected ${range}, got ${number}` });
+      return z.NEVER;
+    }
+    return number;
+  });
+}
+
+export const port = wholeNumber(0, 65535, 'a port number (0-65535; 0 picks a free one)');
+export const positiveInt = wholeNumber(1);
 
 /** `NAME:PASSWORD`; the password may itself contain `:`. */
 export const userSpecSchema = z.string().transform((spec, ctx) => {
@@ -21,17 +46,31 @@ export const userSpecSchema = z.string().transform((spec, ctx) => {
   return { name: spec.slice(0, colon), password: spec.slice(colon + 1) };
 });
 
-export const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
-  const ms = durationMs(value);
-  if (ms === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `not a duration: ${JSON.stringify(value)} (e.g. 120, 120s, 500ms, 2m)`,
-    });
-    return z.NEVER;
-  }
-  return ms;
-});
+/** Durations in milliseconds: `500ms`, `120s`, `2m`, `1h`, or a bare number of seconds. */
+export function durationIn(
+  unit: 'ms' | 's',
+  options: { min?: number } = {},
+): z.ZodType<number, number | string> {
+  const min = options.min ?? 0;
+  return z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const ms = durationMs(value);
+    const result = ms === undefined ? undefined : unit === 'ms' ? ms : ms / 1000;
+    if (result === undefined || result < min || (unit === 's' && !Number.isInteger(result))) {
+      const least = min > 0 ? `at least ${min}${unit}, ` : '';
+      ctx.addIssue({
+        code: 'custom',
+        message: `not a duration${unit === 's' ? ' in whole seconds' : ''}: ${JSON.stringify(value)} (${least}e.g. 120, 120s, 500ms, 2m, 1h)`,
+      });
+      return z.NEVER;
+    }
+    return result;
+  });
+}
+
+/** Milliseconds; 0 allowed (e.g. --script-timeout 0: none). */
+export const duration = durationIn('ms');
+/** Milliseconds, more than 0. */
+export const positiveDuration = durationIn('ms', { min: 1 });
 
 /** What the device core (REST app, routes, executors) reads of the device's configuration. */
 export interface DeviceCoreConfig {
@@ -78,18 +117,22 @@ export function flagName(key: string): string {
   return `--${(singular[top] ?? top).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
-/** Validates once, reports every problem at once, freezes the result. */
+/**
+ * Validates once, reports every problem at once, freezes the result. `label` names a config key
+ * in messages (its flag; cli/flags.ts adds the variable and command it came from).
+ */
 export function parseConfig<S extends z.ZodType>(
   schema: S,
   input: unknown,
   extraProblems: string[] = [],
+  label: (key: string) => string = flagName,
 ): Readonly<z.infer<S>> {
   const parsed = schema.safeParse(input);
   const problems = parsed.success
     ? []
     : parsed.error.issues.map((issue) => {
-        const key = issue.path.map(String).join('.');
-        return key ? `${flagName(key)}: ${issue.message}` : issue.message;
+        const key = issue.path[0] === undefined ? '' : String(issue.path[0]);
+        return key ? `${label(key)}: ${issue.message}` : issue.message;
       });
   problems.push(...extraProblems);
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from './helpers/mqtt.ts';
 
 const BIN = fileURLToPath(new URL('../bin/regbridge.js', import.meta.url));
 const children: ChildProcess[] = [];
@@ -69,9 +70,15 @@ describe('regbridge broker', () => {
     const r = run(['--port', '0', '--host', '127.0.0.1', '--ws-port', '0', '--user', 'c:p:w:controller']);
     const { port, wsPort } = await listening(r);
     expect(wsPort).toBeGreaterThan(0);
-    // The JSON log line carries the same ports, and no password.
+    // Human output on stdout only; the JSON log line (stderr, not a terminal) carries the same
+    // ports, and no password. The two streams are separate, so their order cannot flip.
+    expect(r.stdout().trim().split('\n')).toEqual([
+      `broker listening on mqtt://127.0.0.1:${port}`,
+      `broker listening on ws://127.0.0.1:${wsPort}`,
+    ]);
+    await until(() => r.stderr().includes('broker listening'), 'the log line');
     const logLine = r
-      .stdout()
+      .stderr()
       .split('\n')
       .find((line) => line.startsWith('{') && line.includes('broker listening'));
     expect(JSON.parse(logLine!)).toMatchObject({
@@ -79,7 +86,7 @@ describe('regbridge broker', () => {
       wsPort,
       msg: expect.stringMatching(/^broker listening on mqtt:/),
     });
-    expect(r.stdout()).not.toContain('p:w');
+    expect(r.stdout() + r.stderr()).not.toContain('p:w');
     const client = await connect(`mqtt://127.0.0.1:${port}`, 'c', 'p:w');
     const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
     r.child.kill('SIGTERM');
@@ -112,12 +119,17 @@ describe('regbridge broker', () => {
     expect(await r.exit).toBe(2);
     const lines = r.stderr().trim().split('\n');
     expect(lines[0]).toBe('regbridge broker: invalid configuration:');
-    for (const flag of ['--port', '--user', '--ns', '--allow-anonymous', '--redis-url']) {
+    for (const flag of ['--port', '--user', '--ns', '--allow-anonymous']) {
       expect(
         lines.some((line) => line.startsWith(`  - ${flag}: `)),
         flag,
       ).toBe(true);
     }
+    // A value from a variable names it and the command that read it (REGBRIDGE_PORT and
+    // friends mean different things to different commands).
+    expect(lines).toContain(
+      '  - --redis-url (from REGBRIDGE_REDIS_URL, read by regbridge broker): expected redis://[user:password@]host:port[/db] or rediss://',
+    );
     expect(r.stderr()).not.toContain('secret');
     expect(r.stderr()).not.toMatch(/\n\s+at /);
   });
@@ -133,9 +145,11 @@ describe('regbridge broker', () => {
     const { port } = await listening(first);
     const second = run(['--port', String(port), '--host', '127.0.0.1', '--allow-anonymous']);
     expect(await second.exit).toBe(2);
-    expect(second.stderr().trim()).toBe(
+    expect(second.stderr().trim().split('\n').at(-1)).toBe(
       `regbridge broker: port ${port} is already in use on 127.0.0.1: choose another port with --port (--port 0 picks a free one)`,
     );
+    // A failed bind is not a stop (issue 13 item 5).
+    expect(second.stderr()).not.toContain('store broker stopped');
     first.child.kill('SIGTERM');
     expect(await first.exit).toBe(0);
   });

@@ -130,7 +130,7 @@ describe('regbridge fanout / watch (child processes)', () => {
     [
       'a bad --deadline',
       ['fanout', 'SCRIPT', '--mqtt-url', 'mqtt://127.0.0.1:1', '--deadline', 'soon'],
-      /--deadline: not a positive duration/,
+      /--deadline: not a duration: "soon"/,
     ],
     [
       'a missing script file',

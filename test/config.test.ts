@@ -1,11 +1,13 @@
+import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { parseServeConfig } from '../cli/serve-config.ts';
-import { serveInput } from '../cli/serve-flags.ts';
+import { flagInput } from '../cli/flags.ts';
+import { registerServeCommand } from '../cli/serve-command.ts';
+import { parseServeConfig, serveFlags } from '../cli/serve-config.ts';
 import { ConfigError } from '../src/config.ts';
 import { durationMs } from '../src/duration.ts';
 
 describe('serve config', () => {
-  it('applies the contract defaults (section 4)', () => {
+  it('applies the documented defaults (docs/api.md, "Command line")', () => {
     const config = parseServeConfig({ deviceId: 'reg1' });
     expect(config).toMatchObject({
       port: 8080,
@@ -88,9 +90,19 @@ describe('serve config', () => {
   });
 });
 
+/** What `regbridge serve` hands to its schema for these arguments and variables. */
+function serveInput(argv: string[], env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const program = new Command().exitOverride();
+  registerServeCommand(program);
+  const serve = program.commands.find((c) => c.name() === 'serve')!;
+  serve.action(() => {});
+  program.parse(['serve', ...argv], { from: 'user' });
+  return flagInput(serve, serveFlags, env).input;
+}
+
 describe('serve flags to config input', () => {
   it('splits repeatable values given through the environment on commas', () => {
-    const input = serveInput({ user: 'a:1,b:2', group: 'north, tills' }, {});
+    const input = serveInput([], { REGBRIDGE_USER: 'a:1,b:2', REGBRIDGE_GROUP: 'north, tills' });
     expect(parseServeConfig({ ...input, deviceId: 'd' })).toMatchObject({
       users: [
         { name: 'a', password: '1' },
@@ -101,30 +113,23 @@ describe('serve flags to config input', () => {
   });
 
   it('turns MQTT off with --no-mqtt or REGBRIDGE_MQTT=off', () => {
-    expect(serveInput({ mqtt: false }, {}).mqtt).toBe(false);
-    expect(serveInput({ mqtt: true }, { REGBRIDGE_MQTT: 'off' }).mqtt).toBe(false);
-    expect(serveInput({ mqtt: true }, {}).mqtt).toBeUndefined();
+    expect(parseServeConfig({ ...serveInput(['--no-mqtt'], {}), deviceId: 'd' }).mqtt).toBe(false);
+    expect(parseServeConfig({ ...serveInput([], { REGBRIDGE_MQTT: 'off' }), deviceId: 'd' }).mqtt).toBe(
+      false,
+    );
+    expect(serveInput([], {}).mqtt).toBeUndefined();
+    expect(parseServeConfig({ ...serveInput([], {}), deviceId: 'd' }).mqtt).toBe(true);
   });
 });
 
 describe('repeatable flags', () => {
-  async function parseUsers(argv: string[], env: Record<string, string>): Promise<string[] | undefined> {
-    const { Command } = await import('commander');
-    const { repeatable, repeatedValues } = await import('../cli/options.ts');
-    const saved = { ...process.env };
-    Object.assign(process.env, env);
-    try {
-      const program = new Command().exitOverride().addOption(repeatable('--user <spec>', 'a user'));
-      program.parse(argv, { from: 'user' });
-      return repeatedValues(program, 'user', program.opts<{ user?: string[] }>().user);
-    } finally {
-      for (const key of Object.keys(env)) if (!(key in saved)) delete process.env[key];
-    }
-  }
+  it('splits REGBRIDGE_USER on commas but keeps command-line values whole', () => {
+    expect(serveInput([], { REGBRIDGE_USER: 'a:1, b:2' }).users).toEqual(['a:1', 'b:2']);
+    expect(serveInput(['--user', 'a:1,x', '--user', 'b:2'], {}).users).toEqual(['a:1,x', 'b:2']);
+  });
 
-  it('splits REGBRIDGE_USER on commas but keeps command-line values whole', async () => {
-    expect(await parseUsers([], { REGBRIDGE_USER: 'a:1, b:2' })).toEqual(['a:1', 'b:2']);
-    expect(await parseUsers(['--user', 'a:1,x', '--user', 'b:2'], {})).toEqual(['a:1,x', 'b:2']);
+  it('prefers the command line to the variable', () => {
+    expect(serveInput(['--port', '9'], { REGBRIDGE_PORT: '10' }).port).toBe('9');
   });
 });
 
@@ -157,14 +162,12 @@ describe('serve cross-checks and flag names', () => {
 
   it('turns MQTT off with REGBRIDGE_NO_MQTT=1|true|yes|on', () => {
     for (const value of ['1', 'true', 'YES', 'on'])
-      expect(serveInput({}, { REGBRIDGE_NO_MQTT: value }).mqtt).toBe(false);
-    expect(serveInput({}, { REGBRIDGE_NO_MQTT: 'false' }).mqtt).toBeUndefined();
+      expect(serveInput([], { REGBRIDGE_NO_MQTT: value }).mqtt).toBe(false);
+    expect(serveInput([], { REGBRIDGE_NO_MQTT: 'false' }).mqtt).toBeUndefined();
   });
 
-  it('gives every serve flag its REGBRIDGE_<FLAG> variable (contract section 4)', async () => {
-    const { Command } = await import('commander');
-    const { registerServeCommand } = await import('../cli/serve-command.ts');
-    const { envName } = await import('../cli/options.ts');
+  it('gives every serve flag its REGBRIDGE_<FLAG> variable (docs/api.md, "Command line")', async () => {
+    const { envName, envNames } = await import('../cli/flags.ts');
     const program = new Command();
     registerServeCommand(program);
     const serve = program.commands.find((c) => c.name() === 'serve')!;
@@ -189,9 +192,13 @@ describe('serve cross-checks and flag names', () => {
     ]) {
       expect(longs).toContain(flag);
     }
-    for (const option of serve.options) {
-      if (option.long === '--no-mqtt') continue; // REGBRIDGE_NO_MQTT / REGBRIDGE_MQTT=off, see serveInput
-      expect(option.envVar, option.long).toBe(envName(option.long!));
+    for (const spec of Object.values(serveFlags)) {
+      const long = /--[a-z-]+/.exec(spec.flags)![0];
+      // --no-mqtt: REGBRIDGE_MQTT=off, then REGBRIDGE_NO_MQTT=1.
+      if (long === '--no-mqtt') expect(envNames(spec)).toEqual(['REGBRIDGE_MQTT', 'REGBRIDGE_NO_MQTT']);
+      else expect(envNames(spec), long).toEqual([envName(long)]);
+      const option = serve.options.find((o) => o.long === long)!;
+      expect(option.description, long).toContain(envNames(spec)[0]);
     }
   });
 });

@@ -1,0 +1,29 @@
+/**
+ * Every `regbridge` command with its flag table (cli/flags.ts). main.ts registers them;
+ * test/cli-flags.test.ts checks each table (help defaults equal schema defaults, variables named
+ * REGBRIDGE_<FLAG>). A new command is added here.
+ */
+import type { Command } from 'commander';
+import { brokerFlags, registerBrokerCommand } from './broker-command.ts';
+import { demoFlags, registerDemoCommand } from './demo-command.ts';
+import { fanoutFlags, registerFanoutCommand } from './fanout-command.ts';
+import type { FlagTable } from './flags.ts';
+import { registerRunCommand, runFlags } from './run-command.ts';
+import { registerServeCommand } from './serve-command.ts';
+import { serveFlags } from './serve-config.ts';
+import { registerWatchCommand, watchFlags } from './watch-command.ts';
+
+export interface CommandEntry {
+  readonly name: string;
+  readonly flags: FlagTable;
+  readonly register: (program: Command) => void;
+}
+
+export const COMMANDS: readonly CommandEntry[] = [
+  { name: 'serve', flags: serveFlags, register: registerServeCommand },
+  { name: 'broker', flags: brokerFlags, register: registerBrokerCommand },
+  { name: 'fanout', flags: fanoutFlags, register: registerFanoutCommand },
+  { name: 'watch', flags: watchFlags, register: registerWatchCommand },
+  { name: 'run', flags: runFlags, register: registerRunCommand },
+  { name: 'demo', flags: demoFlags, register: registerDemoCommand },
+];

@@ -1,0 +1,18 @@
+/**
+ * One rule for every command's output (docs/decisions.md, "Output"): human output (banners,
+ * tables, reports, JSON documents) on stdout; logs on stderr, pretty on a terminal, JSON lines
+ * otherwise (for log collectors and tests).
+ */
+import pretty from 'pino-pretty';
+import { createLogger, type Logger } from '../src/logger.ts';
+
+export function cliLogger(
+  level: string,
+  name = 'regbridge',
+  stderr: NodeJS.WriteStream = process.stderr,
+): Logger {
+  if (stderr.isTTY && level !== 'silent') {
+    return createLogger({ level, name }, pretty({ destination: 2, sync: true, colorize: true }));
+  }
+  return createLogger({ level, name }, stderr);
+}
