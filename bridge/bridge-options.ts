@@ -22,12 +22,10 @@ export interface DeviceBridgeOptions {
   groups: readonly string[];
   installation: 'cash-register' | 'cash-register+pos' | 'pos';
   version: string;
+  /** The task engine: it admits or refuses every script (size, idempotency, expiry, ...). */
   queue: TaskQueue;
   registry: Registry;
   logger: Logger;
-  maxScriptBytes: number;
-  /** How many submissions' requestIds are remembered (contract: 1000). */
-  requestIdMemory?: number;
   /** Default `regbridge_<ns>_<deviceId>` (stable, so the broker keeps the session). */
   clientId?: string;
   /** start() resolves after this long even if the broker is unreachable; retries go on. Default 5000. */

@@ -11,14 +11,12 @@ import { subscribeEach } from './broker-session.ts';
 import { parseTopic } from './contract/topics.ts';
 import { MqttLink } from './mqtt-link.ts';
 import { PresenceGuard } from './presence-guard.ts';
-import { RequestIdMemory } from './request-ids.ts';
 import { ScriptIntake } from './script-intake.ts';
 import { StaleStatusSweeper } from './stale-sweeper.ts';
 import { StatusPublisher } from './status-publisher.ts';
 
 export interface BridgeParts {
   metrics: BridgeMetrics;
-  requestIds: RequestIdMemory;
   link: MqttLink;
   statuses: StatusPublisher;
   intake: ScriptIntake;
@@ -42,7 +40,6 @@ export interface BridgePartsInput {
 export function createBridgeParts(input: BridgePartsInput): BridgeParts {
   const { options: o, bootId, logger, protocolVersion } = input;
   const metrics = bridgeMetrics(o.registry);
-  const requestIds = new RequestIdMemory(o.requestIdMemory ?? 1000);
   const link = new MqttLink({ logger, metrics, protocolVersion });
   const statuses = new StatusPublisher({
     ns: o.ns,
@@ -56,11 +53,9 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
   const intake = new ScriptIntake({
     deviceId: o.deviceId,
     queue: o.queue,
-    requestIds,
     statuses,
     link,
     logger,
-    maxScriptBytes: o.maxScriptBytes,
     protocolVersion,
   });
   const sweeper = new StaleStatusSweeper({
@@ -85,7 +80,7 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
     republish: input.republish,
     logger,
   });
-  return { metrics, requestIds, link, statuses, intake, sweeper, presence };
+  return { metrics, link, statuses, intake, sweeper, presence };
 }
 
 /** Hands one incoming message to the part it is for (own statuses, own state, scripts). */

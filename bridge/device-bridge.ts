@@ -14,7 +14,6 @@ import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { MqttHealth } from '../src/health.ts';
 import type { Task } from '../src/tasks/task.ts';
-import { statusOf } from '../src/tasks/task.ts';
 import type { DeviceBridgeOptions } from './bridge-options.ts';
 import {
   deviceClientOptions,
@@ -52,11 +51,7 @@ export class DeviceBridge {
   private firstSubscribed: Promise<void> | undefined;
   /** Clears start()'s time-out (device-bridge-start.ts). */
   private cancelStartTimer: (() => void) | undefined;
-  private readonly onTransition = (task: Readonly<Task>): void => {
-    if (task.requestId !== undefined)
-      this.parts?.requestIds.updateStatus(task.requestId, task.id, statusOf(task.state));
-    this.parts?.statuses.publish(task);
-  };
+  private readonly onTransition = (task: Readonly<Task>): void => this.parts?.statuses.publish(task);
   private readonly onEvicted = (task: Readonly<Task>): void => this.parts?.statuses.evicted(task);
 
   constructor(options: DeviceBridgeOptions) {

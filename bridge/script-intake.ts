@@ -1,16 +1,18 @@
 /**
  * Scripts arriving on `<ns>/devices/<id>/scripts` and `<ns>/groups/<g>/scripts` (contract
- * section 3): validate, refuse or submit to the queue, and answer on `replyTo` and/or the MQTT 5
- * response topic. Nothing here throws: a bad message is logged and answered, never a crash.
- *
- * Refusal errors start with a code, like the EXPIRED error of a stale script:
- * `RETAINED_SUBMISSION`, `INVALID_REQUEST`, `SCRIPT_TOO_LARGE`, `QUEUE_FULL`, `INTERNAL_ERROR`.
+ * section 3): read the payload, hand the script to the engine's one admission path
+ * (TaskQueue.submit: blank, size, UTF-8, requestId, notAfter, queue bound), and answer on
+ * `replyTo` and/or the MQTT 5 response topic. The engine's refusals are DomainErrors; here they
+ * become reply errors that start with their registered code (`"<CODE>: <message>"`). Only what is
+ * MQTT's own is decided here: the retain flag and the payload's JSON shape. Nothing here throws:
+ * a bad message is logged and answered, never a crash.
  */
 import type { IPublishPacket } from 'mqtt';
 import type { Logger } from 'pino';
-import { ApiError } from '../src/errors.ts';
-import { statusOf, type Task, type TaskStatus } from '../src/tasks/task.ts';
-import { hashScript, type TaskQueue } from '../src/tasks/task-queue.ts';
+import { coded, DomainError } from '../src/errors.ts';
+import { decodeUtf8 } from '../src/tasks/script-text.ts';
+import { statusOf, type TaskStatus } from '../src/tasks/task.ts';
+import type { SubmitResult, TaskQueue } from '../src/tasks/task-queue.ts';
 import type { BridgeLink } from './bridge-link.ts';
 import {
   decodePayload,
@@ -18,9 +20,9 @@ import {
   type ReplyRefused,
   replyTopicSchema,
   requestIdSchema,
+  type ScriptSubmission,
   scriptSubmissionSchema,
 } from './contract/topics.ts';
-import type { RequestIdMemory } from './request-ids.ts';
 import type { StatusPublisher } from './status-publisher.ts';
 
 export type IntakeResult = 'accepted' | 'duplicate' | 'refused';
@@ -28,11 +30,9 @@ export type IntakeResult = 'accepted' | 'duplicate' | 'refused';
 export interface ScriptIntakeOptions {
   deviceId: string;
   queue: TaskQueue;
-  requestIds: RequestIdMemory;
   statuses: StatusPublisher;
   link: BridgeLink;
   logger: Logger;
-  maxScriptBytes: number;
   protocolVersion: 4 | 5;
 }
 
@@ -90,11 +90,11 @@ export class ScriptIntake {
   }
 
   handle(topic: string, payload: Buffer, packet: IPublishPacket): IntakeResult {
-    const { logger, maxScriptBytes, protocolVersion } = this.options;
+    const { logger, protocolVersion } = this.options;
     const loose = looseFields(payload);
     const targets = replyTargets(packet, loose.replyTo, protocolVersion);
-    const refuse = (error: string, details: Record<string, unknown> = {}): IntakeResult => {
-      logger.warn({ topic, requestId: loose.requestId, ...details, error }, 'script submission refused');
+    const refuse = (error: string): IntakeResult => {
+      logger.warn({ topic, requestId: loose.requestId, error }, 'script submission refused');
       this.reply(targets, {
         ...(loose.requestId !== undefined && { requestId: loose.requestId }),
         deviceId: this.options.deviceId,
@@ -107,72 +107,47 @@ export class ScriptIntake {
     // earlier and hands to a new subscription, i.e. a submission from the past: never run it.
     if (packet.retain) {
       return refuse(
-        'RETAINED_SUBMISSION: retained scripts are refused (the broker stored it earlier); publish scripts with retain=false',
+        coded(
+          'RETAINED_SUBMISSION',
+          'retained scripts are refused (the broker stored it earlier); publish scripts with retain=false',
+        ),
       );
     }
-    const decoded = decodePayload(scriptSubmissionSchema, payload);
-    if (!decoded.ok) return refuse(`INVALID_REQUEST: ${decoded.error}`);
-    const submission = decoded.value;
-    const bytes = Buffer.byteLength(submission.script, 'utf8');
-    if (bytes > maxScriptBytes) {
-      return refuse(`SCRIPT_TOO_LARGE: the script has ${bytes} bytes; the limit is ${maxScriptBytes}`);
-    }
-    const { requestId } = submission;
-    if (requestId !== undefined) {
-      const repeat = this.repeat(requestId, submission.script, targets);
-      if (repeat) return repeat;
-    }
-
-    const notAfter = submission.notAfter;
-    const failWith =
-      notAfter !== undefined && notAfter < Date.now()
-        ? `EXPIRED: notAfter ${new Date(notAfter).toISOString()} passed before the device received the script`
-        : undefined;
-    let task: Readonly<Task>;
+    let submission: ScriptSubmission;
+    let result: SubmitResult;
     try {
-      ({ task } = this.options.queue.submit(submission.script, {
+      const decoded = decodePayload(scriptSubmissionSchema, decodeUtf8(payload, 'the payload'));
+      if (!decoded.ok) return refuse(coded('INVALID_REQUEST', decoded.error));
+      submission = decoded.value;
+      result = this.options.queue.submit(submission.script, {
         source: 'mqtt',
-        ...(requestId !== undefined && { requestId }),
-        ...(failWith !== undefined && { failWith }),
-      }));
-    } catch (error) {
-      if (error instanceof ApiError) return refuse(`${error.code}: ${error.message}`);
-      logger.error({ err: error }, 'queue refused a script unexpectedly');
-      return refuse(`INTERNAL_ERROR: ${(error as Error).message}`);
-    }
-    const status = statusOf(task.state);
-    if (requestId !== undefined) {
-      this.options.requestIds.remember(requestId, {
-        taskId: task.id,
-        scriptHash: task.scriptHash ?? hashScript(submission.script),
-        status,
+        ...(submission.requestId !== undefined && { requestId: submission.requestId }),
+        ...(submission.notAfter !== undefined && { notAfter: submission.notAfter }),
       });
+    } catch (error) {
+      if (error instanceof DomainError) return refuse(error.coded);
+      logger.error({ err: error }, 'queue refused a script unexpectedly');
+      return refuse(coded('INTERNAL_ERROR', (error as Error).message));
+    }
+    const { task, created } = result;
+    const { requestId } = submission;
+    if (!created) {
+      // Contract section 3: a requestId seen before executes nothing; republish and answer again.
+      const held = this.options.queue.isHeld(task);
+      this.options.logger[result.otherScript ? 'warn' : 'info'](
+        { requestId, taskId: task.id, held, sameScript: !result.otherScript },
+        'repeated requestId: nothing executed, answering with the first task',
+      );
+      if (held) this.options.statuses.publish(task);
+      this.accept(targets, requestId, task.id, statusOf(task.state));
+      return 'duplicate';
     }
     logger.info(
-      { topic, taskId: task.id, requestId, expired: failWith !== undefined },
+      { topic, taskId: task.id, requestId, expired: task.state === 'failed' },
       'script queued from MQTT',
     );
-    this.accept(targets, requestId, task.id, status);
+    this.accept(targets, requestId, task.id, statusOf(task.state));
     return 'accepted';
-  }
-
-  /** Contract section 3: a requestId seen before executes nothing; republish and answer again. */
-  private repeat(requestId: string, script: string, targets: ReplyTarget[]): IntakeResult | undefined {
-    const record = this.options.requestIds.get(requestId);
-    if (!record) return undefined;
-    const task = this.options.queue.get(record.taskId);
-    const sameScript = hashScript(script) === record.scriptHash;
-    this.options.logger[sameScript ? 'info' : 'warn'](
-      { requestId, taskId: record.taskId, held: task !== undefined, sameScript },
-      'repeated requestId: nothing executed, answering with the first task',
-    );
-    let status: TaskStatus = record.status;
-    if (task) {
-      status = statusOf(task.state);
-      this.options.statuses.publish(task);
-    }
-    this.accept(targets, requestId, record.taskId, status);
-    return 'duplicate';
   }
 
   private accept(

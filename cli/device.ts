@@ -66,6 +66,8 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
     executor: createExecutor(config, { logger }),
     retain: config.retain,
     maxQueue: config.maxQueue,
+    maxScriptBytes: config.maxScriptBytes,
+    requestIdMemory: config.requestIdMemory,
   });
   let broker: StoreBroker | undefined;
   let bridge: DeviceBridge | undefined;
@@ -154,10 +156,8 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
         queue,
         registry,
         logger,
-        maxScriptBytes: config.maxScriptBytes,
         protocolVersion: config.mqttProtocol,
         maxStatusesInFlight: config.mqttMaxInflight,
-        requestIdMemory: config.requestIdMemory,
       });
     }
     const mqttHealth = (): MqttHealth => bridge?.health() ?? { state: 'disabled' };

@@ -14,6 +14,7 @@ import type { Logger } from './logger.ts';
 import { createDeviceMetrics, createHttpMetrics, METRIC_NAMES } from './metrics.ts';
 import { authRoutes } from './routes/auth-routes.ts';
 import { installErrorHandling } from './routes/error-handler.ts';
+import { installJsonBodyParser } from './routes/json-body.ts';
 import { registerOpenApi } from './routes/openapi.ts';
 import { serviceRoutes } from './routes/service-routes.ts';
 import { taskRoutes } from './routes/task-routes.ts';
@@ -43,19 +44,23 @@ export interface AppInternals {
 }
 
 /**
- * The request body limit: the script limit is checked on the decoded script's UTF-8 bytes; the
- * body may be larger because JSON escapes (`\n`, `\"`, `\u0000`) inflate a script, so it gets
- * twice the script limit plus 64 KiB for the rest of the document.
+ * The request body limit. The script limit is checked by the engine on the decoded script's
+ * UTF-8 bytes; the body is larger when JSON escapes inflate the script, and a script within its
+ * limit must never be refused for the way its JSON was written. The worst case is 6 bytes of
+ * JSON per byte of UTF-8 (`\u0001` for a control character; `\u00e9` for a 2-byte character is
+ * 3x, Python's `json.dumps` default), so the body may hold 6 times the script limit plus 64 KiB
+ * for the rest of the document (docs/decisions.md).
  */
 export function bodyLimitFor(maxScriptBytes: number): number {
-  return maxScriptBytes * 2 + 64 * 1024;
+  return maxScriptBytes * 6 + 64 * 1024;
 }
 
 const disabledMqtt = (): MqttHealth => ({ state: 'disabled' });
 
 export async function buildApp(options: AppOptions, internals: AppInternals = {}): Promise<FastifyInstance> {
   const { config, queue, logger, registry } = options;
-  const bodyLimit = bodyLimitFor(config.maxScriptBytes);
+  // The engine owns the script limit; the body limit follows from it.
+  const bodyLimit = bodyLimitFor(queue.maxScriptBytes);
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit,
@@ -69,6 +74,7 @@ export async function buildApp(options: AppOptions, internals: AppInternals = {}
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   // Contract section 1: all bodies are JSON; a text/plain body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, bodyLimit);

@@ -1,105 +1,154 @@
 /**
- * The one registry of API error codes and their HTTP statuses (contract section 1).
- * docs/errors.md lists the same codes; test/errors-docs.test.ts keeps the two in step.
+ * The one registry of error codes (contract sections 1, 1.1 and 3): the REST API's codes with
+ * their HTTP statuses, and the task engine's domain codes, which REST answers with a status and
+ * MQTT with a reply whose `error` starts with the code. docs/errors.md lists the same codes;
+ * test/errors-docs.test.ts keeps the two in step.
+ *
+ * The engine (src/tasks) throws DomainError, which knows nothing of HTTP: the REST layer
+ * (src/routes/api-error.ts) turns it into a status, headers and the contract's error body, the
+ * MQTT bridge into `"<CODE>: <message>"`.
  */
+
+/** Where MQTT carries a code: a refused script, a refused cancel, or the `error` of a task. */
+export type MqttUse = 'script refusal' | 'cancel refusal' | 'task error';
+
+interface ErrorEntry {
+  /** HTTP status and reason phrase; absent: REST never answers with this code. */
+  readonly statusCode?: number;
+  readonly error?: string;
+  readonly mqtt: readonly MqttUse[];
+  readonly description: string;
+}
+
 export const errorRegistry = {
   INVALID_REQUEST: {
     statusCode: 400,
     error: 'Bad Request',
-    description: 'Malformed JSON, a missing or mistyped field, an empty script, a non-integer task id.',
+    mqtt: ['script refusal'],
+    description:
+      'Malformed JSON, a missing or mistyped field, an empty script, a non-integer task id. Also a body or payload that is not valid UTF-8 and a blank script.',
   },
   INVALID_CREDENTIALS: {
     statusCode: 401,
     error: 'Unauthorized',
+    mqtt: [],
     description: 'Wrong user name or password at authenticate.',
   },
   UNAUTHORIZED: {
     statusCode: 401,
     error: 'Unauthorized',
+    mqtt: [],
     description: 'Missing, malformed, unknown or expired bearer token. Carries `WWW-Authenticate: Bearer`.',
   },
   TASK_DOES_NOT_EXIST: {
     statusCode: 404,
     error: 'Not Found',
+    mqtt: [],
     description:
       'Unknown or evicted task id. The body also carries `id` and `status: "TASK_DOES_NOT_EXIST"`.',
   },
-  ROUTE_NOT_FOUND: { statusCode: 404, error: 'Not Found', description: 'No route for this method and path.' },
+  ROUTE_NOT_FOUND: {
+    statusCode: 404,
+    error: 'Not Found',
+    mqtt: [],
+    description: 'No route for this method and path.',
+  },
   IDEMPOTENCY_CONFLICT: {
     statusCode: 409,
     error: 'Conflict',
+    mqtt: [],
     description: 'An `Idempotency-Key` seen before with a different script.',
   },
   SCRIPT_TOO_LARGE: {
     statusCode: 413,
     error: 'Payload Too Large',
-    description: 'Script (or request body) over the limit (default 1 MiB).',
+    mqtt: ['script refusal'],
+    description: 'Script (or request body) over the limit (default 1 MiB of UTF-8).',
   },
   UNSUPPORTED_MEDIA_TYPE: {
     statusCode: 415,
     error: 'Unsupported Media Type',
+    mqtt: [],
     description: 'A body that is not `application/json`.',
   },
   TOO_MANY_ATTEMPTS: {
     statusCode: 429,
     error: 'Too Many Requests',
+    mqtt: [],
     description: 'Repeated failed authentications from one address. Carries `Retry-After`.',
   },
   INTERNAL_ERROR: {
     statusCode: 500,
     error: 'Internal Server Error',
+    mqtt: ['script refusal'],
     description: 'A bug: the service could not answer. Logged with its stack.',
   },
   QUEUE_FULL: {
     statusCode: 503,
     error: 'Service Unavailable',
+    mqtt: ['script refusal'],
     description: 'Too many queued tasks (`--max-queue`). Carries `Retry-After`.',
   },
-} as const satisfies Record<string, { statusCode: number; error: string; description: string }>;
+  RETAINED_SUBMISSION: {
+    mqtt: ['script refusal'],
+    description: 'A script delivered as a retained message: it was published in the past.',
+  },
+  EXPIRED: {
+    mqtt: ['task error'],
+    description: 'A script whose `notAfter` had passed: the task ends FAILURE without running.',
+  },
+} as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof errorRegistry;
 
-export interface ErrorBody {
-  statusCode: number;
-  error: string;
-  code: ErrorCode;
-  message: string;
-  [extra: string]: unknown;
+/** The codes REST answers with (those with an HTTP status). */
+export type HttpErrorCode = {
+  [K in ErrorCode]: (typeof errorRegistry)[K] extends { statusCode: number } ? K : never;
+}[ErrorCode];
+
+export function hasHttpStatus(code: ErrorCode): code is HttpErrorCode {
+  return 'statusCode' in errorRegistry[code];
 }
 
-/** An error the API answers with its registered status and the contract's body. */
-export class ApiError extends Error {
+export const httpErrorCodes = (Object.keys(errorRegistry) as ErrorCode[]).filter(hasHttpStatus);
+
+export interface DomainErrorOptions {
+  /** Fields the REST error body carries besides the four standard ones (e.g. `id`, `status`). */
+  details?: Record<string, unknown>;
+  /** Trying again later makes sense after this many seconds (REST: `Retry-After`). */
+  retryAfterSeconds?: number;
+}
+
+/**
+ * A refusal or failure of the task engine, in the engine's own terms: a registered code, a
+ * human-readable message and the facts a caller may need. No HTTP status, no header.
+ */
+export class DomainError extends Error {
   readonly code: ErrorCode;
-  readonly statusCode: number;
-  readonly headers: Record<string, string>;
-  readonly extra: Record<string, unknown>;
+  readonly details: Readonly<Record<string, unknown>>;
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    options: { headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
-  ) {
+  constructor(code: ErrorCode, message: string, options: DomainErrorOptions = {}) {
     super(message);
-    this.name = 'ApiError';
+    this.name = 'DomainError';
     this.code = code;
-    this.statusCode = errorRegistry[code].statusCode;
-    this.headers = options.headers ?? {};
-    this.extra = options.extra ?? {};
+    this.details = options.details ?? {};
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
-  toBody(): ErrorBody {
-    return {
-      statusCode: this.statusCode,
-      error: errorRegistry[this.code].error,
-      code: this.code,
-      message: this.message,
-      ...this.extra,
-    };
+  /** The MQTT form (contract section 3): the `error` of a reply starts with the code. */
+  get coded(): string {
+    return coded(this.code, this.message);
   }
 }
 
-export function taskDoesNotExist(id: number): ApiError {
-  return new ApiError('TASK_DOES_NOT_EXIST', `Task ${id} does not exist`, {
-    extra: { id, status: 'TASK_DOES_NOT_EXIST' },
+/** `"<CODE>: <message>"`: how MQTT replies and a task's `error` carry a code. */
+export function coded(code: ErrorCode, message: string): string {
+  return `${code}: ${message}`;
+}
+
+export function taskDoesNotExist(id: number): DomainError {
+  return new DomainError('TASK_DOES_NOT_EXIST', `Task ${id} does not exist`, {
+    details: { id, status: 'TASK_DOES_NOT_EXIST' },
   });
 }

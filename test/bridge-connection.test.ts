@@ -142,8 +142,8 @@ describe('on one broker', () => {
     cleanups.push(() => controller.close());
     const device = later(
       directBridge(
-        { url: broker.url, ...broker.deviceCreds(deviceId), ns: 'mem', deviceId, requestIdMemory: 2 },
-        { retain: 16, maxQueue: 16 },
+        { url: broker.url, ...broker.deviceCreds(deviceId), ns: 'mem', deviceId },
+        { retain: 16, maxQueue: 16, requestIdMemory: 2 },
       ),
     );
     await device.bridge.start();

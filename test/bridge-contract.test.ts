@@ -238,6 +238,40 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     expect(live.messages.filter((m) => m.topic.includes('/tasks/'))).toHaveLength(3);
   });
 
+  it('agrees with REST on what a valid script is: blank, invalid UTF-8 and lone surrogates are refused', async () => {
+    const deviceId = uniqueId('valid');
+    const reply = replyTopic();
+    const live = await controller([topics.deviceTaskStatuses(ns, deviceId), reply]);
+    const d = await device({ deviceId });
+    await publishScript(live, deviceId, { script: ' \r\n\t', requestId: 'blank-1', replyTo: reply });
+    // "PRINT café" with the é as the Latin-1 byte 0xE9: not UTF-8, must not run as "caf\uFFFD".
+    await live.publish(
+      topics.deviceScripts(ns, deviceId),
+      Buffer.from(JSON.stringify({ script: 'PRINT café', requestId: 'latin-1', replyTo: reply }), 'latin1'),
+    );
+    await live.publish(
+      topics.deviceScripts(ns, deviceId),
+      `{"script": "PRINT \\ud800", "requestId": "lone-1", "replyTo": "${reply}"}`,
+    );
+    const refusals = (await live.waitForCount((m) => m.topic === reply, 3, 'three refusals')).map(json);
+    expect(refusals).toEqual([
+      { requestId: 'blank-1', deviceId, error: 'INVALID_REQUEST: the script must not be empty' },
+      { requestId: 'latin-1', deviceId, error: 'INVALID_REQUEST: the payload is not valid UTF-8' },
+      {
+        requestId: 'lone-1',
+        deviceId,
+        error:
+          'INVALID_REQUEST: the script is not valid Unicode: it holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair)',
+      },
+    ]);
+    expect(d.device.queue.list()).toHaveLength(0);
+    // The same script as UTF-8 runs; its requestId was not burnt by the refusal.
+    await publishScript(live, deviceId, { script: 'PRINT café', requestId: 'latin-1', replyTo: reply });
+    const ok = json(await live.waitFor((m) => m.topic === reply && json(m).id !== undefined, 'accepted'));
+    const done = strictStatus.parse((await live.waitFor(ended(deviceId, ok.id as number), 'finished')).json);
+    expect(done).toMatchObject({ status: 'FINISHED', report: 'café', requestId: 'latin-1' });
+  });
+
   // Contract section 3: a retained submission creates no task. The store broker refuses it
   // itself (its ACL); on other brokers the device sees the retain flag and refuses it on replyTo.
   it('creates no task for a retained submission', async () => {

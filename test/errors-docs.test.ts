@@ -1,46 +1,48 @@
-/** docs/errors.md and the registry in src/errors.ts list the same codes with the same statuses. */
+/**
+ * docs/errors.md and the registry in src/errors.ts list the same codes with the same HTTP
+ * statuses and MQTT uses, and every code docs/mqtt.md names as a refusal is registered for it.
+ */
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { errorRegistry } from '../src/errors.ts';
 
 interface Row {
   code: string;
-  statusCode: number;
-  reason: string;
+  http: string;
+  mqtt: string;
   when: string;
 }
 
-function documentedRows(): Row[] {
-  const text = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
+function tableRows(file: string, header: RegExp): string[][] {
+  const text = readFileSync(new URL(`../docs/${file}`, import.meta.url), 'utf8');
   const lines = text.split('\n');
-  const header = lines.findIndex((line) => /^\|\s*Code\s*\|\s*HTTP status\s*\|\s*When\s*\|\s*$/.test(line));
-  expect(header, 'the table header | Code | HTTP status | When |').toBeGreaterThanOrEqual(0);
-  const rows: Row[] = [];
-  for (const line of lines.slice(header + 2)) {
+  const start = lines.findIndex((line) => header.test(line));
+  expect(start, `${file}: the table header ${header}`).toBeGreaterThanOrEqual(0);
+  const rows: string[][] = [];
+  for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break;
-    const cells = line
-      .split('|')
-      .slice(1, -1)
-      .map((cell) => cell.trim());
-    const status = /^(\d{3})\s+(.+)$/.exec(cells[1] ?? '');
-    expect(status, `status cell of: ${line}`).not.toBeNull();
-    rows.push({
-      code: (cells[0] ?? '').replaceAll('`', ''),
-      statusCode: Number(status![1]),
-      reason: status![2]!,
-      when: cells[2] ?? '',
-    });
+    rows.push(
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
 
-it('every registered code is documented with its status, and nothing else is', () => {
-  const rows = documentedRows();
-  const documented = rows.map((row) => [row.code, row.statusCode, row.reason]);
+function documentedRows(): Row[] {
+  return tableRows('errors.md', /^\|\s*Code\s*\|\s*HTTP status\s*\|\s*MQTT\s*\|\s*When\s*\|\s*$/).map(
+    ([code = '', http = '', mqtt = '', when = '']) => ({ code: code.replaceAll('`', ''), http, mqtt, when }),
+  );
+}
+
+it('every registered code is documented with its status and MQTT use, and nothing else is', () => {
+  const documented = documentedRows().map((row) => [row.code, row.http, row.mqtt]);
   const registered = Object.entries(errorRegistry).map(([code, entry]) => [
     code,
-    entry.statusCode,
-    entry.error,
+    'statusCode' in entry ? `${entry.statusCode} ${entry.error}` : '—',
+    entry.mqtt.length > 0 ? entry.mqtt.join(', ') : '—',
   ]);
   expect(documented).toEqual(registered);
 });
@@ -49,4 +51,14 @@ it('every row says when the error happens, and codes are unique', () => {
   const rows = documentedRows();
   expect(new Set(rows.map((row) => row.code)).size).toBe(rows.length);
   for (const row of rows) expect(row.when.length, row.code).toBeGreaterThan(20);
+});
+
+it("docs/mqtt.md's refusal codes are registered as script refusals", () => {
+  const codes = tableRows('mqtt.md', /^\|\s*Code\s*\|\s*When\s*\|\s*$/).map(([code = '']) =>
+    code.replaceAll('`', ''),
+  );
+  const refusals = Object.entries(errorRegistry)
+    .filter(([, entry]) => (entry.mqtt as readonly string[]).includes('script refusal'))
+    .map(([code]) => code);
+  expect(codes.sort()).toEqual(refusals.sort());
 });

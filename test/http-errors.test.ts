@@ -358,7 +358,7 @@ describe('413 SCRIPT_TOO_LARGE', () => {
       statusCode: 413,
       error: 'Payload Too Large',
       code: 'SCRIPT_TOO_LARGE',
-      message: 'Request body is larger than 67536 bytes',
+      message: 'Request body is larger than 71536 bytes',
     });
     await stillServes();
   });

@@ -88,7 +88,12 @@ export async function startTestApp(
     ...input,
   });
   const executor = new TestExecutor();
-  const queue = new TaskQueue({ executor, retain: config.retain, maxQueue: config.maxQueue });
+  const queue = new TaskQueue({
+    executor,
+    retain: config.retain,
+    maxQueue: config.maxQueue,
+    maxScriptBytes: config.maxScriptBytes,
+  });
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {

@@ -24,7 +24,7 @@ describe('createDeviceMetrics', () => {
     try {
       await ended(queue, queue.submit('PRINT a', { source: 'rest' }).task.id);
       await ended(queue, queue.submit('FAIL b', { source: 'mqtt' }).task.id);
-      queue.submit('PRINT c', { source: 'mqtt', failWith: 'EXPIRED notAfter passed' });
+      queue.submit('PRINT c', { source: 'mqtt', notAfter: 0 });
       const text = await registry.metrics();
       expect(text).toContain('regbridge_tasks_total{status="FINISHED",device="till-9"} 1');
       expect(text).toContain('regbridge_tasks_total{status="FAILURE",device="till-9"} 2');

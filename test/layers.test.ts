@@ -39,6 +39,15 @@ const CASES: [string, string, boolean][] = [
   ['controller/u.ts', '../bridge/contract/topics.ts', true],
   ['cli/v.ts', '../controller/store-controller.ts', true],
   ['cli/w.ts', '../broker/store-broker.ts', true],
+  // The engine speaks its domain: no HTTP below the REST layer.
+  ['src/tasks/x.ts', '../routes/api-error.ts', false],
+  ['src/tasks/y.ts', 'fastify', false],
+  ['src/tasks/z.ts', '../../bridge/device-bridge.ts', false],
+  ['src/executors/aa.ts', '../auth/auth-service.ts', false],
+  ['src/tasks/ab.ts', './script-text.ts', true],
+  ['src/routes/ac.ts', '../tasks/task-queue.ts', true],
+  ['bridge/ad.ts', '../src/routes/api-error.ts', false],
+  ['bridge/ae.ts', '../src/errors.ts', true],
 ];
 
 let root: string;

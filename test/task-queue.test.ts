@@ -6,85 +6,17 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../src/errors.ts';
-import type { ExecutionResult, Executor } from '../src/executors/executor.ts';
+import { DomainError } from '../src/errors.ts';
 import type { Task } from '../src/tasks/task.ts';
-import type { TaskEventName } from '../src/tasks/task-events.ts';
-import { TaskQueue, type TaskQueueOptions } from '../src/tasks/task-queue.ts';
-
-interface Call {
-  script: string;
-  signal: AbortSignal;
-  end(result: ExecutionResult): void;
-}
-
-/** Each script runs until the test ends it; counts how many run at once. */
-class ControlledExecutor implements Executor {
-  readonly name = 'controlled';
-  readonly calls: Call[] = [];
-  running = 0;
-  maxRunning = 0;
-
-  execute(script: string, signal: AbortSignal): Promise<ExecutionResult> {
-    this.running += 1;
-    this.maxRunning = Math.max(this.maxRunning, this.running);
-    return new Promise((resolve) => {
-      let ended = false;
-      const end = (result: ExecutionResult): void => {
-        if (ended) return;
-        ended = true;
-        this.running -= 1;
-        resolve(result);
-      };
-      // Like a real executor: aborting ends the script promptly with a failure.
-      signal.addEventListener('abort', () => end({ ok: false, error: 'aborted' }), { once: true });
-      this.calls.push({ script, signal, end });
-    });
-  }
-
-  /** Ends call `index` (waiting for it to start first). */
-  async finish(
-    index: number,
-    result: ExecutionResult = { ok: true, report: `report ${index}` },
-  ): Promise<void> {
-    await until(() => this.calls.length > index);
-    this.calls[index]!.end(result);
-  }
-}
-
-/** Ends every script at once, with a report of `reportBytes` bytes. */
-class InstantExecutor implements Executor {
-  readonly name = 'instant';
-  constructor(private readonly reportBytes = 10) {}
-  async execute(script: string): Promise<ExecutionResult> {
-    return { ok: true, report: `${script}:`.padEnd(this.reportBytes, 'x') };
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-const queues: TaskQueue[] = [];
-
-function makeQueue(executor: Executor, options: Partial<TaskQueueOptions> = {}): TaskQueue {
-  const queue = new TaskQueue({ executor, retain: 128, maxQueue: 1000, ...options });
-  queues.push(queue);
-  queue.start();
-  return queue;
-}
-
-function recordEvents(queue: TaskQueue): string[] {
-  const events: string[] = [];
-  for (const name of ['queued', 'started', 'finished', 'failed', 'evicted'] as TaskEventName[]) {
-    queue.on(name, (task: Readonly<Task>) => events.push(`${name} ${task.script || task.id}`));
-  }
-  return events;
-}
+import { TaskQueue } from '../src/tasks/task-queue.ts';
+import {
+  ControlledExecutor,
+  InstantExecutor,
+  makeQueue,
+  queues,
+  recordEvents,
+  until,
+} from './helpers/task-engine.ts';
 
 afterEach(async () => {
   await Promise.all(queues.splice(0).map((queue) => queue.stop()));
@@ -178,11 +110,12 @@ describe('TaskQueue', () => {
     } catch (error) {
       refusal = error;
     }
-    expect(refusal).toBeInstanceOf(ApiError);
-    expect(refusal).toMatchObject({ code: 'QUEUE_FULL', statusCode: 503, headers: { 'retry-after': '3' } });
+    expect(refusal).toBeInstanceOf(DomainError);
+    expect(refusal).toMatchObject({ code: 'QUEUE_FULL', retryAfterSeconds: 3 });
+    expect(refusal).not.toHaveProperty('statusCode');
     expect(queue.lastIssuedId).toBe(lastId);
-    // failWith tasks never wait, so they are accepted even when the queue is full.
-    expect(queue.submit('expired', { source: 'mqtt', failWith: 'EXPIRED' }).task.state).toBe('failed');
+    // Expired tasks never wait, so they are accepted even when the queue is full.
+    expect(queue.submit('expired', { source: 'mqtt', notAfter: Date.now() - 1 }).task.state).toBe('failed');
     await executor.finish(0);
     await until(() => queue.queuedCount === 1);
     expect(queue.submit('fits again', { source: 'rest' }).created).toBe(true);
@@ -196,7 +129,7 @@ describe('TaskQueue', () => {
     const again = queue.submit('PRINT a', { source: 'rest', idempotencyKey: 'k1' });
     expect(again).toEqual({ task: first.task, created: false });
     expect(() => queue.submit('PRINT b', { source: 'rest', idempotencyKey: 'k1' })).toThrow(
-      expect.objectContaining({ code: 'IDEMPOTENCY_CONFLICT', extra: { id: first.task.id } }),
+      expect.objectContaining({ code: 'IDEMPOTENCY_CONFLICT', details: { id: first.task.id } }),
     );
     await executor.finish(0);
     await queue.waitForEnd(first.task.id, 5000);
@@ -213,16 +146,20 @@ describe('TaskQueue', () => {
     expect(reused.task.id).toBeGreaterThan(other.task.id);
   });
 
-  it('failWith creates the task and fails it at once, without running it', () => {
+  it('a passed notAfter creates the task and fails it EXPIRED at once, without running it', () => {
     const executor = new ControlledExecutor();
-    const queue = makeQueue(executor);
+    const queue = makeQueue(executor, { now: () => Date.UTC(2026, 0, 5, 8) });
     const events = recordEvents(queue);
     const { task, created } = queue.submit('PRINT late', {
       source: 'mqtt',
-      failWith: 'EXPIRED: notAfter passed',
+      notAfter: Date.UTC(2026, 0, 5, 7),
     });
     expect(created).toBe(true);
-    expect(task).toMatchObject({ state: 'failed', error: 'EXPIRED: notAfter passed', script: '' });
+    expect(task).toMatchObject({
+      state: 'failed',
+      error: 'EXPIRED: notAfter 2026-01-05T07:00:00.000Z passed before the device received the script',
+      script: '',
+    });
     expect(task.finishedAt).toBeInstanceOf(Date);
     expect(task.startedAt).toBeUndefined();
     expect(events).toEqual(['queued PRINT late', `failed ${task.id}`]);

@@ -136,8 +136,12 @@ export const replyTopicSchema = z
     'replyTo must be a topic name without wildcards',
   );
 
+/**
+ * The shape of a submission. Whether its script is acceptable (not blank, well-formed, within
+ * the size limit) is the device's decision, the same for REST and MQTT.
+ */
 export const scriptSubmissionSchema = z.object({
-  script: z.string().min(1),
+  script: z.string(),
   requestId: requestIdSchema.optional(),
   replyTo: replyTopicSchema.optional(),
   notAfter: z.number().int().nonnegative().optional(),

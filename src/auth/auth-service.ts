@@ -4,7 +4,7 @@
  * Holds the users, the token store and the failed-attempt limiter; start()/stop() own the
  * limiter's timer. Nothing here logs a password or a token.
  */
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../routes/api-error.ts';
 import { AttemptLimiter } from './attempt-limiter.ts';
 import { Credentials, type UserSpec } from './credentials.ts';
 import { type IssuedToken, TokenStore } from './token-store.ts';

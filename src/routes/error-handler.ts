@@ -1,12 +1,14 @@
 /**
  * One error body for everything (contract section 1): `{statusCode, error, code, message}`
- * (+ `id`, `status` for TASK_DOES_NOT_EXIST), whether the error is ours (ApiError), a failed
- * zod validation, one of fastify's own (bad JSON, wrong content type, body too large), an
- * unknown route or a bug (500, logged with its stack; the client sees no internals).
+ * (+ `id`, `status` for TASK_DOES_NOT_EXIST), whether the error is ours (ApiError), the task
+ * engine's (DomainError, translated by api-error.ts), a failed zod validation, one of fastify's
+ * own (bad JSON, wrong content type, body too large), an unknown route or a bug (500, logged
+ * with its stack; the client sees no internals).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { ApiError, type ErrorCode } from '../errors.ts';
+import { DomainError, type HttpErrorCode, hasHttpStatus } from '../errors.ts';
+import { ApiError, fromDomainError } from './api-error.ts';
 
 interface ValidationIssue {
   instancePath: string;
@@ -52,7 +54,7 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): ApiError | un
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    const byStatus: Record<number, ErrorCode> = {
+    const byStatus: Record<number, HttpErrorCode> = {
       404: 'ROUTE_NOT_FOUND',
       413: 'SCRIPT_TOO_LARGE',
       415: 'UNSUPPORTED_MEDIA_TYPE',
@@ -75,6 +77,10 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return sendApiError(reply, error);
+    if (error instanceof DomainError) {
+      if (!hasHttpStatus(error.code)) request.log.error({ err: error }, 'a domain error without a REST form');
+      return sendApiError(reply, fromDomainError(error));
+    }
     if (hasZodFastifySchemaValidationErrors(error)) {
       return sendApiError(
         reply,

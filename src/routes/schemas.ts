@@ -4,7 +4,7 @@
  * predicates ("is required", "must be ...") that the error handler prefixes with the field.
  */
 import { z } from 'zod';
-import { type ErrorCode, errorRegistry } from '../errors.ts';
+import { type HttpErrorCode, httpErrorCodes } from '../errors.ts';
 
 /** Long poll bound of `GET /api/tasks/{id}?waitMs=` (contract section 1). */
 export const MAX_WAIT_MS = 30_000;
@@ -71,7 +71,7 @@ apiSchemas.add(acceptedSchema, { id: 'Accepted', description: 'A task was queued
 export const taskListSchema = z.object({ tasks: z.array(taskSchema) });
 apiSchemas.add(taskListSchema, { id: 'TaskList', description: 'Newest first: queued, running, retained' });
 
-const errorCodes = Object.keys(errorRegistry) as [ErrorCode, ...ErrorCode[]];
+const errorCodes = httpErrorCodes as [HttpErrorCode, ...HttpErrorCode[]];
 export const errorSchema = z.object({
   statusCode: z.number().int(),
   error: doc(z.string(), 'HTTP reason phrase'),

@@ -7,7 +7,7 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthService } from '../auth/auth-service.ts';
 import type { DeviceCoreConfig } from '../config.ts';
-import { ApiError, taskDoesNotExist } from '../errors.ts';
+import { taskDoesNotExist } from '../errors.ts';
 import { statusOf, toTaskBody } from '../tasks/task.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
 import {
@@ -65,21 +65,13 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
     done();
   });
 
-  /** Empty and oversized scripts are refused before anything is queued. */
-  function checkScript(field: string, script: string): void {
-    if (script.trim() === '')
-      throw new ApiError('INVALID_REQUEST', `body field '${field}' must not be empty`);
-    const bytes = Buffer.byteLength(script, 'utf8');
-    if (bytes > config.maxScriptBytes) {
-      throw new ApiError(
-        'SCRIPT_TOO_LARGE',
-        `body field '${field}' is ${bytes} bytes of UTF-8; the limit is ${config.maxScriptBytes}`,
-      );
-    }
-  }
-
-  function submit(script: string, idempotencyKey: string | undefined) {
-    return queue.submit(script, { source: 'rest', ...(idempotencyKey !== undefined && { idempotencyKey }) });
+  /** The engine admits or refuses the script (blank, size, idempotency, queue bound). */
+  function submit(field: string, script: string, idempotencyKey: string | undefined) {
+    return queue.submit(script, {
+      source: 'rest',
+      subject: `body field '${field}'`,
+      ...(idempotencyKey !== undefined && { idempotencyKey }),
+    });
   }
 
   /** Waits for the end of task `id` for up to `ms`, giving up if the client goes away. */
@@ -107,9 +99,11 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
       },
     },
     handler: async (request, reply) => {
-      const script = request.body.vendorScript;
-      checkScript('vendorScript', script);
-      const { task, created } = submit(script, request.headers['idempotency-key']);
+      const { task, created } = submit(
+        'vendorScript',
+        request.body.vendorScript,
+        request.headers['idempotency-key'],
+      );
       reply.header('location', `/api/tasks/${task.id}`);
       if (!created) return reply.code(200).send(toTaskBody(task));
       return sendAccepted(reply, task.id);
@@ -138,10 +132,8 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
       },
     },
     handler: async (request, reply) => {
-      const script = request.body.fmScript;
-      checkScript('fmScript', script);
       const timeoutMs = request.query.timeoutMs ?? Math.min(config.fmScriptTimeout, MAX_FM_SCRIPT_TIMEOUT_MS);
-      const { task } = submit(script, request.headers['idempotency-key']);
+      const { task } = submit('fmScript', request.body.fmScript, request.headers['idempotency-key']);
       reply.header('location', `/api/tasks/${task.id}`);
       const current = await waitForEnd(reply, task.id, timeoutMs);
       // Only a retention window smaller than the tasks ending meanwhile can evict it this fast.

@@ -1,7 +1,10 @@
-import { createHash } from 'node:crypto';
-import { ApiError } from '../errors.ts';
+import { coded, DomainError } from '../errors.ts';
 import type { Executor } from '../executors/executor.ts';
+import { EndWaiters } from './end-waiters.ts';
 import { IdSource } from './id-source.ts';
+import { Idempotency } from './idempotency.ts';
+import { DEFAULT_REQUEST_ID_MEMORY } from './request-ids.ts';
+import { checkScript, DEFAULT_MAX_SCRIPT_BYTES, hashScript } from './script-text.ts';
 import type { Task, TaskSource } from './task.ts';
 import { TaskEventEmitter, type TaskEventName, type TaskEvents } from './task-events.ts';
 
@@ -11,25 +14,45 @@ export interface TaskQueueOptions {
   retain: number;
   /** How many queued tasks (not yet started) are accepted before QUEUE_FULL (contract: 1000). */
   maxQueue: number;
+  /** Scripts over this many bytes of UTF-8 are refused with SCRIPT_TOO_LARGE (default 1 MiB). */
+  maxScriptBytes?: number;
+  /** How many submissions' requestIds are remembered (contract section 3: 1000). */
+  requestIdMemory?: number;
   idSource?: IdSource;
-  /** Retry-After seconds sent with QUEUE_FULL. */
+  /** When to try again after QUEUE_FULL, in seconds (REST sends it as Retry-After). */
   retryAfterSeconds?: number;
+  /** Clock of `notAfter`, ms since the epoch. */
+  now?: () => number;
   /** Where a throwing event listener is reported; default: stderr. It never stops the engine. */
   onListenerError?: (error: unknown, event: TaskEventName) => void;
 }
 
 export interface SubmitOptions {
   source: TaskSource;
+  /**
+   * How refusals name the script, the way the caller knows it: REST "body field 'vendorScript'";
+   * default "the script".
+   */
+  subject?: string;
+  /** REST `Idempotency-Key`: the same key and script again is the first task, for as long as it is held. */
   idempotencyKey?: string;
+  /** MQTT `requestId`: seen in the last `requestIdMemory` submissions, nothing new runs. */
   requestId?: string;
-  /** Create the task and end it FAILURE at once with this error, without running it. */
-  failWith?: string;
+  /** Epoch ms. Already passed: the task is created and ends FAILURE `EXPIRED` without running. */
+  notAfter?: number;
 }
 
 export interface SubmitResult {
+  /**
+   * The new task, or the one the Idempotency-Key or requestId named first. A requestId's task
+   * may have been evicted since: then this is a copy of it without report or error, and
+   * `isHeld()` says false.
+   */
   task: Readonly<Task>;
-  /** False when an Idempotency-Key matched an existing task: nothing new was queued. */
+  /** False when an Idempotency-Key or a requestId named an earlier task: nothing new was queued. */
   created: boolean;
+  /** A repeated requestId came with another script than the first time (still nothing runs). */
+  otherScript?: boolean;
 }
 
 /** Longest stretch of back-to-back task execution before the loop yields to I/O (ms). */
@@ -40,44 +63,49 @@ function yieldTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** sha256 of a script, base64url: what idempotency comparisons keep once the script is dropped. */
-export function hashScript(script: string): string {
-  return createHash('sha256').update(script).digest('base64url');
-}
-
 /**
  * The device's FIFO of scripts: one runs at a time, in arrival order (contract section 1).
  * Memory is bounded by `maxQueue` waiting tasks plus `retain` ended ones; a task's script is
  * dropped when it ends and its report is dropped when it is evicted.
+ *
+ * `submit()` is the one admission path of every script, REST or MQTT: blank, UTF-8 validity and
+ * size (script-text.ts), idempotency (Idempotency-Key, requestId), expiry (`notAfter`) and the
+ * queue bound are decided here, and refusals are DomainErrors with registered codes that REST and
+ * MQTT only translate.
  */
 export class TaskQueue extends TaskEventEmitter {
   private readonly executor: Executor;
   private readonly retain: number;
   private readonly maxQueue: number;
+  readonly maxScriptBytes: number;
   private readonly ids: IdSource;
   private readonly retryAfterSeconds: number;
+  private readonly now: () => number;
+  private readonly idempotency: Idempotency;
   /** Every task held (queued, running, retained), in id (= arrival) order. */
   private readonly tasks = new Map<number, Task>();
   private readonly waiting: Task[] = [];
   private waitingHead = 0;
   private readonly ended: number[] = [];
   private endedHead = 0;
-  private readonly byIdempotencyKey = new Map<string, number>();
   private running: Task | undefined;
   private pump: Promise<void> | undefined;
   private draining = false;
   private readonly onListenerError: (error: unknown, event: TaskEventName) => void;
   private abort = new AbortController();
   private stopped = true;
-  private readonly endWaiters = new Map<number, Set<() => void>>();
+  private readonly endWaiters = new EndWaiters();
 
   constructor(options: TaskQueueOptions) {
     super();
     this.executor = options.executor;
     this.retain = options.retain;
     this.maxQueue = options.maxQueue;
+    this.maxScriptBytes = options.maxScriptBytes ?? DEFAULT_MAX_SCRIPT_BYTES;
+    this.idempotency = new Idempotency(options.requestIdMemory ?? DEFAULT_REQUEST_ID_MEMORY);
     this.ids = options.idSource ?? new IdSource();
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
+    this.now = options.now ?? Date.now;
     this.onListenerError =
       options.onListenerError ??
       ((error, event) => console.error(`task queue: a ${event} listener threw`, error));
@@ -95,8 +123,7 @@ export class TaskQueue extends TaskEventEmitter {
     this.stopped = true;
     this.abort.abort(new Error('service stopping'));
     await this.pump;
-    for (const waiters of this.endWaiters.values()) for (const wake of waiters) wake();
-    this.endWaiters.clear();
+    this.endWaiters.wakeAll();
   }
 
   get executorName(): string {
@@ -119,28 +146,21 @@ export class TaskQueue extends TaskEventEmitter {
     return this.ids.lastIssued;
   }
 
+  /** Admits a script or refuses it with a DomainError (see the class comment). */
   submit(script: string, options: SubmitOptions): SubmitResult {
+    const { idempotencyKey, requestId, notAfter } = options;
+    checkScript(script, this.maxScriptBytes, options.subject ?? 'the script');
     // Only a key (REST Idempotency-Key, MQTT requestId) is ever compared by script: a plain
     // submission does not pay for the hash.
-    const keyed = options.idempotencyKey !== undefined || options.requestId !== undefined;
+    const keyed = idempotencyKey !== undefined || requestId !== undefined;
     const scriptHash = keyed ? hashScript(script) : undefined;
-    if (options.idempotencyKey !== undefined) {
-      const existingId = this.byIdempotencyKey.get(options.idempotencyKey);
-      const existing = existingId === undefined ? undefined : this.tasks.get(existingId);
-      if (existing) {
-        if (existing.scriptHash !== scriptHash) {
-          throw new ApiError(
-            'IDEMPOTENCY_CONFLICT',
-            `Idempotency-Key was first used for task ${existing.id} with a different script`,
-            { extra: { id: existing.id } },
-          );
-        }
-        return { task: existing, created: false };
-      }
-    }
-    if (options.failWith === undefined && this.queuedCount >= this.maxQueue) {
-      throw new ApiError('QUEUE_FULL', `The queue holds ${this.maxQueue} tasks; try again later`, {
-        headers: { 'retry-after': String(this.retryAfterSeconds) },
+    const replay = this.idempotency.replay(options, scriptHash);
+    if (replay) return { ...replay, created: false };
+    const expired = notAfter !== undefined && notAfter < this.now();
+    // An expired task never waits, so it is accepted even when the queue is full.
+    if (!expired && this.queuedCount >= this.maxQueue) {
+      throw new DomainError('QUEUE_FULL', `The queue holds ${this.maxQueue} tasks; try again later`, {
+        retryAfterSeconds: this.retryAfterSeconds,
       });
     }
     const task: Task = {
@@ -150,19 +170,28 @@ export class TaskQueue extends TaskEventEmitter {
       source: options.source,
       state: 'queued',
       queuedAt: new Date(),
-      ...(options.requestId !== undefined && { requestId: options.requestId }),
-      ...(options.idempotencyKey !== undefined && { idempotencyKey: options.idempotencyKey }),
+      ...(requestId !== undefined && { requestId }),
+      ...(idempotencyKey !== undefined && { idempotencyKey }),
     };
     this.tasks.set(task.id, task);
-    if (task.idempotencyKey !== undefined) this.byIdempotencyKey.set(task.idempotencyKey, task.id);
+    this.idempotency.created(task);
     this.notify('queued', task);
-    if (options.failWith !== undefined) {
-      this.end(task, { ok: false, error: options.failWith });
+    if (expired) {
+      const when = new Date(notAfter).toISOString();
+      this.end(task, {
+        ok: false,
+        error: coded('EXPIRED', `notAfter ${when} passed before the device received the script`),
+      });
     } else {
       this.waiting.push(task);
       this.kick();
     }
     return { task, created: true };
+  }
+
+  /** True while the queue holds this task (queued, running or retained), not a copy of it. */
+  isHeld(task: Readonly<Task>): boolean {
+    return this.tasks.get(task.id) === task;
   }
 
   get(id: number): Readonly<Task> | undefined {
@@ -181,20 +210,7 @@ export class TaskQueue extends TaskEventEmitter {
   async waitForEnd(id: number, ms: number, signal?: AbortSignal): Promise<Readonly<Task> | undefined> {
     const task = this.tasks.get(id);
     if (!task || task.state === 'finished' || task.state === 'failed' || ms <= 0) return task;
-    await new Promise<void>((resolve) => {
-      const waiters = this.endWaiters.get(id) ?? new Set();
-      this.endWaiters.set(id, waiters);
-      const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        waiters.delete(done);
-        if (waiters.size === 0) this.endWaiters.delete(id);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
-      waiters.add(done);
-    });
+    await this.endWaiters.wait(id, ms, signal);
     return this.tasks.get(id);
   }
 
@@ -272,8 +288,7 @@ export class TaskQueue extends TaskEventEmitter {
       task.error = result.error;
       this.notify('failed', task);
     }
-    const waiters = this.endWaiters.get(task.id);
-    if (waiters) for (const wake of [...waiters]) wake();
+    this.endWaiters.wake(task.id);
     this.ended.push(task.id);
     while (this.ended.length - this.endedHead > this.retain) {
       const evictedId = this.ended[this.endedHead]!;
@@ -290,11 +305,8 @@ export class TaskQueue extends TaskEventEmitter {
     const task = this.tasks.get(id);
     if (!task) return;
     this.tasks.delete(id);
-    if (task.idempotencyKey !== undefined && this.byIdempotencyKey.get(task.idempotencyKey) === id) {
-      this.byIdempotencyKey.delete(task.idempotencyKey);
-    }
-    const waiters = this.endWaiters.get(id);
-    if (waiters) for (const wake of [...waiters]) wake();
+    this.idempotency.evicted(task);
+    this.endWaiters.wake(id);
     this.notify('evicted', task);
   }
 }

@@ -90,17 +90,20 @@ export interface DirectBridge {
 
 /**
  * A DeviceBridge on its own TaskQueue (simulator), without the REST app: for the options
- * `startDevice` does not expose (MQTT 5, reconnect period, requestId memory, credentials).
+ * `startDevice` does not expose (MQTT 5, reconnect period, credentials); the queue's options
+ * (retention, queue bound, requestId memory) are the second argument.
  * The queue is started; the bridge is not.
  */
 export function directBridge(
   options: Pick<DeviceBridgeOptions, 'url' | 'ns' | 'deviceId'> & Partial<DeviceBridgeOptions>,
-  queueOptions: { retain?: number; maxQueue?: number } = {},
+  queueOptions: { retain?: number; maxQueue?: number; requestIdMemory?: number } = {},
 ): DirectBridge {
   const queue = new TaskQueue({
     executor: new SimulatorExecutor({}),
     retain: queueOptions.retain ?? 8,
     maxQueue: queueOptions.maxQueue ?? 8,
+    maxScriptBytes: 4096,
+    ...(queueOptions.requestIdMemory !== undefined && { requestIdMemory: queueOptions.requestIdMemory }),
   });
   queue.start();
   const registry = new Registry();
@@ -111,7 +114,6 @@ export function directBridge(
     queue,
     registry,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-    maxScriptBytes: 4096,
     ...options,
   });
   return {

@@ -5,23 +5,26 @@
  *
  * Bounded FIFO over submissions (a repeat is not a new submission, so it does not refresh its
  * entry): the oldest entry is forgotten first. Entries outlive their task's eviction, so a late
- * repeat is still answered with the task's id and its last known status.
+ * repeat is still answered with the task's id and its last status: at eviction the record keeps
+ * a small copy of the task without its report or error.
  */
-import type { TaskStatus } from '../src/tasks/task.ts';
+import type { Task } from './task.ts';
+
+/** Default of `--request-id-memory` (contract section 3: the last 1000 submissions). */
+export const DEFAULT_REQUEST_ID_MEMORY = 1000;
 
 export interface RequestRecord {
-  readonly taskId: number;
-  /** sha256 of the script, to log a repeat that carries a different script. */
+  /** The task while the queue holds it; after its eviction, a copy without report or error. */
+  task: Readonly<Task>;
+  /** sha256 of the first submission's script, to tell a repeat that carries another one. */
   readonly scriptHash: string;
-  /** Last status the bridge saw for the task; answers repeats after the task was evicted. */
-  status: TaskStatus;
 }
 
 export class RequestIdMemory {
   private readonly limit: number;
   private readonly records = new Map<string, RequestRecord>();
 
-  constructor(limit = 1000) {
+  constructor(limit = DEFAULT_REQUEST_ID_MEMORY) {
     this.limit = limit;
   }
 
@@ -43,13 +46,20 @@ export class RequestIdMemory {
     }
   }
 
-  /** Keeps the last known status current, so repeats after eviction still answer truthfully. */
-  updateStatus(requestId: string, taskId: number, status: TaskStatus): void {
-    const record = this.records.get(requestId);
-    if (record && record.taskId === taskId) record.status = status;
-  }
-
-  clear(): void {
-    this.records.clear();
+  /** The task left the queue: keep what a repeat needs (id, final state), drop its report. */
+  evicted(task: Readonly<Task>): void {
+    if (task.requestId === undefined) return;
+    const record = this.records.get(task.requestId);
+    if (record?.task !== task) return;
+    record.task = Object.freeze({
+      id: task.id,
+      script: '',
+      source: task.source,
+      requestId: task.requestId,
+      state: task.state,
+      queuedAt: task.queuedAt,
+      ...(task.startedAt && { startedAt: task.startedAt }),
+      ...(task.finishedAt && { finishedAt: task.finishedAt }),
+    });
   }
 }

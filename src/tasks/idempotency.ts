@@ -1,0 +1,69 @@
+/**
+ * The engine's two idempotency rules, decided in one place:
+ * - REST `Idempotency-Key` (contract section 1): the same key with the same script is the first
+ *   task, for as long as that task is held; another script is IDEMPOTENCY_CONFLICT.
+ * - MQTT `requestId` (contract section 3): seen in the last `requestIdMemory` submissions,
+ *   nothing new runs whatever the script (a repeat with another script is flagged, for the log).
+ */
+import { DomainError } from '../errors.ts';
+import { RequestIdMemory } from './request-ids.ts';
+import type { Task } from './task.ts';
+
+export interface Keys {
+  idempotencyKey?: string | undefined;
+  requestId?: string | undefined;
+}
+
+export interface Replay {
+  task: Readonly<Task>;
+  /** A repeated requestId came with another script than the first time. */
+  otherScript?: boolean;
+}
+
+export class Idempotency {
+  private readonly byIdempotencyKey = new Map<string, Readonly<Task>>();
+  private readonly requestIds: RequestIdMemory;
+
+  constructor(requestIdMemory: number) {
+    this.requestIds = new RequestIdMemory(requestIdMemory);
+  }
+
+  /** The earlier task these keys name, if any; throws IDEMPOTENCY_CONFLICT. */
+  replay(keys: Keys, scriptHash: string | undefined): Replay | undefined {
+    if (keys.idempotencyKey !== undefined) {
+      const existing = this.byIdempotencyKey.get(keys.idempotencyKey);
+      if (existing) {
+        if (existing.scriptHash !== scriptHash) {
+          throw new DomainError(
+            'IDEMPOTENCY_CONFLICT',
+            `Idempotency-Key was first used for task ${existing.id} with a different script`,
+            { details: { id: existing.id } },
+          );
+        }
+        return { task: existing };
+      }
+    }
+    if (keys.requestId !== undefined) {
+      const record = this.requestIds.get(keys.requestId);
+      if (record) {
+        return { task: record.task, ...(record.scriptHash !== scriptHash && { otherScript: true }) };
+      }
+    }
+    return undefined;
+  }
+
+  /** A new task was created with these keys (its own `scriptHash` is set when it has any). */
+  created(task: Readonly<Task>): void {
+    if (task.idempotencyKey !== undefined) this.byIdempotencyKey.set(task.idempotencyKey, task);
+    if (task.requestId !== undefined) {
+      this.requestIds.remember(task.requestId, { task, scriptHash: task.scriptHash ?? '' });
+    }
+  }
+
+  /** The task left the queue: its Idempotency-Key is free again; its requestId is still remembered. */
+  evicted(task: Readonly<Task>): void {
+    const key = task.idempotencyKey;
+    if (key !== undefined && this.byIdempotencyKey.get(key) === task) this.byIdempotencyKey.delete(key);
+    this.requestIds.evicted(task);
+  }
+}

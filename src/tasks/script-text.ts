@@ -1,0 +1,62 @@
+/**
+ * What a valid script is, wherever it comes from (REST body field, MQTT payload): decided here
+ * once, so REST and MQTT can never disagree (docs/decisions.md, "One admission path").
+ *
+ * - Text arrives as UTF-8 (contract: all bodies and payloads are UTF-8 JSON). Bytes that are not
+ *   valid UTF-8 are refused, never decoded into U+FFFD and run as something else.
+ * - A script is not blank: empty or whitespace-only is refused (REST has always refused it).
+ * - It is well-formed Unicode: a JSON `\uD800` escape (a lone surrogate) cannot be printed
+ *   or encoded to UTF-8 either.
+ * - Its size is its UTF-8 byte length, whatever escaping the JSON used, at most `maxScriptBytes`.
+ */
+import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
+import { DomainError } from '../errors.ts';
+
+/** Default of `--max-script-bytes` (contract section 1: 1 MiB). */
+export const DEFAULT_MAX_SCRIPT_BYTES = 1024 * 1024;
+
+/**
+ * Decodes bytes that must be UTF-8 (a REST body, an MQTT payload). `what` names them in the
+ * refusal, e.g. "Body" or "the payload".
+ */
+export function decodeUtf8(bytes: Buffer, what: string): string {
+  if (!isUtf8(bytes)) {
+    throw new DomainError('INVALID_REQUEST', `${what} is not valid UTF-8`);
+  }
+  return bytes.toString('utf8');
+}
+
+/** ES2024 String.prototype.isWellFormed (Node 20 has it; the project's lib is ES2023). */
+function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+/**
+ * Refuses a script that is blank, not well-formed or too large. `subject` names the script in
+ * the message the way its caller knows it: "body field 'vendorScript'" on REST, "the script" on
+ * MQTT.
+ */
+export function checkScript(script: string, maxScriptBytes: number, subject: string): void {
+  if (script.trim() === '') throw new DomainError('INVALID_REQUEST', `${subject} must not be empty`);
+  if (!isWellFormed(script)) {
+    throw new DomainError(
+      'INVALID_REQUEST',
+      `${subject} is not valid Unicode: it holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair)`,
+    );
+  }
+  // Cheap bound first: UTF-8 needs at most 3 bytes per UTF-16 code unit.
+  if (script.length * 3 <= maxScriptBytes) return;
+  const bytes = Buffer.byteLength(script, 'utf8');
+  if (bytes > maxScriptBytes) {
+    throw new DomainError(
+      'SCRIPT_TOO_LARGE',
+      `${subject} is ${bytes} bytes of UTF-8; the limit is ${maxScriptBytes}`,
+    );
+  }
+}
+
+/** sha256 of a script, base64url: what idempotency comparisons keep once the script is dropped. */
+export function hashScript(script: string): string {
+  return createHash('sha256').update(script).digest('base64url');
+}
