@@ -41,16 +41,6 @@ describe('what a valid script is', () => {
     expect(queue.list()).toEqual([]);
   });
 
-  it('refuses a lone surrogate (a \\uD800 escape), accepts a well-formed pair', () => {
-    const queue = makeQueue(new ControlledExecutor());
-    for (const script of ['PRINT \uD800', 'PRINT \uDC00x', 'PRINT x\uD83D']) {
-      const error = refusal(() => queue.submit(script, { source: 'rest' }));
-      expect(error.code).toBe('INVALID_REQUEST');
-      expect(error.message).toMatch(/^the script is not valid Unicode: it holds a lone surrogate/);
-    }
-    expect(queue.submit('PRINT \uD83D\uDE00', { source: 'rest' }).created).toBe(true);
-  });
-
   it('measures the size in UTF-8 bytes and refuses beyond the limit with SCRIPT_TOO_LARGE', () => {
     const queue = makeQueue(new ControlledExecutor(), { maxScriptBytes: 12 });
     // 4 euro signs: 4 UTF-16 units, 12 bytes of UTF-8.

@@ -59,7 +59,12 @@ describe('topic contract (contract section 3)', () => {
       ok: false,
       error: 'payload is not valid JSON',
     });
-    const bad = decodePayload(scriptSubmissionSchema, Buffer.from('{"script":"","replyTo":"a/+/b"}'));
+    // The shape only: whether a script is acceptable (blank, size) is the engine's decision.
+    expect(decodePayload(scriptSubmissionSchema, '{"script":""}')).toEqual({
+      ok: true,
+      value: { script: '' },
+    });
+    const bad = decodePayload(scriptSubmissionSchema, Buffer.from('{"script":7,"replyTo":"a/+/b"}'));
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.error).toMatch(/script.*replyTo/);
     const status = decodePayload(statusMessageSchema, {

@@ -5,8 +5,6 @@
  * - Text arrives as UTF-8 (contract: all bodies and payloads are UTF-8 JSON). Bytes that are not
  *   valid UTF-8 are refused, never decoded into U+FFFD and run as something else.
  * - A script is not blank: empty or whitespace-only is refused (REST has always refused it).
- * - It is well-formed Unicode: a JSON `\uD800` escape (a lone surrogate) cannot be printed
- *   or encoded to UTF-8 either.
  * - Its size is its UTF-8 byte length, whatever escaping the JSON used, at most `maxScriptBytes`.
  */
 import { isUtf8 } from 'node:buffer';
@@ -27,24 +25,13 @@ export function decodeUtf8(bytes: Buffer, what: string): string {
   return bytes.toString('utf8');
 }
 
-/** ES2024 String.prototype.isWellFormed (Node 20 has it; the project's lib is ES2023). */
-function isWellFormed(text: string): boolean {
-  return (text as string & { isWellFormed(): boolean }).isWellFormed();
-}
-
 /**
- * Refuses a script that is blank, not well-formed or too large. `subject` names the script in
+ * Refuses a script that is blank or too large. `subject` names the script in
  * the message the way its caller knows it: "body field 'vendorScript'" on REST, "the script" on
  * MQTT.
  */
 export function checkScript(script: string, maxScriptBytes: number, subject: string): void {
   if (script.trim() === '') throw new DomainError('INVALID_REQUEST', `${subject} must not be empty`);
-  if (!isWellFormed(script)) {
-    throw new DomainError(
-      'INVALID_REQUEST',
-      `${subject} is not valid Unicode: it holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair)`,
-    );
-  }
   // Cheap bound first: UTF-8 needs at most 3 bytes per UTF-16 code unit.
   if (script.length * 3 <= maxScriptBytes) return;
   const bytes = Buffer.byteLength(script, 'utf8');
