@@ -1,6 +1,12 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly through tsx, so `npm ci` needs no build step.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../cli/main.ts');
+// The `regbridge` command: the built CLI in dist/ (`npm run build`; `npm ci` builds it through
+// `prepare`). Run the TypeScript sources instead with `npm run dev -- <command>`.
+try {
+  await import('../dist/cli/main.js');
+} catch (error) {
+  if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/cli/main.js')) {
+    console.error('regbridge: dist/ is missing; run `npm run build` first (npm ci runs it).');
+    process.exit(1);
+  }
+  throw error;
+}

@@ -14,10 +14,19 @@ export class BrokerRedisError extends Error {
   override readonly name = 'BrokerRedisError';
 }
 
+/**
+ * aedes-persistence-redis ships no types (see aedes-persistence-redis.d.ts, which is not shipped):
+ * the declarations of this package name only the part the broker calls.
+ */
+export interface RedisPersistence {
+  setup(broker: unknown): Promise<void>;
+  destroy(): Promise<void>;
+}
+
 export interface RedisBackend {
   /** For `Aedes.createBroker({ mq, persistence })`. */
   readonly mq: unknown;
-  readonly persistence: aedesPersistenceRedis.Persistence;
+  readonly persistence: RedisPersistence;
   /** The URL without credentials, for logs and messages. */
   readonly safeUrl: string;
   /** Destroys the persistence (idempotent), closes the emitter and every connection. */

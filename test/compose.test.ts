@@ -1,35 +1,20 @@
 /**
- * docker-compose.yml and the CLI must agree (no Docker daemon here): every service's
- * sub-command, every flag and every REGBRIDGE_* variable must exist in `regbridge <cmd> --help`
- * (REGBRIDGE_FOO_BAR is --foo-bar); services, profiles, dependencies and healthchecks are as
- * documented; and the healthcheck scripts really work against a running device and broker.
+ * docker-compose.yml and the CLI must agree: every service's sub-command, every flag and every
+ * REGBRIDGE_* variable must exist in `regbridge <cmd> --help` (REGBRIDGE_FOO_BAR is --foo-bar);
+ * services, profiles, dependencies, ports and healthchecks are as documented (each container
+ * listens on the port it publishes, so host networking works); and the healthcheck scripts (the
+ * broker's in the compose file, the registers' in the Dockerfile) really work against a running
+ * device and broker. npm run test:containers runs the file's services in Docker.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
 import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { ROOT, runCli } from './helpers/controller-cli.ts';
+import { type Compose, dockerfileHealthcheck, readCompose, readComposeSource } from './helpers/compose.ts';
+import { runCli } from './helpers/controller-cli.ts';
 import { silent } from './helpers/controller-env.ts';
-
-interface Service {
-  command?: string[];
-  environment?: Record<string, string>;
-  profiles?: string[];
-  healthcheck?: { test: string[] };
-  depends_on?: Record<string, { condition: string }>;
-  configs?: { source: string; target: string }[];
-  ports?: string[];
-}
-
-interface Compose {
-  services: Record<string, Service>;
-  configs?: Record<string, { content?: string }>;
-}
 
 const run = promisify(execFile);
 
@@ -48,8 +33,8 @@ describe('docker-compose.yml', () => {
     return flags;
   }
 
-  beforeAll(async () => {
-    compose = parse(await readFile(join(ROOT, 'docker-compose.yml'), 'utf8')) as Compose;
+  beforeAll(() => {
+    compose = readCompose();
   });
 
   it('has a broker, three registers, and controller/watch behind profiles', () => {
@@ -68,9 +53,10 @@ describe('docker-compose.yml', () => {
   });
 
   it('always-on services have healthchecks; dependants wait for them to be healthy', () => {
-    for (const name of ['broker', 'reg1', 'reg2', 'reg3']) {
-      expect(compose.services[name]!.healthcheck?.test.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
-    }
+    expect(compose.services.broker!.healthcheck?.test.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+    // Registers use the image's own HEALTHCHECK (the Dockerfile's), not a copy of it.
+    for (const name of ['reg1', 'reg2', 'reg3']) expect(compose.services[name]!.healthcheck).toBeUndefined();
+    expect(dockerfileHealthcheck().slice(0, 2)).toEqual(['node', '-e']);
     for (const name of ['reg1', 'reg2', 'reg3', 'watch']) {
       expect(compose.services[name]!.depends_on).toEqual({ broker: { condition: 'service_healthy' } });
     }
@@ -107,9 +93,37 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('registers publish distinct host ports; the controller reads the X report config', () => {
-    const ports = ['reg1', 'reg2', 'reg3'].map((name) => compose.services[name]!.ports![0]!.split(':')[0]);
-    expect(new Set(ports).size).toBe(3);
+  it('host ports are overridable, distinct, and each the port its container listens on', () => {
+    const ports = (c: Compose) =>
+      ['broker', 'reg1', 'reg2', 'reg3'].map((name) => {
+        const service = c.services[name]!;
+        const [host, inside] = service.ports![0]!.split(':');
+        expect(inside, `${name}: listens where it publishes (host networking)`).toBe(host);
+        expect(service.environment!.REGBRIDGE_PORT, name).toBe(host);
+        return host;
+      });
+    expect(ports(compose)).toEqual(['1883', '8081', '8082', '8083']);
+    const moved = readCompose({
+      REGBRIDGE_MQTT_PORT: '11883',
+      REGBRIDGE_REG1_PORT: '18081',
+      REGBRIDGE_REG2_PORT: '18082',
+      REGBRIDGE_REG3_PORT: '18083',
+      REGBRIDGE_BROKER_HOST: '127.0.0.1',
+    });
+    expect(ports(moved)).toEqual(['11883', '18081', '18082', '18083']);
+    for (const name of ['reg1', 'reg2', 'reg3', 'controller', 'watch'])
+      expect(new URL(moved.services[name]!.environment!.REGBRIDGE_MQTT_URL!).host, name).toBe(
+        '127.0.0.1:11883',
+      );
+  });
+
+  it('the host-network override puts every service on the host network', () => {
+    const host = readComposeSource('docker-compose.host.yml');
+    expect(Object.keys(host.services).sort()).toEqual(Object.keys(compose.services).sort());
+    for (const service of Object.values(host.services)) expect(service).toEqual({ network_mode: 'host' });
+  });
+
+  it('the controller reads the X report config', () => {
     const controller = compose.services.controller!;
     expect(controller.configs).toEqual([{ source: 'x-report', target: controller.command![3] }]);
     expect(compose.configs?.['x-report']?.content).toMatch(/^X REPORT$/m);
@@ -138,20 +152,20 @@ describe('docker-compose.yml', () => {
       await broker?.stop();
     });
 
-    const script = (service: string, port: number, replace: string): string =>
-      compose.services[service]!.healthcheck!.test[3]!.replace(replace, String(port));
+    // A check runs as in its container: the service's REGBRIDGE_PORT in the environment.
+    const check = (command: string[], port: number) =>
+      run(process.execPath, command.slice(1), { env: { ...process.env, REGBRIDGE_PORT: String(port) } });
 
-    it('register: fetch /health answers ok', async () => {
-      const check = script('reg1', device.httpPort, '8080');
-      await expect(run(process.execPath, ['-e', check])).resolves.toBeDefined();
+    it("register (the Dockerfile's HEALTHCHECK): fetch /health answers ok", async () => {
+      await expect(check(dockerfileHealthcheck(), device.httpPort)).resolves.toBeDefined();
       // And it fails where nothing listens (the port of a stopped broker would do; use port 1).
-      await expect(run(process.execPath, ['-e', script('reg1', 1, '8080')])).rejects.toThrow();
+      await expect(check(dockerfileHealthcheck(), 1)).rejects.toThrow();
     });
 
     it('broker: a TCP connect succeeds', async () => {
-      const port = Number(new URL(broker.url).port);
-      await expect(run(process.execPath, ['-e', script('broker', port, '1883')])).resolves.toBeDefined();
-      await expect(run(process.execPath, ['-e', script('broker', 1, '1883')])).rejects.toThrow();
+      const command = compose.services.broker!.healthcheck!.test.slice(1);
+      await expect(check(command, Number(new URL(broker.url).port))).resolves.toBeDefined();
+      await expect(check(command, 1)).rejects.toThrow();
     });
   });
 });
