@@ -1,0 +1,205 @@
+/**
+ * The image and docker-compose.yml in a real Docker engine (npm run test:containers; run.sh
+ * provides the engine and the base image). testcontainers builds the image from the Dockerfile,
+ * then starts the compose file's store broker, three registers and controller from it, each
+ * service's command, environment, healthcheck and inline config read from the compose file
+ * itself (with docker-compose.host.yml's host networking and free ports), so the test and the
+ * file never drift. Debian's Compose 1.29 cannot read the file (`configs.content` needs 2.23).
+ * Asserts: every service turns healthy by its healthcheck (the registers' is the Dockerfile's
+ * HEALTHCHECK), the controller's fan-out reaches all three registers and exits 0, the
+ * containers run as a non-root user with production dependencies only.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import {
+  GenericContainer,
+  getContainerRuntimeClient,
+  ImageName,
+  type StartedTestContainer,
+  Wait,
+} from 'testcontainers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/brokers.ts';
+import {
+  type Compose,
+  type ComposeHealthcheck,
+  type ComposeService,
+  dockerfileHealthcheck,
+  readCompose,
+  readComposeSource,
+} from '../helpers/compose.ts';
+import { ROOT } from '../helpers/controller-cli.ts';
+
+const run = promisify(execFile);
+const IMAGE = 'regbridge:local';
+// Built under its own tag first: testcontainers' build resolves even when the build failed, so
+// the test looks for this tag (removed beforehand) to know the build succeeded.
+const BUILD_TAG = 'regbridge:containers-test';
+const REGISTERS = ['reg1', 'reg2', 'reg3'];
+
+let compose: Compose;
+let networkMode: Record<string, string>;
+const started = new Map<string, StartedTestContainer>();
+let controllerOutput = '';
+
+function log(line: string): void {
+  console.log(`[containers] ${line}`);
+}
+
+function ms(duration: string | undefined): number | undefined {
+  if (duration === undefined) return undefined;
+  const match = /^(\d+)(ms|s|m)$/.exec(duration);
+  if (!match) throw new Error(`unsupported compose duration ${duration}`);
+  return Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'];
+}
+
+function healthCheckOf(check: ComposeHealthcheck) {
+  const [kind, ...rest] = check.test;
+  if (kind !== 'CMD') throw new Error(`only CMD healthchecks are supported, not ${kind}`);
+  return {
+    test: ['CMD', ...rest] as ['CMD', ...string[]],
+    interval: ms(check.interval),
+    timeout: ms(check.timeout),
+    retries: check.retries,
+    startPeriod: ms(check.start_period),
+  };
+}
+
+/** A container for one compose service, as compose would run it on the host network. */
+function containerFor(name: string): GenericContainer {
+  const service: ComposeService = compose.services[name]!;
+  expect(service.image ?? IMAGE, name).toBe(IMAGE);
+  let container = new GenericContainer(IMAGE)
+    .withNetworkMode(networkMode[name]!)
+    .withCommand(service.command!)
+    .withEnvironment(service.environment ?? {})
+    .withStartupTimeout(90_000);
+  if (service.healthcheck) container = container.withHealthCheck(healthCheckOf(service.healthcheck));
+  for (const config of service.configs ?? []) {
+    const content = compose.configs?.[config.source]?.content;
+    if (content === undefined) throw new Error(`${name}: config ${config.source} has no inline content`);
+    container = container.withCopyContentToContainer([{ content, target: config.target, mode: 0o444 }]);
+  }
+  return container;
+}
+
+async function start(name: string, container: GenericContainer): Promise<StartedTestContainer> {
+  const t0 = Date.now();
+  const running = await container.start();
+  started.set(name, running);
+  log(`${name} started (${Date.now() - t0} ms): ${compose.services[name]!.command!.slice(2).join(' ')}`);
+  return running;
+}
+
+async function inspect(container: StartedTestContainer, format: string): Promise<string> {
+  return (await run('docker', ['inspect', '--format', format, container.getId()])).stdout.trim();
+}
+
+async function logsOf(container: StartedTestContainer): Promise<string> {
+  const stream = await container.logs();
+  let text = '';
+  return new Promise((resolve, reject) => {
+    stream.on('data', (chunk: Buffer | string) => {
+      text += chunk.toString();
+    });
+    stream.on('end', () => resolve(text));
+    stream.on('error', reject);
+  });
+}
+
+beforeAll(async () => {
+  const client = await getContainerRuntimeClient();
+  log(`engine ${client.info.containerRuntime.host}, API ${client.info.containerRuntime.serverVersion}`);
+
+  // The image: the repository's Dockerfile, built on the host network (no bridge here).
+  await run('docker', ['image', 'rm', BUILD_TAG]).catch(() => undefined);
+  const t0 = Date.now();
+  await client.image.build(ROOT, {
+    t: BUILD_TAG,
+    dockerfile: 'Dockerfile',
+    networkmode: 'host',
+    version: '1',
+  });
+  if (!(await client.image.exists(ImageName.fromString(BUILD_TAG))))
+    throw new Error(`docker build failed; see it with: docker build --network host -t ${IMAGE} .`);
+  await run('docker', ['tag', BUILD_TAG, IMAGE]);
+  const size = Number(
+    await run('docker', ['image', 'inspect', '--format', '{{.Size}}', IMAGE]).then((r) => r.stdout),
+  );
+  log(`image ${IMAGE} built in ${Date.now() - t0} ms, ${(size / 1e6).toFixed(0)} MB`);
+
+  // The compose file with free host ports and the broker reached over loopback.
+  const vars: Record<string, string> = { REGBRIDGE_BROKER_HOST: '127.0.0.1' };
+  vars.REGBRIDGE_MQTT_PORT = String(await freePort());
+  for (let i = 1; i <= REGISTERS.length; i++) vars[`REGBRIDGE_REG${i}_PORT`] = String(await freePort());
+  compose = readCompose(vars);
+  const host = readComposeSource('docker-compose.host.yml');
+  networkMode = Object.fromEntries(Object.entries(host.services).map(([name, s]) => [name, s.network_mode!]));
+  log(
+    `ports: ${Object.entries(vars)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
+
+  // In compose's order: the broker healthy, then the registers healthy, then the controller.
+  await start('broker', containerFor('broker').withWaitStrategy(Wait.forHealthCheck()));
+  await Promise.all(
+    REGISTERS.map((reg) => start(reg, containerFor(reg).withWaitStrategy(Wait.forHealthCheck()))),
+  );
+  // A one-shot service: start() resolves once it has exited with code 0 (and throws otherwise).
+  const controller = await start(
+    'controller',
+    containerFor('controller').withWaitStrategy(Wait.forOneShotStartup()),
+  );
+  controllerOutput = await logsOf(controller);
+  for (const line of controllerOutput.trim().split('\n')) log(`controller | ${line}`);
+});
+
+afterAll(async () => {
+  await Promise.all([...started.values()].map((container) => container.stop().catch(() => undefined)));
+});
+
+describe('the store of docker-compose.yml, in containers', () => {
+  it('every long-running service is healthy by its healthcheck', async () => {
+    for (const name of ['broker', ...REGISTERS]) {
+      const status = await inspect(started.get(name)!, '{{.State.Health.Status}}');
+      log(`${name}: health ${status}`);
+      expect(status, name).toBe('healthy');
+    }
+  });
+
+  it("registers use the Dockerfile's HEALTHCHECK; the broker its compose check", async () => {
+    const test = (name: string) =>
+      inspect(started.get(name)!, '{{json .Config.Healthcheck.Test}}').then(JSON.parse);
+    for (const reg of REGISTERS) expect(await test(reg)).toEqual(['CMD', ...dockerfileHealthcheck()]);
+    expect(await test('broker')).toEqual(compose.services.broker!.healthcheck!.test);
+  });
+
+  it('the registers answer REST on their host ports and are linked to the broker', async () => {
+    for (const reg of REGISTERS) {
+      const port = compose.services[reg]!.environment!.REGBRIDGE_PORT;
+      const health = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as {
+        deviceId: string;
+        mqtt: { state: string };
+      };
+      expect(health).toMatchObject({ deviceId: reg, mqtt: { state: 'connected' } });
+    }
+  });
+
+  it("the controller's fan-out finished on all three registers", () => {
+    for (const reg of REGISTERS)
+      expect(controllerOutput).toMatch(new RegExp(`^${reg}\\s+FINISHED\\s.*X REPORT`, 'm'));
+    expect(controllerOutput).toContain('3 devices: 3 finished, 0 failed, 0 offline, 0 no answer');
+  });
+
+  it('runs as a non-root user, with production dependencies only', async () => {
+    const broker = started.get('broker')!;
+    expect((await broker.exec(['id', '-u'])).output.trim()).not.toBe('0');
+    const modules = await broker.exec(['ls', 'node_modules']);
+    const installed = modules.output.split('\n');
+    expect(installed).toContain('aedes');
+    for (const devOnly of ['tsx', 'esbuild', 'typescript', 'vitest', 'testcontainers'])
+      expect(installed, devOnly).not.toContain(devOnly);
+    expect((await broker.exec(['ls', 'src'])).exitCode).not.toBe(0);
+  });
+});
