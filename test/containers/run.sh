@@ -39,4 +39,7 @@ docker/base-image.sh || exit 1
 
 # Ryuk, testcontainers' reaper, is an image from Docker Hub: the suite removes its containers itself.
 export TESTCONTAINERS_RYUK_DISABLED=true
+# Containers share the host's network: testcontainers reaches them on loopback (left to itself,
+# inside a container it looks for the bridge network's gateway, which does not exist here).
+export TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1
 exec npx vitest run --config test/containers/vitest.config.ts
