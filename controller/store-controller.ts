@@ -108,24 +108,23 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     client.on('offline', () => this.setState('offline'));
     client.on('error', (error) => this.logger.warn({ err: error.message }, 'mqtt error'));
     this.lastMessageAt = Date.now();
+    const filters = [
+      topics.allStates(this.ns),
+      topics.allTaskStatuses(this.ns),
+      `${replyPrefix(this.ns, this.clientId)}+`,
+    ];
     let refused: string[];
     try {
-      const granted = await client.subscribeAsync(
-        [
-          topics.allStates(this.ns),
-          topics.allTaskStatuses(this.ns),
-          `${replyPrefix(this.ns, this.clientId)}+`,
-        ],
-        { qos: 1 },
-      );
+      const granted = await client.subscribeAsync(filters, { qos: 1 });
       refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
     } catch (error) {
+      // mqtt.js rejects a refused filter as "Subscribe error: Unspecified error", naming nothing.
       await this.stop();
-      throw new Error(`cannot subscribe on ${rotation.current.url}: ${(error as Error).message}`);
+      throw new Error(this.refusal(rotation.current.url, filters, (error as Error).message));
     }
     if (refused.length > 0) {
       await this.stop();
-      throw new Error(`broker refused subscriptions: ${refused.join(', ')} (is the user a controller?)`);
+      throw new Error(this.refusal(rotation.current.url, refused));
     }
     // Retained messages follow the SUBACK: wait until they stop coming (see StoreControllerOptions).
     await this.quiet.wait(
@@ -136,6 +135,16 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.logger.info(
       { url: rotation.current.url, urls: rotation.urls, devices: this.directory.list().length },
       'controller started',
+    );
+  }
+
+  /** A refused subscription is almost always a wrong namespace or a user without the controller role. */
+  private refusal(url: string, filters: readonly string[], detail?: string): string {
+    const user = this.options.username ?? new URL(url.includes('://') ? url : `mqtt://${url}`).username;
+    return (
+      `the broker at ${url} refused the subscription to ${filters.join(', ')}${detail ? ` (${detail})` : ''}: ` +
+      `check the namespace (--ns ${this.ns}; the broker serves one namespace) and that ` +
+      `${user ? `user ${decodeURIComponent(user)}` : 'the user'} has the controller role (docs/broker.md, "Roles")`
     );
   }
 

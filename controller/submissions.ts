@@ -79,7 +79,12 @@ export class Submissions {
       this.active.set(requestId, active);
       this.callback(() => options.onSent?.({ requestId, sentTo: fanout.sentTo, offline: plan.offline }));
       for (const result of fanout.initialResults()) this.report(active, result);
-      if (fanout.complete) return;
+      // Nothing targeted (an empty group, no device known): no result will ever come, so end
+      // now; report() ends it only on a result.
+      if (fanout.complete) {
+        this.finish(active);
+        return;
+      }
       const payload = JSON.stringify(submission);
       const sends =
         plan.group !== undefined
@@ -118,7 +123,13 @@ export class Submissions {
     const { fanout } = active;
     this.options.onResult(fanout.requestId, result);
     this.callback(() => active.onResult?.(result, { done: fanout.done, total: fanout.total }));
-    if (!fanout.complete || !this.active.has(fanout.requestId)) return;
+    if (fanout.complete) this.finish(active);
+  }
+
+  /** Ends a complete submission once: timers, rechecked subscriptions, the caller's promise. */
+  private finish(active: Active): void {
+    const { fanout } = active;
+    if (!this.active.has(fanout.requestId)) return;
     clearTimeout(active.timer);
     clearTimeout(active.recheckTimer);
     this.options.recheck.release(this.options.client(), active.rechecked);

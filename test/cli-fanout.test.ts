@@ -72,6 +72,55 @@ describe('regbridge fanout / watch (child processes)', () => {
     expect(run.stderr).not.toContain('fanout [');
   });
 
+  it('targets nobody (an unknown group, an empty namespace): exit 1 at once, whatever the deadline', async () => {
+    // A deadline far beyond runCli's time limit: the command must not wait for it (issue 13 item 1).
+    const run = await runCli(
+      ['fanout', okScript, '--mqtt-url', url, '--ns', NS, '--to', 'group:nosuch', '--deadline', '10m'],
+      { timeoutMs: 20_000 },
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      'regbridge fanout: no device targeted by --to group:nosuch (3 devices known)',
+    );
+    expect(run.stdout.trim()).toBe('0 devices: 0 finished, 0 failed, 0 offline, 0 no answer');
+    const empty = await brokersByName.embedded.start('emptyns');
+    try {
+      const none = await runCli(
+        [
+          'fanout',
+          okScript,
+          '--mqtt-url',
+          controllerUrl(empty),
+          '--ns',
+          'emptyns',
+          '--deadline',
+          '10m',
+          '--json',
+        ],
+        { timeoutMs: 20_000 },
+      );
+      expect(none.code).toBe(1);
+      expect(none.stderr).toContain('no device targeted by --to all (0 devices known)');
+      expect(JSON.parse(none.stdout)).toMatchObject({ results: [], summary: { finished: 0 } });
+    } finally {
+      await empty.stop();
+    }
+  });
+
+  it('a namespace the broker refuses: exit 2, naming the filter, --ns and the role (watch and fanout)', async () => {
+    for (const args of [
+      ['watch', '--once'],
+      ['fanout', okScript],
+    ]) {
+      const run = await runCli([...args, '--mqtt-url', url, '--ns', 'shop'], { timeoutMs: 20_000 });
+      expect(run.code, args[0]).toBe(2);
+      expect(run.stderr).toMatch(/refused the subscription to shop\/devices\/\+\/state/);
+      expect(run.stderr).toContain('--ns shop');
+      expect(run.stderr).toContain('controller role');
+      expect(run.stderr).not.toContain('Unspecified error:');
+    }
+  });
+
   it('a failing device makes exit code 1; the table shows the error', async () => {
     const run = await runCli(['fanout', failScript, '--mqtt-url', url, '--ns', NS, '--to', 'reg2']);
     expect(run.code).toBe(1);
