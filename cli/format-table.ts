@@ -80,8 +80,22 @@ export interface DeviceRow {
   latest?: TaskView;
 }
 
-function clock(iso: string | undefined): string {
-  return iso ? iso.slice(11, 19) : '-';
+/** HH:MM:SS (UTC) on the day of `now`, the date on another day, `-` when unknown. */
+function clock(iso: string | undefined, now: Date): string {
+  if (!iso) return '-';
+  return iso.slice(0, 10) === now.toISOString().slice(0, 10) ? iso.slice(11, 19) : iso.slice(0, 10);
+}
+
+/**
+ * When the device itself last reported, by its own clock: the latest of its online state's
+ * `startedAt` and its newest task's times. Not when this watcher received it: retained messages
+ * all arrive at once, so `watch --once` would show the current time on every row.
+ */
+export function reportedAt(entry: DeviceEntry, latest: TaskView | undefined): string | undefined {
+  const times = [entry.startedAt, latest?.finishedAt, latest?.startedAt, latest?.queuedAt].filter(
+    (t): t is string => typeof t === 'string',
+  );
+  return times.length ? times.reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a)) : undefined;
 }
 
 function queueText(queue: DeviceRow['queue']): string {
@@ -100,8 +114,8 @@ function taskText(task: TaskView | undefined): string {
   return detail ? `${base}: ${firstLine(detail, 40)}` : base;
 }
 
-/** DEVICE, ONLINE, GROUPS, QUEUE, LAST TASK, SEEN: the `watch` view. */
-export function renderDevices(rows: readonly DeviceRow[]): string {
+/** DEVICE, ONLINE, GROUPS, QUEUE, LAST TASK, SEEN (the device's last report, see reportedAt): the `watch` view. */
+export function renderDevices(rows: readonly DeviceRow[], now: Date = new Date()): string {
   if (rows.length === 0) return '(no devices known yet)';
   return renderTable(
     ['DEVICE', 'ONLINE', 'GROUPS', 'QUEUE', 'LAST TASK', 'SEEN'],
@@ -111,7 +125,7 @@ export function renderDevices(rows: readonly DeviceRow[]): string {
       entry.groups.length ? entry.groups.join(',') : '-',
       entry.online ? queueText(queue) : '-',
       taskText(latest),
-      clock(entry.lastSeen),
+      clock(reportedAt(entry, latest), now),
     ]),
   );
 }

@@ -10,7 +10,7 @@ import type { StoreController } from '../controller/store-controller.ts';
 import type { DeviceEntry, TaskView } from '../controller/types.ts';
 import { connectionFlags, controllerFor } from './controller-flags.ts';
 import { addFlags, flagSchema, parseFlags, switchFlag } from './flags.ts';
-import { type DeviceRow, firstLine, renderDevices } from './format-table.ts';
+import { type DeviceRow, firstLine, renderDevices, reportedAt } from './format-table.ts';
 import { cliLogger } from './logging.ts';
 import { onShutdownSignal, reportStartError } from './options.ts';
 
@@ -36,6 +36,7 @@ function snapshot(controller: StoreController): unknown {
   return {
     devices: deviceRows(controller).map(({ entry, queue, latest }) => ({
       ...entry,
+      reportedAt: reportedAt(entry, latest) ?? null,
       queue,
       latestTask: latest ?? null,
     })),

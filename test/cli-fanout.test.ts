@@ -243,5 +243,13 @@ describe('regbridge fanout / watch (child processes)', () => {
     };
     expect(doc.devices.map((d) => [d.deviceId, d.online])).toEqual(IDS.map((id) => [id, true]));
     expect(doc.devices[0]!.queue).toEqual({ queued: 0, running: 0 });
+    // SEEN / reportedAt is the device's own time of its last report (its latest task's end, or
+    // its start), not the watcher's receive time.
+    const reg1 = doc.devices[0] as unknown as {
+      reportedAt: string;
+      startedAt: string;
+      latestTask: { finishedAt: string } | null;
+    };
+    expect(reg1.reportedAt).toBe(reg1.latestTask?.finishedAt ?? reg1.startedAt);
   });
 });

@@ -4,7 +4,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { OnlineState, StatusMessage } from '../bridge/contract/topics.ts';
-import { firstLine, renderDevices, renderResults, renderSummary, sanitize } from '../cli/format-table.ts';
+import {
+  type DeviceRow,
+  firstLine,
+  renderDevices,
+  renderResults,
+  renderSummary,
+  reportedAt,
+  sanitize,
+} from '../cli/format-table.ts';
 import { DeviceDirectory } from '../controller/directory.ts';
 import { Fanout } from '../controller/fanout.ts';
 import { decodeControllerMessage } from '../controller/messages.ts';
@@ -290,9 +298,55 @@ describe('tables', () => {
       receivedAt: '',
       previousBoot: false,
     };
-    expect(renderDevices([{ entry, queue: { queued: 2, running: 1 }, latest }]).split('\n')[2]).toBe(
+    expect(renderDevices([{ entry, queue: { queued: 2, running: 1 }, latest }], T0).split('\n')[2]).toBe(
       'reg1    yes     all,front  1 running, 2 queued  #7 FAILURE: boom  10:00:00',
     );
+  });
+
+  it('SEEN is when the device last reported by its own clock, not when the watcher received it', () => {
+    // The watcher received everything now (retained messages arrive at once on subscribe)...
+    const now = new Date('2026-01-01T12:00:00.000Z');
+    const entry: DeviceEntry = {
+      deviceId: 'reg1',
+      online: true,
+      bootId: 'b1',
+      groups: [],
+      startedAt: '2026-01-01T08:00:00.000Z',
+      lastSeen: now.toISOString(),
+    };
+    const latest = {
+      ...status({ id: 7, seq: 3, status: 'FINISHED', report: 'ok' }),
+      queuedAt: '2026-01-01T09:15:00.000Z',
+      startedAt: '2026-01-01T09:15:01.000Z',
+      finishedAt: '2026-01-01T09:15:02.000Z',
+      phase: 'finished' as const,
+      receivedAt: now.toISOString(),
+      previousBoot: false,
+    };
+    const seen = (row: DeviceRow): string => renderDevices([row], now).split('\n')[2]!.split(/\s+/).at(-1)!;
+    // ...but the device finished its last task at 09:15:02, and started at 08:00:00.
+    expect(seen({ entry, queue: { queued: 0, running: 0 }, latest })).toBe('09:15:02');
+    expect(reportedAt(entry, latest)).toBe('2026-01-01T09:15:02.000Z');
+    expect(seen({ entry, queue: { queued: 0, running: 0 } })).toBe('08:00:00');
+    // A task from a previous boot is older than this boot's start.
+    expect(
+      seen({
+        entry: { ...entry, startedAt: '2026-01-01T11:00:00.000Z' },
+        queue: { queued: 0, running: 0 },
+        latest,
+      }),
+    ).toBe('11:00:00');
+    // Another day: the date.
+    expect(
+      seen({ entry: { ...entry, startedAt: '2025-12-31T23:00:00.000Z' }, queue: { queued: 0, running: 0 } }),
+    ).toBe('2025-12-31');
+    // An offline device first seen through its last will: nothing reported yet.
+    expect(
+      seen({
+        entry: { deviceId: 'reg9', online: false, bootId: 'b', groups: [], lastSeen: now.toISOString() },
+        queue: { queued: 0, running: 0 },
+      }),
+    ).toBe('-');
     expect(renderDevices([])).toBe('(no devices known yet)');
   });
 });
