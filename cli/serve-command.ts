@@ -2,10 +2,19 @@ import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { parseConfig } from '../src/config.ts';
 import { startDevice } from './device.ts';
-import { addFlags, flagInput, labeler } from './flags.ts';
+import { addFlags, booleanValue, flagInput, labeler } from './flags.ts';
 import { cliLogger } from './logging.ts';
 import { onShutdownSignal, reportStartError } from './options.ts';
 import { type ServeConfig, serveConfigSchema, serveCrossProblems, serveFlags } from './serve-config.ts';
+
+/** REST with --auth on needs a user; so does the embedded broker (no --no-mqtt, no --mqtt-url). */
+function needsGeneratedUser(input: Record<string, unknown>): boolean {
+  const restAuth = input.auth !== 'off';
+  // input.mqtt is false (--no-mqtt) or the variable's word (REGBRIDGE_MQTT=off).
+  const mqtt = input.mqtt === undefined || booleanValue.safeParse(input.mqtt).data !== false;
+  const embeddedBroker = mqtt && input.mqttUrl === undefined;
+  return restAuth || embeddedBroker;
+}
 
 export function registerServeCommand(program: Command): void {
   const command = program
@@ -20,8 +29,8 @@ export function registerServeCommand(program: Command): void {
     try {
       // With no user configured, create `admin` with a random password and print it once
       // (stdout, never the log; docs/api.md, "Authentication"). With --auth off the REST API
-      // needs no token, but the embedded broker still needs a user.
-      if (!(input.users as unknown[] | undefined)?.length) {
+      // needs no token, but the embedded broker still needs a user; with neither, no user.
+      if (!(input.users as unknown[] | undefined)?.length && needsGeneratedUser(input)) {
         generatedPassword = randomBytes(12).toString('base64url');
         input.users = [`admin:${generatedPassword}`];
       }
@@ -59,7 +68,11 @@ export function registerServeCommand(program: Command): void {
         console.log(`embedded MQTT broker WebSocket on ws://${shownBrokerHost}:${device.brokerWsPort}`);
       for (const fallback of device.portFallbacks)
         console.log(`note: ${fallback}; the port above was chosen instead`);
-      if (generatedPassword) {
+      if (generatedPassword && config.auth === 'off') {
+        console.log(
+          `created user admin with password ${generatedPassword} for the embedded MQTT broker only (--auth off: REST needs no token; shown once; pass --user NAME:PASSWORD to choose)`,
+        );
+      } else if (generatedPassword) {
         console.log(
           `created user admin with password ${generatedPassword} (shown once; pass --user NAME:PASSWORD to choose)`,
         );

@@ -3,7 +3,9 @@
  * failures with the stderr tail, time-out, output cap, spawn errors, programs that ignore stdin
  * or leave children behind; and createExecutor / splitCommandLine.
  */
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.ts';
 import { CommandExecutor, type CommandExecutorOptions, childEnvironment } from '../src/executors/command.ts';
@@ -184,6 +186,30 @@ describe('createExecutor', () => {
       ConfigError,
     );
     expect(() => createExecutor({ ...base, executor: 'command' })).toThrow(/--command/);
+  });
+
+  it('refuses at start a program that does not exist or cannot be executed, instead of failing every task', () => {
+    const problems = (command: string): string[] => {
+      try {
+        createExecutor({ ...base, executor: 'command', command });
+        return [];
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).problems;
+      }
+    };
+    expect(problems('/opt/x --flag')).toEqual(['--command: program /opt/x does not exist']);
+    const plain = join(mkdtempSync(join(tmpdir(), 'regbridge-prog-')), 'plain.sh');
+    writeFileSync(plain, '#!/bin/sh\necho hi\n', { mode: 0o644 });
+    expect(problems(plain)).toEqual([`--command: program ${plain} is not an executable file (chmod +x?)`]);
+    chmodSync(plain, 0o755);
+    expect(problems(plain)).toEqual([]);
+    expect(problems('/tmp')).toEqual(['--command: program /tmp is not an executable file (chmod +x?)']);
+    expect(problems('no-such-program-xyz')).toEqual([
+      '--command: program no-such-program-xyz not found on PATH (give its full path)',
+    ]);
+    expect(problems('sh -c true')).toEqual([]);
+    expect(problems(`${process.execPath} -e 1`)).toEqual([]);
   });
 });
 

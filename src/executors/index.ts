@@ -7,13 +7,15 @@ import type { Logger } from '../logger.ts';
 import { CommandExecutor } from './command.ts';
 import { CommandLineError, splitCommandLine } from './command-args.ts';
 import type { Executor } from './executor.ts';
+import { programProblem } from './program-check.ts';
 import { SimulatorExecutor } from './simulator.ts';
 
 export type ExecutorConfig = Pick<DeviceCoreConfig, 'executor' | 'command' | 'scriptTimeout' | 'outputCap'>;
 
 /**
  * Builds the configured executor; nothing starts until a script runs. Throws ConfigError when
- * `--command` is missing or cannot be split (an unterminated quote).
+ * `--command` is missing, cannot be split (an unterminated quote), or names a program that does
+ * not exist or is not executable.
  */
 export function createExecutor(config: ExecutorConfig, deps: { logger?: Logger } = {}): Executor {
   if (config.executor === 'simulator') {
@@ -29,6 +31,8 @@ export function createExecutor(config: ExecutorConfig, deps: { logger?: Logger }
     throw error;
   }
   const [program, ...args] = argv as [string, ...string[]];
+  const problem = programProblem(program);
+  if (problem) throw new ConfigError([`--command: ${problem}`]);
   return new CommandExecutor({
     program,
     args,
