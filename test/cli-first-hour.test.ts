@@ -1,0 +1,228 @@
+/**
+ * Issue 13 ("the first hour") as a new user meets it, with the CLI as child processes: usage
+ * errors exit 2 for every command, durations for every time flag, clear number errors, variables
+ * named with the command that read them, `run --log-level` and REGBRIDGE_ASYNC, a missing
+ * `--command` program refused at start, the `--auth off` banner, and the output rule (banner on
+ * stdout, logs on stderr, a retried bind never reported as a stop).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningDevice, startDevice } from '../cli/device.ts';
+import { parseServeConfig } from '../cli/serve-config.ts';
+import { createLogger } from '../src/logger.ts';
+import { cleanEnv, ROOT, runCli } from './helpers/controller-cli.ts';
+
+const children: ChildProcess[] = [];
+
+interface Started {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+/** A long-running command (serve), its output as it comes. */
+function start(args: string[], env: Record<string, string> = {}): Started {
+  const child = spawn(process.execPath, ['bin/regbridge.js', ...args], {
+    cwd: ROOT,
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exit };
+}
+
+async function waitFor(started: Started, test: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!test()) {
+    if (started.child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`no ${what}:\n${started.stdout()}\n${started.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+describe('usage errors exit 2, for every command', () => {
+  it.each([
+    [['servee'], "unknown command 'servee'"],
+    [['serve', '--prot', '1'], "unknown option '--prot'"],
+    [['broker', '--nope'], "unknown option '--nope'"],
+    [['watch', '--bogus'], "unknown option '--bogus'"],
+    [['run'], "missing required argument 'file'"],
+    [['demo', '--devices'], "option '--devices <n>' argument missing"],
+  ])('regbridge %j', async (args, message) => {
+    const run = await runCli(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(message);
+    expect(run.stderr).toContain('(add --help for the commands and flags)');
+  });
+});
+
+describe('serve configuration errors', () => {
+  it('--port abc says what it expected; --token-ttl takes a duration (1h) like every time flag', async () => {
+    const run = await runCli(['serve', '--port', 'abc', '--token-ttl', '1h', '--auth-window', '2m']);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      'regbridge serve: invalid configuration:',
+      '  - --port: expected a port number (0-65535; 0 picks a free one), got "abc"',
+    ]);
+    expect(parseServeConfig({ deviceId: 'd', tokenTtl: '1h' }).tokenTtl).toBe(3600);
+    expect(() => parseServeConfig({ deviceId: 'd', tokenTtl: '500ms' })).toThrow(
+      /--token-ttl: not a duration/,
+    );
+  });
+
+  it('a value from a variable names the variable and the command that read it', async () => {
+    const run = await runCli(['serve'], { env: { REGBRIDGE_PORT: 'abc', REGBRIDGE_BROKER_PORT: '1e3' } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      '  - --port (from REGBRIDGE_PORT, read by regbridge serve): expected a port number (0-65535; 0 picks a free one), got "abc"',
+    );
+    expect(run.stderr).toContain('  - --broker-port (from REGBRIDGE_BROKER_PORT, read by regbridge serve):');
+  });
+
+  it('--executor command with a program that does not exist is refused at start, not on every task', async () => {
+    const run = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--no-mqtt',
+      '--executor',
+      'command',
+      '--command',
+      '/opt/x --flag',
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(
+      'regbridge serve: invalid configuration:\n  - --command: program /opt/x does not exist',
+    );
+  });
+});
+
+describe('serve output', () => {
+  let held: Server | undefined;
+
+  afterAll(() => held?.close());
+
+  it('banner on stdout, logs on stderr; a taken default MQTT port moves without a "stopped" log', async () => {
+    // The user's machine runs Mosquitto on 1883: make sure 1883 is taken (by it, or by us).
+    held = createServer();
+    await new Promise<void>((resolve) => {
+      held!.once('error', () => {
+        held = undefined;
+        resolve();
+      });
+      held!.listen(1883, '0.0.0.0', resolve);
+    });
+    const serve = start(['serve', '--port', '0', '--host', '127.0.0.1', '--device-id', 'first-hour']);
+    await waitFor(serve, () => serve.stdout().includes('created user admin'), 'banner');
+    await waitFor(serve, () => serve.stderr().includes('"device started"'), 'log line');
+    const lines = serve.stdout().trim().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/^regbridge device first-hour listening on http:\/\/127\.0\.0\.1:\d+$/);
+    expect(lines[1]).toMatch(/^embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+) \(namespace pos\)$/);
+    expect(lines[1]).not.toContain(':1883 ');
+    expect(lines[2]).toBe(
+      'note: MQTT port 1883 was taken (pass --broker-port to choose one); the port above was chosen instead',
+    );
+    expect(lines[3]).toMatch(
+      /^created user admin with password \S+ \(shown once; pass --user NAME:PASSWORD to choose\)$/,
+    );
+    // Logs: JSON lines on stderr (not a terminal), the fallback a warning, never "stopped".
+    const logs = serve
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; level: number });
+    expect(logs.map((l) => l.msg)).toContain(
+      'default MQTT port taken; the embedded broker listens on a free port',
+    );
+    expect(logs.map((l) => l.msg)).not.toContain('store broker stopped');
+    expect(serve.stderr()).not.toContain(lines[3]!.split(' ')[5]!); // the password
+    serve.child.kill('SIGTERM');
+    expect(await serve.exit).toBe(0);
+  });
+
+  it('--auth off: the generated admin is announced as the embedded broker login only; none without it', async () => {
+    const serve = start([
+      'serve',
+      '--auth',
+      'off',
+      '--port',
+      '0',
+      '--broker-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+    ]);
+    await waitFor(serve, () => serve.stdout().includes('created user admin'), 'banner');
+    expect(serve.stdout()).toMatch(
+      /created user admin with password \S+ for the embedded MQTT broker only \(--auth off: REST needs no token; shown once; pass --user NAME:PASSWORD to choose\)/,
+    );
+    serve.child.kill('SIGTERM');
+    expect(await serve.exit).toBe(0);
+    const bare = start(['serve', '--auth', 'off', '--no-mqtt', '--port', '0', '--host', '127.0.0.1']);
+    await waitFor(bare, () => bare.stderr().includes('"device started"'), 'start');
+    expect(bare.stdout()).toMatch(/^regbridge device \S+ listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+    bare.child.kill('SIGTERM');
+    expect(await bare.exit).toBe(0);
+  });
+});
+
+describe('regbridge run: --log-level and REGBRIDGE_ASYNC', () => {
+  let device: RunningDevice;
+  let dir: string;
+  let file: string;
+
+  beforeAll(async () => {
+    device = await startDevice(
+      parseServeConfig({ port: 0, host: '127.0.0.1', mqtt: false, users: ['u:p'] }),
+      { logger: createLogger({ level: 'silent' }) },
+    );
+    dir = await mkdtemp(join(tmpdir(), 'regbridge-first-hour-'));
+    file = join(dir, 'script.txt');
+    await writeFile(file, 'PRINT hello\n');
+  });
+
+  afterAll(async () => {
+    await device?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('logs on stderr at the level asked; the report alone on stdout', async () => {
+    const url = `http://127.0.0.1:${device.httpPort}`;
+    const quiet = await runCli(['run', file, '--url', url, '--user', 'u:p']);
+    expect(quiet).toMatchObject({ code: 0, stdout: 'hello\n', stderr: '' });
+    const chatty = await runCli(['run', file, '--url', url, '--user', 'u:p', '--log-level', 'info'], {
+      env: { REGBRIDGE_ASYNC: '1' },
+    });
+    expect(chatty.code).toBe(0);
+    expect(chatty.stdout).toBe('hello\n');
+    const logs = chatty.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; taskId?: number });
+    // REGBRIDGE_ASYNC=1 is --async: POST /api/vendor-script, then polling the task.
+    expect(logs[0]).toMatchObject({
+      msg: 'task submitted; polling until it ends',
+      taskId: expect.any(Number),
+    });
+    expect(chatty.stderr).not.toContain('"p"');
+    const sync = await runCli(['run', file, '--url', url, '--user', 'u:p', '--log-level', 'info'], {
+      env: { REGBRIDGE_ASYNC: 'false' },
+    });
+    expect(sync.stderr).toContain('running the script through POST /api/fm-script');
+  });
+});
