@@ -120,7 +120,10 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     } catch (error) {
       // mqtt.js rejects a refused filter as "Subscribe error: Unspecified error", naming nothing.
       await this.stop();
-      throw new Error(this.refusal(rotation.current.url, filters, (error as Error).message));
+      const detail = (error as Error).message;
+      throw new Error(
+        this.refusal(rotation.current.url, filters, /Unspecified error/.test(detail) ? undefined : detail),
+      );
     }
     if (refused.length > 0) {
       await this.stop();

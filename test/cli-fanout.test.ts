@@ -117,7 +117,7 @@ describe('regbridge fanout / watch (child processes)', () => {
       expect(run.stderr).toMatch(/refused the subscription to shop\/devices\/\+\/state/);
       expect(run.stderr).toContain('--ns shop');
       expect(run.stderr).toContain('controller role');
-      expect(run.stderr).not.toContain('Unspecified error:');
+      expect(run.stderr).not.toContain('Unspecified error');
     }
   });
 
@@ -222,7 +222,7 @@ describe('regbridge fanout / watch (child processes)', () => {
       `${creds.username}:${creds.password}`,
     ]);
     expect(device.code).toBe(2);
-    expect(device.stderr).toMatch(/refused subscriptions|cannot subscribe/);
+    expect(device.stderr).toMatch(/refused the subscription to .* user reg1 has the controller role/);
   });
 
   it('watch --once prints the device table after discovery and exits 0', async () => {
