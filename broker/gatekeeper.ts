@@ -32,6 +32,10 @@ export interface BrokerStats {
   subscribeDenied: number;
   /** CONNECTs refused: bad credentials, anonymous, client id or will not allowed. */
   connectRefused: number;
+  /** Open connections, logged in or not (the `maxConnections` count). */
+  connections: number;
+  /** Connections closed at once because `maxConnections` were open. */
+  connectionsRefused: number;
 }
 
 /**
@@ -62,12 +66,20 @@ export class Gatekeeper {
   readonly #logger: Logger;
   readonly #identities = new WeakMap<Client, Identity>();
   readonly #wills = new WeakMap<Client, Will>();
+  /** Clients whose CONNECT carried a zero-length client id (aedes has made one up by now). */
+  readonly #emptyIds = new WeakSet<Client>();
+  /**
+   * Client id of a persistent session -> the user who made it (contract: a persistent session
+   * belongs to its user). Set when a CleanSession 0 client is ready, dropped when the owner starts
+   * clean (which discards the session).
+   */
+  readonly #sessionOwners = new Map<string, string>();
   /** Connected client id -> the client and who owns it, to stop one user taking over another's id. */
   readonly #owners = new Map<string, { client: Client; owner: string }>();
   /** Clients whose will is being published, and since when: stop() waits for them. */
   readonly #willsInFlight = new Map<Client, number>();
   #willsSettled: (() => void) | undefined;
-  readonly stats: Omit<BrokerStats, 'clients'> = {
+  readonly stats: Omit<BrokerStats, 'clients' | 'connections' | 'connectionsRefused'> = {
     messagesIn: 0,
     publishDenied: 0,
     subscribeDenied: 0,
@@ -101,6 +113,7 @@ export class Gatekeeper {
     return {
       preConnect: (client, packet, callback) => {
         if (packet.will) this.#wills.set(client, packet.will);
+        if (!packet.clientId) this.#emptyIds.add(client);
         callback(null, true);
       },
       authenticate: (client, username, password, callback) => {
@@ -131,6 +144,8 @@ export class Gatekeeper {
     const identity = this.#identities.get(client);
     if (!identity) return;
     this.#owners.set(client.id, { client, owner: ownerKey(identity) });
+    if (client.clean) this.#sessionOwners.delete(client.id);
+    else this.#sessionOwners.set(client.id, ownerKey(identity));
     this.#logger.debug({ clientId: client.id, user: identity.name, role: identity.role }, 'client connected');
   }
 
@@ -156,6 +171,11 @@ export class Gatekeeper {
     username: string | undefined,
     password: Buffer | undefined,
   ): Identity | AuthenticateError {
+    // [MQTT-3.1.3-8]: a zero-length client id with CleanSession 0 is answered 0x02, then closed.
+    // Accepting it would leave a session nobody can resume, one per connection.
+    if (this.#emptyIds.has(client) && !client.clean) {
+      return refusal(IDENTIFIER_REJECTED, 'a zero-length client id requires CleanSession 1');
+    }
     let identity: Identity;
     if (username === undefined || username === '') {
       if (password !== undefined) return refusal(BAD_USER_NAME_OR_PASSWORD, 'password without user name');
@@ -166,6 +186,12 @@ export class Gatekeeper {
       const user = this.#users().verify(username, password);
       if (!user) return refusal(BAD_USER_NAME_OR_PASSWORD, 'unknown user or wrong password');
       identity = { name: user.name, role: user.role, anonymous: false };
+    }
+    // A persistent session, and the QoS 1 scripts queued in it, belongs to the user who made it:
+    // anybody else is refused, whether they ask to resume it or to discard it (CleanSession 1).
+    const sessionOwner = this.#sessionOwners.get(client.id);
+    if (sessionOwner !== undefined && sessionOwner !== ownerKey(identity)) {
+      return refusal(NOT_AUTHORIZED, "client id of another user's persistent session");
     }
     // [MQTT-3.1.4-2] lets a new connection take over a connected client id; only its owner may.
     const current = this.#owners.get(client.id);

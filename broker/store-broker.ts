@@ -10,13 +10,16 @@ import type { Logger } from '../src/logger.ts';
 import { AccessRules } from './access-rules.ts';
 import { fixDedupe } from './dedupe.ts';
 import { type BrokerStats, Gatekeeper } from './gatekeeper.ts';
-import { type Listener, listenTcp, listenWebSocket } from './listeners.ts';
+import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
+import { type ConnectionHandler, type Listener, listenTcp, listenWebSocket } from './listeners.ts';
+import { gateConnection } from './packet-gate.ts';
 import { createRedisBackend, type RedisBackend } from './redis-backend.ts';
 import { guardSubscriptionStore } from './subscription-store.ts';
 import { type BrokerUser, UserDirectory } from './users.ts';
 
 export { AccessRules, filterWithin, topicMatches } from './access-rules.ts';
 export { type BrokerStats, DENIED_PUBLISH_TOPIC } from './gatekeeper.ts';
+export { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
 export { BrokerListenError } from './listeners.ts';
 export { BrokerRedisError } from './redis-backend.ts';
 export {
@@ -47,6 +50,13 @@ export interface StoreBrokerOptions {
   portFlag?: string;
   /** The flag named when the WebSocket port cannot be bound; default `--ws-port`. */
   wsPortFlag?: string;
+  /** Limits before login; each defaults to DEFAULT_BROKER_LIMITS (broker/limits.ts). */
+  limits?: Partial<BrokerLimits>;
+}
+
+function remoteOf(stream: unknown): string | undefined {
+  const socket = stream as { remoteAddress?: string; socket?: { remoteAddress?: string } };
+  return socket.remoteAddress ?? socket.socket?.remoteAddress;
 }
 
 /** Connection errors that only mean a peer went away. */
@@ -65,9 +75,18 @@ export class StoreBroker {
   #state: 'new' | 'starting' | 'started' | 'stopped' = 'new';
   #starting: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
+  readonly #limits: Readonly<BrokerLimits>;
+  /** Open connections of every listener, logged in or not (`maxConnections`). */
+  #connections = 0;
+  #connectionsRefused = 0;
 
   constructor(options: StoreBrokerOptions) {
     this.#options = options;
+    this.#limits = Object.freeze({ ...DEFAULT_BROKER_LIMITS, ...options.limits });
+  }
+
+  get limits(): Readonly<BrokerLimits> {
+    return this.#limits;
   }
 
   get port(): number {
@@ -88,6 +107,8 @@ export class StoreBroker {
       subscribeDenied: 0,
       connectRefused: 0,
       ...this.#gatekeeper?.stats,
+      connections: this.#connections,
+      connectionsRefused: this.#connectionsRefused,
     };
   }
 
@@ -121,6 +142,8 @@ export class StoreBroker {
       const hooks = gatekeeper.hooks();
       const aedes = await Aedes.createBroker({
         ...(this.#redis && { mq: this.#redis.mq, persistence: this.#redis.persistence }),
+        // A connection that has not completed its CONNECT by then is closed (aedes' own timer).
+        connectTimeout: this.#limits.connectTimeoutMs,
         ...hooks,
         preConnect: (client, packet, callback) => {
           fixDedupe(client); // before the client has any subscription (broker/dedupe.ts)
@@ -133,10 +156,11 @@ export class StoreBroker {
         gatekeeper.mayHold(client, filter),
       );
       this.#observe(aedes, gatekeeper);
-      this.#tcp = await listenTcp(aedes.handle, this.#options.port, host, this.#options.portFlag ?? '--port');
+      const admit = this.#admission(aedes);
+      this.#tcp = await listenTcp(admit, this.#options.port, host, this.#options.portFlag ?? '--port');
       if (this.#options.wsPort !== undefined) {
         this.#ws = await listenWebSocket(
-          aedes.handle,
+          admit,
           (error) => logger.warn({ err: error.message }, 'websocket server error'),
           this.#options.wsPort,
           host,
@@ -190,13 +214,54 @@ export class StoreBroker {
     return this.#directory;
   }
 
+  /**
+   * Every listener hands its connections here: the connection cap, then aedes with the packet
+   * gate on its parser (broker/packet-gate.ts). Nothing is buffered for a refused connection.
+   */
+  #admission(aedes: Aedes): ConnectionHandler {
+    const logger = this.#options.logger;
+    const { maxConnections, maxPacketBytes } = this.#limits;
+    let lastCapWarning = 0;
+    return (stream, request) => {
+      if (this.#connections >= maxConnections) {
+        this.#connectionsRefused++;
+        // One line per second at most: a flood must not flood the log too.
+        const now = Date.now();
+        if (now - lastCapWarning > 1000) {
+          lastCapWarning = now;
+          logger.warn(
+            { maxConnections, refused: this.#connectionsRefused },
+            'connection refused: --max-connections reached',
+          );
+        }
+        stream.destroy();
+        return;
+      }
+      this.#connections++;
+      stream.once('close', () => this.#connections--);
+      const client = aedes.handle(stream, request as never);
+      gateConnection(client, maxPacketBytes, {
+        tooLarge: (error) =>
+          logger.warn(
+            { remote: remoteOf(stream), announced: error.announced, limit: error.limit },
+            'packet too large: connection closed',
+          ),
+        unsupportedProtocol: (name, level) =>
+          logger.info(
+            { remote: remoteOf(stream), protocol: name, level },
+            'unsupported protocol level: CONNACK 1',
+          ),
+      });
+    };
+  }
+
   #observe(aedes: Aedes, gatekeeper: Gatekeeper): void {
     const logger = this.#options.logger;
     aedes.on('clientReady', (client) => gatekeeper.onClientReady(client));
     aedes.on('clientDisconnect', (client) => gatekeeper.onClientDisconnect(client));
     const onClientError = (client: Client, error: Error): void => {
       // Refused connections were logged where they were decided.
-      if (error.name === 'ConnectRefused') return;
+      if (error.name === 'ConnectRefused' || error.name === 'PacketTooLargeError') return;
       const code = (error as NodeJS.ErrnoException).code;
       const fields = {
         clientId: client?.id,

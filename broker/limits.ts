@@ -1,0 +1,25 @@
+/**
+ * The store broker's limits before login, defaults in one place (the CLI flags `--max-packet-bytes`,
+ * `--connect-timeout`, `--max-connections`, `serve --broker-...`, and docs/broker.md "Security").
+ */
+export interface BrokerLimits {
+  /**
+   * Largest MQTT packet accepted, fixed header included. Checked when the packet's remaining
+   * length is read, before its body is buffered: a larger one closes the connection.
+   */
+  maxPacketBytes: number;
+  /** A connection that has not completed its CONNECT by then is closed. */
+  connectTimeoutMs: number;
+  /** Open connections (all listeners together, logged in or not); more are closed at once. */
+  maxConnections: number;
+}
+
+export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
+  // The device's largest script (2 MiB REST body limit) plus room for topic and JSON envelope.
+  maxPacketBytes: 2 * 1024 * 1024 + 64 * 1024,
+  connectTimeoutMs: 10_000,
+  maxConnections: 1000,
+});
+
+/** The smallest `maxPacketBytes` that still lets a client connect with a sane CONNECT. */
+export const MIN_MAX_PACKET_BYTES = 1024;
