@@ -4,10 +4,11 @@
  *
  * | role       | publish                                                                  | subscribe (filter must lie within)        |
  * |------------|--------------------------------------------------------------------------|-------------------------------------------|
- * | device     | `<ns>/devices/<self>/state`, `<ns>/devices/<self>/tasks/+/status`,        | `<ns>/devices/<self>/#`, `<ns>/groups/+/scripts` |
- * |            | `<ns>/replies/#` (not retained)                                          |                                           |
- * | controller | `<ns>/devices/+/scripts`, `<ns>/groups/+/scripts`, `<ns>/replies/#` (not  | `<ns>/#`                                  |
- * |            | retained), and zero-byte retained clears of `<ns>/devices/+/state` and    |                                           |
+ * | device     | `<ns>/devices/<self>/state`, `<ns>/devices/<self>/tasks/+/status`,        | `<ns>/devices/<self>/#`, `<ns>/groups/+/scripts`, |
+ * |            | `<ns>/replies/#` (not retained)                                          | `<ns>/groups/+/cancel`                    |
+ * | controller | `<ns>/devices/+/scripts`, `<ns>/groups/+/scripts`, `<ns>/devices/+/cancel`,| `<ns>/#`                                  |
+ * |            | `<ns>/groups/+/cancel`, `<ns>/replies/#` (not retained), and zero-byte    |                                           |
+ * |            | retained clears of `<ns>/devices/+/state` and                            |                                           |
  * |            | `<ns>/devices/+/tasks/+/status`                                          |                                           |
  * | observer   | nothing                                                                  | `<ns>/#`                                  |
  *
@@ -125,6 +126,9 @@ export class AccessRules {
           // refuses retained scripts itself; clearing one left by another broker stays allowed.
           { filter: `${ns}/devices/+/scripts`, retain: 'never-or-clear' },
           { filter: `${ns}/groups/+/scripts`, retain: 'never-or-clear' },
+          // Cancels (v1.1) are commands like scripts: never retained, a clear allowed.
+          { filter: `${ns}/devices/+/cancel`, retain: 'never-or-clear' },
+          { filter: `${ns}/groups/+/cancel`, retain: 'never-or-clear' },
           { filter: `${ns}/replies/#`, retain: 'never' },
           // Forgetting a decommissioned device: clear its retained state and status topics,
           // never write them (only the device speaks for itself).
@@ -137,7 +141,10 @@ export class AccessRules {
   }
 
   subscribeRules(role: BrokerRole, name: string): string[] {
-    if (role === 'device') return [`${this.ns}/devices/${name}/#`, `${this.ns}/groups/+/scripts`];
+    // A device reads its own topics (scripts and cancels included) and any group's scripts and
+    // cancels: the broker does not know a device's groups.
+    if (role === 'device')
+      return [`${this.ns}/devices/${name}/#`, `${this.ns}/groups/+/scripts`, `${this.ns}/groups/+/cancel`];
     return [`${this.ns}/#`];
   }
 
@@ -163,7 +170,7 @@ export class AccessRules {
         retainRule === 'never'
           ? 'messages on this topic must not be retained'
           : retainRule === 'never-or-clear'
-            ? 'scripts must not be retained (contract section 3); only a zero-byte retained clear is allowed'
+            ? 'scripts and cancels must not be retained; only a zero-byte retained clear is allowed'
             : `role ${role} may only clear this topic (zero-byte retained message)`,
     };
   }
