@@ -23,3 +23,5 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
 
 /** The smallest `maxPacketBytes` that still lets a client connect with a sane CONNECT. */
 export const MIN_MAX_PACKET_BYTES = 1024;
+/** The largest packet MQTT can express: remaining length 268,435,455 plus a 5-byte header [MQTT-2.2.3]. */
+export const MAX_MQTT_PACKET_BYTES = 268_435_460;

@@ -50,8 +50,10 @@ interface GatedClient {
   _parser?: ParserInternals;
 }
 
-/** Fixed header: 1 byte, remaining length: up to 4 ([MQTT-2.2.3]). */
-const FIXED_HEADER_MAX = 5;
+/** Fixed header: 1 byte, then the remaining length in 1 to 4 bytes ([MQTT-2.2.3]). */
+function fixedHeaderBytes(remaining: number): number {
+  return 1 + (remaining < 128 ? 1 : remaining < 16_384 ? 2 : remaining < 2_097_152 ? 3 : 4);
+}
 /** CONNACK, session present 0, return code 0x01 ([MQTT-3.2.2-4]: SP 0 with a non-zero code). */
 const CONNACK_UNACCEPTABLE_PROTOCOL = Buffer.from([0x20, 0x02, 0x00, 0x01]);
 
@@ -113,9 +115,11 @@ export function gateConnection(client: unknown, maxPacketBytes: number, events: 
   const parseLength = parser._parseLength;
   parser._parseLength = function gatedParseLength(this: ParserInternals): boolean {
     const done = parseLength.call(this);
-    if (done && this.packet.length + FIXED_HEADER_MAX > maxPacketBytes) {
-      // Remaining length plus a fixed header of at most 5 bytes: the exact header size does not matter here.
-      const error = new PacketTooLargeError(this.packet.length, maxPacketBytes);
+    if (done && this.packet.length + fixedHeaderBytes(this.packet.length) > maxPacketBytes) {
+      const error = new PacketTooLargeError(
+        this.packet.length + fixedHeaderBytes(this.packet.length),
+        maxPacketBytes,
+      );
       events.tooLarge(error);
       this.parse = () => 0; // whatever else arrives is dropped, never buffered
       this._emitError(error); // aedes closes the connection

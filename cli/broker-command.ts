@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { type BrokerUser, loadUsersFile, parseUserSpec, StoreBroker } from '../broker/store-broker.ts';
 import { port } from '../src/config.ts';
+import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
 import { hostValue, logLevelFlag, nsFlag } from './common-flags.ts';
 import { addFlags, booleanValue, flag, flagSchema, parseFlags, repeatableFlag } from './flags.ts';
 import { cliLogger } from './logging.ts';
@@ -56,6 +57,9 @@ export const brokerFlags = {
     'share state with other instances through Redis (redis://, rediss://)',
     z.url({ protocol: /^rediss?$/, error: 'expected redis://[user:password@]host:port[/db] or rediss://' }),
   ),
+  maxPacketBytes: maxPacketBytesFlag('max-packet-bytes'),
+  connectTimeout: connectTimeoutFlag('connect-timeout'),
+  maxConnections: maxConnectionsFlag('max-connections'),
   logLevel: logLevelFlag('info'),
 };
 
@@ -105,6 +109,11 @@ export function registerBrokerCommand(program: Command): void {
       users: [...config.user, ...(config.users ?? [])],
       allowAnonymous: config.allowAnonymous,
       ...(config.redisUrl && { redisUrl: config.redisUrl }),
+      limits: {
+        maxPacketBytes: config.maxPacketBytes,
+        connectTimeoutMs: config.connectTimeout,
+        maxConnections: config.maxConnections,
+      },
       logger,
     });
     try {

@@ -119,6 +119,11 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
           logger: logger.child({ component: 'broker' }),
           portFlag: '--broker-port',
           wsPortFlag: '--broker-ws-port',
+          limits: {
+            maxPacketBytes: config.brokerMaxPacketBytes,
+            connectTimeoutMs: config.brokerConnectTimeout,
+            maxConnections: config.brokerMaxConnections,
+          },
         });
       broker = newBroker(config.brokerPort);
       try {

@@ -4,6 +4,7 @@
  * (docs/api.md, "Command line") all come from `serveFlags`. Validated once with every problem
  * reported at once, then frozen.
  */
+
 import { z } from 'zod';
 import { idSchema, installationSchema } from '../bridge/contract/topics.ts';
 import {
@@ -17,6 +18,7 @@ import {
   userSpecSchema,
   wholeNumber,
 } from '../src/config.ts';
+import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
 import { hostValue, logLevelFlag, mqttUrlFlag, nsFlag } from './common-flags.ts';
 import { flag, flagSchema, labeler, negatedFlag, repeatableFlag } from './flags.ts';
 
@@ -95,6 +97,10 @@ export const serveFlags = {
   brokerWsPort: flag('--broker-ws-port <port>', 'embedded broker WebSocket port', port, {
     defaultHelp: 'off',
   }),
+  // The embedded broker's limits (defaults in broker/limits.ts).
+  brokerMaxPacketBytes: maxPacketBytesFlag('broker-max-packet-bytes'),
+  brokerConnectTimeout: connectTimeoutFlag('broker-connect-timeout'),
+  brokerMaxConnections: maxConnectionsFlag('broker-max-connections'),
   mqtt: negatedFlag('--no-mqtt', 'no MQTT at all'),
   ns: nsFlag(),
   groups: repeatableFlag(

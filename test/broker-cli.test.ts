@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { until } from './helpers/mqtt.ts';
+import { publish, RawClient } from './helpers/raw-mqtt.ts';
 
 const BIN = fileURLToPath(new URL('../bin/regbridge.js', import.meta.url));
 const children: ChildProcess[] = [];
@@ -113,13 +114,37 @@ describe('regbridge broker', () => {
   });
 
   it('reports every configuration problem at once, without a stack, exit code 2', async () => {
-    const r = run(['--port', '70000', '--user', 'x:secret', '--ns', 'a//b', '--allow-anonymous', 'maybe'], {
-      REGBRIDGE_REDIS_URL: 'http://nope',
-    });
+    const r = run(
+      [
+        '--port',
+        '70000',
+        '--user',
+        'x:secret',
+        '--ns',
+        'a//b',
+        '--allow-anonymous',
+        'maybe',
+        '--max-packet-bytes',
+        '10',
+        '--connect-timeout',
+        'soon',
+        '--max-connections',
+        '0',
+      ],
+      { REGBRIDGE_REDIS_URL: 'http://nope' },
+    );
     expect(await r.exit).toBe(2);
     const lines = r.stderr().trim().split('\n');
     expect(lines[0]).toBe('regbridge broker: invalid configuration:');
-    for (const flag of ['--port', '--user', '--ns', '--allow-anonymous']) {
+    for (const flag of [
+      '--port',
+      '--user',
+      '--ns',
+      '--allow-anonymous',
+      '--max-packet-bytes',
+      '--connect-timeout',
+      '--max-connections',
+    ]) {
       expect(
         lines.some((line) => line.startsWith(`  - ${flag}: `)),
         flag,
@@ -132,6 +157,41 @@ describe('regbridge broker', () => {
     );
     expect(r.stderr()).not.toContain('secret');
     expect(r.stderr()).not.toMatch(/\n\s+at /);
+  });
+
+  it('applies --max-packet-bytes, --connect-timeout and --max-connections', async () => {
+    const r = run([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--user',
+      'hq:pw:controller',
+      '--max-packet-bytes',
+      '2048',
+      '--connect-timeout',
+      '300ms',
+      '--max-connections',
+      '2',
+    ]);
+    const { port } = await listening(r);
+    const silent = await RawClient.open(port);
+    await silent.waitClosed(5000); // no CONNECT within 300 ms
+    const { client, connack } = await RawClient.connected(port, {
+      clientId: 'a',
+      username: 'hq',
+      password: 'pw',
+    });
+    expect(connack.returnCode).toBe(0);
+    client.send(publish({ topic: 'pos/replies/x', payload: Buffer.alloc(2048) }));
+    await client.waitClosed();
+    const first = await RawClient.connected(port, { clientId: 'b', username: 'hq', password: 'pw' });
+    const second = await RawClient.connected(port, { clientId: 'c', username: 'hq', password: 'pw' });
+    const third = await RawClient.open(port);
+    await third.waitClosed();
+    await Promise.all([first.client.drop(), second.client.drop()]);
+    r.child.kill('SIGTERM');
+    expect(await r.exit).toBe(0);
   });
 
   it('refuses to start without users unless anonymous clients are allowed', async () => {

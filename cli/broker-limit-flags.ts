@@ -1,0 +1,35 @@
+/**
+ * The store broker's limit flags, shared by `regbridge broker` (`--max-packet-bytes`,
+ * `--connect-timeout`, `--max-connections`) and serve's embedded broker (the same after
+ * `--broker-`). Their defaults are broker/limits.ts's, written here as a user types them.
+ */
+import { DEFAULT_BROKER_LIMITS, MAX_MQTT_PACKET_BYTES, MIN_MAX_PACKET_BYTES } from '../broker/limits.ts';
+import { positiveDuration, wholeNumber } from '../src/config.ts';
+import { flag } from './flags.ts';
+
+const D = DEFAULT_BROKER_LIMITS;
+
+/** `--max-packet-bytes` (or `--broker-max-packet-bytes`). */
+export function maxPacketBytesFlag(name: string) {
+  return flag(
+    `--${name} <bytes>`,
+    'largest MQTT packet, checked before it is buffered; a larger one closes the connection',
+    wholeNumber(MIN_MAX_PACKET_BYTES, MAX_MQTT_PACKET_BYTES),
+    { default: String(D.maxPacketBytes) },
+  );
+}
+
+export function connectTimeoutFlag(name: string) {
+  return flag(
+    `--${name} <duration>`,
+    'a connection that has not completed its CONNECT (TLS handshake included) by then is closed',
+    positiveDuration,
+    { default: `${D.connectTimeoutMs / 1000}s` },
+  );
+}
+
+export function maxConnectionsFlag(name: string) {
+  return flag(`--${name} <n>`, 'open connections at once; more are closed at once', wholeNumber(1), {
+    default: String(D.maxConnections),
+  });
+}
