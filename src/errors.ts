@@ -24,7 +24,7 @@ export const errorRegistry = {
   INVALID_REQUEST: {
     statusCode: 400,
     error: 'Bad Request',
-    mqtt: ['script refusal'],
+    mqtt: ['script refusal', 'cancel refusal'],
     description:
       'Malformed JSON, a missing or mistyped field, an empty script, a non-integer task id. Also a body or payload that is not valid UTF-8 and a blank script.',
   },
@@ -43,7 +43,7 @@ export const errorRegistry = {
   TASK_DOES_NOT_EXIST: {
     statusCode: 404,
     error: 'Not Found',
-    mqtt: [],
+    mqtt: ['cancel refusal'],
     description:
       'Unknown or evicted task id. The body also carries `id` and `status: "TASK_DOES_NOT_EXIST"`.',
   },
@@ -58,6 +58,18 @@ export const errorRegistry = {
     error: 'Conflict',
     mqtt: [],
     description: 'An `Idempotency-Key` seen before with a different script.',
+  },
+  TASK_RUNNING: {
+    statusCode: 409,
+    error: 'Conflict',
+    mqtt: ['cancel refusal'],
+    description: 'A cancel of a task that has started: a running script is never cut.',
+  },
+  TASK_ENDED: {
+    statusCode: 409,
+    error: 'Conflict',
+    mqtt: ['cancel refusal'],
+    description: 'A cancel of a task that has already ended. The body also carries `id` and `status`.',
   },
   SCRIPT_TOO_LARGE: {
     statusCode: 413,
@@ -80,7 +92,7 @@ export const errorRegistry = {
   INTERNAL_ERROR: {
     statusCode: 500,
     error: 'Internal Server Error',
-    mqtt: ['script refusal'],
+    mqtt: ['script refusal', 'cancel refusal'],
     description: 'A bug: the service could not answer. Logged with its stack.',
   },
   QUEUE_FULL: {
@@ -90,12 +102,17 @@ export const errorRegistry = {
     description: 'Too many queued tasks (`--max-queue`). Carries `Retry-After`.',
   },
   RETAINED_SUBMISSION: {
-    mqtt: ['script refusal'],
-    description: 'A script delivered as a retained message: it was published in the past.',
+    mqtt: ['script refusal', 'cancel refusal'],
+    description: 'A script or cancel delivered as a retained message: it was published in the past.',
   },
   EXPIRED: {
     mqtt: ['task error'],
     description: 'A script whose `notAfter` had passed: the task ends FAILURE without running.',
+  },
+  CANCELLED: {
+    mqtt: ['script refusal', 'task error'],
+    description:
+      'A queued task cancelled before it started ends FAILURE with this error; a script whose requestId was cancelled before it arrived is refused with it.',
   },
 } as const satisfies Record<string, ErrorEntry>;
 

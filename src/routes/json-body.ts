@@ -12,6 +12,12 @@ export function installJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // DELETE carries no body; many HTTP clients still send `Content-Type: application/json` with
+    // every request, and an empty body there is no error.
+    if (request.method === 'DELETE' && (body as Buffer).length === 0) {
+      done(null, undefined);
+      return;
+    }
     let text: string;
     try {
       text = decodeUtf8(body as Buffer, 'Body');

@@ -87,6 +87,19 @@ export const taskNotFoundSchema = errorSchema.extend({
 });
 apiSchemas.add(taskNotFoundSchema, { id: 'TaskDoesNotExist', description: 'Unknown or evicted task id' });
 
+export const taskEndedSchema = errorSchema.extend({
+  code: z.literal('TASK_ENDED'),
+  id: z.number().int(),
+  status: doc(z.enum(['FINISHED', 'FAILURE']), 'How the task ended'),
+});
+apiSchemas.add(taskEndedSchema, { id: 'TaskEnded', description: 'The task had already ended' });
+
+export const taskRunningSchema = errorSchema.extend({ code: z.literal('TASK_RUNNING') });
+apiSchemas.add(taskRunningSchema, {
+  id: 'TaskRunning',
+  description: 'The task has started; a running script is never cut',
+});
+
 const credentialsShape = {
   userName: requiredString('a string'),
   password: requiredString('a string'),
@@ -194,4 +207,8 @@ export const errorResponses = {
   queueFull: errorResponse('QUEUE_FULL: too many queued tasks; retry after Retry-After seconds'),
   conflict: errorResponse('IDEMPOTENCY_CONFLICT: Idempotency-Key seen before with a different script'),
   notFound: errorResponse('TASK_DOES_NOT_EXIST: unknown or evicted id', taskNotFoundSchema),
+  notCancellable: errorResponse(
+    'TASK_RUNNING: the task has started (a running script is never cut); TASK_ENDED: it had ended (the body carries id and status)',
+    z.union([taskRunningSchema, taskEndedSchema]),
+  ),
 } as const;

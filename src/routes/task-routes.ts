@@ -1,6 +1,7 @@
 /**
- * Routes 2–5 of contract section 1: submit a script (asynchronously or waiting for its end),
- * read one task (with long polling), list tasks. Every route here needs a bearer token unless
+ * Routes 2–5 of contract section 1 and the cancel of section 1.1: submit a script
+ * (asynchronously or waiting for its end), read one task (with long polling), cancel a queued
+ * one, list tasks. Every route here needs a bearer token unless
  * `--auth off`; the check runs on request, before the body is even read.
  */
 import type { FastifyReply } from 'fastify';
@@ -164,6 +165,27 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
       const task = waitMs > 0 ? await waitForEnd(reply, id, waitMs) : queue.get(id);
       if (!task) throw taskDoesNotExist(id);
       return toTaskBody(task);
+    },
+  });
+
+  app.delete('/api/tasks/:id', {
+    schema: {
+      tags: ['tasks'],
+      summary: 'Cancel a queued task: it ends FAILURE with an error starting CANCELLED',
+      security,
+      params: taskIdParamsSchema,
+      response: {
+        200: jsonResponse('Cancelled: the task, now FAILURE with an error starting "CANCELLED"', taskSchema),
+        400: errorResponses.invalid,
+        401: errorResponses.unauthorized,
+        404: errorResponses.notFound,
+        409: errorResponses.notCancellable,
+        500: errorResponses.internal,
+      },
+    },
+    handler: async (request) => {
+      const { id } = request.params;
+      return toTaskBody(queue.cancel(id, `cancelled over REST (DELETE /api/tasks/${id}) before it started`));
     },
   });
 

@@ -3,10 +3,11 @@
  * - REST `Idempotency-Key` (contract section 1): the same key with the same script is the first
  *   task, for as long as that task is held; another script is IDEMPOTENCY_CONFLICT.
  * - MQTT `requestId` (contract section 3): seen in the last `requestIdMemory` submissions,
- *   nothing new runs whatever the script (a repeat with another script is flagged, for the log).
+ *   nothing new runs whatever the script (a repeat with another script is flagged, for the log);
+ *   cancelled before its script arrived (contract section 1.1), the script is refused CANCELLED.
  */
 import { DomainError } from '../errors.ts';
-import { RequestIdMemory } from './request-ids.ts';
+import { RequestIdMemory, type RequestRecord } from './request-ids.ts';
 import type { Task } from './task.ts';
 
 export interface Keys {
@@ -45,6 +46,12 @@ export class Idempotency {
     }
     if (keys.requestId !== undefined) {
       const record = this.requestIds.get(keys.requestId);
+      if (record?.kind === 'cancelled') {
+        throw new DomainError(
+          'CANCELLED',
+          `requestId ${keys.requestId} was cancelled before its script arrived; nothing runs`,
+        );
+      }
       if (record) {
         return { task: record.task, ...(record.scriptHash !== scriptHash && { otherScript: true }) };
       }
@@ -52,11 +59,21 @@ export class Idempotency {
     return undefined;
   }
 
+  /** The task a requestId names (maybe an evicted copy), or that it was cancelled unseen. */
+  requestRecord(requestId: string): RequestRecord | undefined {
+    return this.requestIds.get(requestId);
+  }
+
+  /** A cancel for a requestId not seen yet: remember it, so its script never runs. */
+  cancelUnseen(requestId: string, at: Date): void {
+    this.requestIds.remember(requestId, { kind: 'cancelled', at });
+  }
+
   /** A new task was created with these keys (its own `scriptHash` is set when it has any). */
   created(task: Readonly<Task>): void {
     if (task.idempotencyKey !== undefined) this.byIdempotencyKey.set(task.idempotencyKey, task);
     if (task.requestId !== undefined) {
-      this.requestIds.remember(task.requestId, { task, scriptHash: task.scriptHash ?? '' });
+      this.requestIds.remember(task.requestId, { kind: 'task', task, scriptHash: task.scriptHash ?? '' });
     }
   }
 

@@ -7,18 +7,31 @@
  * entry): the oldest entry is forgotten first. Entries outlive their task's eviction, so a late
  * repeat is still answered with the task's id and its last status: at eviction the record keeps
  * a small copy of the task without its report or error.
+ *
+ * A cancel for a requestId not seen yet (contract section 1.1) takes a place in the same memory:
+ * the script that arrives later with it creates no task, so a cancel that overtakes its script
+ * still wins.
  */
 import type { Task } from './task.ts';
 
 /** Default of `--request-id-memory` (contract section 3: the last 1000 submissions). */
 export const DEFAULT_REQUEST_ID_MEMORY = 1000;
 
-export interface RequestRecord {
+export interface TaskRecord {
+  readonly kind: 'task';
   /** The task while the queue holds it; after its eviction, a copy without report or error. */
   task: Readonly<Task>;
   /** sha256 of the first submission's script, to tell a repeat that carries another one. */
   readonly scriptHash: string;
 }
+
+/** Cancelled before any script with this requestId arrived. */
+export interface CancelledRecord {
+  readonly kind: 'cancelled';
+  readonly at: Date;
+}
+
+export type RequestRecord = TaskRecord | CancelledRecord;
 
 export class RequestIdMemory {
   private readonly limit: number;
@@ -50,7 +63,7 @@ export class RequestIdMemory {
   evicted(task: Readonly<Task>): void {
     if (task.requestId === undefined) return;
     const record = this.records.get(task.requestId);
-    if (record?.task !== task) return;
+    if (record?.kind !== 'task' || record.task !== task) return;
     record.task = Object.freeze({
       id: task.id,
       script: '',

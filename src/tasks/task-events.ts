@@ -16,4 +16,28 @@ export interface TaskEvents {
 
 export type TaskEventName = keyof TaskEvents;
 
-export class TaskEventEmitter extends EventEmitter<TaskEvents> {}
+export type ListenerErrorHandler = (error: unknown, event: TaskEventName) => void;
+
+export class TaskEventEmitter extends EventEmitter<TaskEvents> {
+  private readonly onListenerError: ListenerErrorHandler;
+
+  constructor(onListenerError?: ListenerErrorHandler) {
+    super();
+    this.onListenerError =
+      onListenerError ?? ((error, event) => console.error(`task queue: a ${event} listener threw`, error));
+  }
+
+  /**
+   * Calls every listener even when one throws: a broken subscriber (metrics, bridge) must not
+   * stop the engine or leave a task half-transitioned.
+   */
+  protected notify<K extends TaskEventName>(event: K, ...args: TaskEvents[K]): void {
+    for (const listener of this.rawListeners(event) as Array<(...a: TaskEvents[K]) => void>) {
+      try {
+        listener(...args);
+      } catch (error) {
+        this.onListenerError(error, event);
+      }
+    }
+  }
+}

@@ -1,58 +1,22 @@
-import { coded, DomainError } from '../errors.ts';
+import { coded, DomainError, taskDoesNotExist } from '../errors.ts';
 import type { Executor } from '../executors/executor.ts';
 import { EndWaiters } from './end-waiters.ts';
+import { Fifo } from './fifo.ts';
 import { IdSource } from './id-source.ts';
 import { Idempotency } from './idempotency.ts';
+import type { CancelResult, SubmitOptions, SubmitResult, TaskQueueOptions } from './queue-types.ts';
 import { DEFAULT_REQUEST_ID_MEMORY } from './request-ids.ts';
 import { checkScript, DEFAULT_MAX_SCRIPT_BYTES, hashScript } from './script-text.ts';
-import type { Task, TaskSource } from './task.ts';
-import { TaskEventEmitter, type TaskEventName, type TaskEvents } from './task-events.ts';
+import { statusOf, type Task } from './task.ts';
+import { TaskEventEmitter } from './task-events.ts';
 
-export interface TaskQueueOptions {
-  executor: Executor;
-  /** How many ended tasks are kept (contract: 128). */
-  retain: number;
-  /** How many queued tasks (not yet started) are accepted before QUEUE_FULL (contract: 1000). */
-  maxQueue: number;
-  /** Scripts over this many bytes of UTF-8 are refused with SCRIPT_TOO_LARGE (default 1 MiB). */
-  maxScriptBytes?: number;
-  /** How many submissions' requestIds are remembered (contract section 3: 1000). */
-  requestIdMemory?: number;
-  idSource?: IdSource;
-  /** When to try again after QUEUE_FULL, in seconds (REST sends it as Retry-After). */
-  retryAfterSeconds?: number;
-  /** Clock of `notAfter`, ms since the epoch. */
-  now?: () => number;
-  /** Where a throwing event listener is reported; default: stderr. It never stops the engine. */
-  onListenerError?: (error: unknown, event: TaskEventName) => void;
-}
+export type { CancelResult, SubmitOptions, SubmitResult, TaskQueueOptions };
 
-export interface SubmitOptions {
-  source: TaskSource;
-  /**
-   * How refusals name the script, the way the caller knows it: REST "body field 'vendorScript'";
-   * default "the script".
-   */
-  subject?: string;
-  /** REST `Idempotency-Key`: the same key and script again is the first task, for as long as it is held. */
-  idempotencyKey?: string;
-  /** MQTT `requestId`: seen in the last `requestIdMemory` submissions, nothing new runs. */
-  requestId?: string;
-  /** Epoch ms. Already passed: the task is created and ends FAILURE `EXPIRED` without running. */
-  notAfter?: number;
-}
-
-export interface SubmitResult {
-  /**
-   * The new task, or the one the Idempotency-Key or requestId named first. A requestId's task
-   * may have been evicted since: then this is a copy of it without report or error, and
-   * `isHeld()` says false.
-   */
-  task: Readonly<Task>;
-  /** False when an Idempotency-Key or a requestId named an earlier task: nothing new was queued. */
-  created: boolean;
-  /** A repeated requestId came with another script than the first time (still nothing runs). */
-  otherScript?: boolean;
+function taskEnded(task: Readonly<Task>): DomainError {
+  const status = statusOf(task.state);
+  return new DomainError('TASK_ENDED', `Task ${task.id} has already ended (${status})`, {
+    details: { id: task.id, status },
+  });
 }
 
 /** Longest stretch of back-to-back task execution before the loop yields to I/O (ms). */
@@ -84,20 +48,18 @@ export class TaskQueue extends TaskEventEmitter {
   private readonly idempotency: Idempotency;
   /** Every task held (queued, running, retained), in id (= arrival) order. */
   private readonly tasks = new Map<number, Task>();
-  private readonly waiting: Task[] = [];
-  private waitingHead = 0;
-  private readonly ended: number[] = [];
-  private endedHead = 0;
+  private readonly waiting = new Fifo<Task>();
+  /** Ended task ids, oldest first: beyond `retain` they are evicted. */
+  private readonly ended = new Fifo<number>();
   private running: Task | undefined;
   private pump: Promise<void> | undefined;
   private draining = false;
-  private readonly onListenerError: (error: unknown, event: TaskEventName) => void;
   private abort = new AbortController();
   private stopped = true;
   private readonly endWaiters = new EndWaiters();
 
   constructor(options: TaskQueueOptions) {
-    super();
+    super(options.onListenerError);
     this.executor = options.executor;
     this.retain = options.retain;
     this.maxQueue = options.maxQueue;
@@ -106,9 +68,6 @@ export class TaskQueue extends TaskEventEmitter {
     this.ids = options.idSource ?? new IdSource();
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
     this.now = options.now ?? Date.now;
-    this.onListenerError =
-      options.onListenerError ??
-      ((error, event) => console.error(`task queue: a ${event} listener threw`, error));
   }
 
   start(): void {
@@ -131,7 +90,7 @@ export class TaskQueue extends TaskEventEmitter {
   }
 
   get queuedCount(): number {
-    return this.waiting.length - this.waitingHead;
+    return this.waiting.size;
   }
 
   get runningTask(): Readonly<Task> | undefined {
@@ -194,6 +153,37 @@ export class TaskQueue extends TaskEventEmitter {
     return this.tasks.get(task.id) === task;
   }
 
+  /**
+   * Contract section 1.1: a queued task ends FAILURE with `CANCELLED: <reason>`, mirrored like
+   * any end; a running script is never cut (TASK_RUNNING: a half-printed receipt is worse than a
+   * late one); an ended task is TASK_ENDED, an unknown one TASK_DOES_NOT_EXIST.
+   */
+  cancel(id: number, reason: string): Readonly<Task> {
+    const task = this.tasks.get(id);
+    if (!task) throw taskDoesNotExist(id);
+    if (task.state === 'running') {
+      throw new DomainError('TASK_RUNNING', `Task ${id} is running; a running script is never cut`);
+    }
+    if (task.state !== 'queued') throw taskEnded(task);
+    this.waiting.remove(task);
+    this.end(task, { ok: false, error: coded('CANCELLED', reason) });
+    return task;
+  }
+
+  /**
+   * Cancels the task a requestId names. A requestId not seen yet is remembered (within the
+   * requestId memory): a script arriving later with it creates no task and is refused CANCELLED,
+   * so a cancel that overtakes its script still wins.
+   */
+  cancelRequest(requestId: string, reason: string): CancelResult {
+    const record = this.idempotency.requestRecord(requestId);
+    if (record === undefined) this.idempotency.cancelUnseen(requestId, new Date(this.now()));
+    if (record === undefined || record.kind === 'cancelled') return { remembered: true };
+    // An evicted task's copy: it had ended.
+    if (!this.isHeld(record.task)) throw taskEnded(record.task);
+    return { task: this.cancel(record.task.id, reason) };
+  }
+
   get(id: number): Readonly<Task> | undefined {
     return this.tasks.get(id);
   }
@@ -212,20 +202,6 @@ export class TaskQueue extends TaskEventEmitter {
     if (!task || task.state === 'finished' || task.state === 'failed' || ms <= 0) return task;
     await this.endWaiters.wait(id, ms, signal);
     return this.tasks.get(id);
-  }
-
-  /**
-   * Calls every listener even when one throws: a broken subscriber (metrics, bridge) must not
-   * stop the engine or leave a task half-transitioned.
-   */
-  private notify<K extends TaskEventName>(event: K, ...args: TaskEvents[K]): void {
-    for (const listener of this.rawListeners(event) as Array<(...a: TaskEvents[K]) => void>) {
-      try {
-        listener(...args);
-      } catch (error) {
-        this.onListenerError(error, event);
-      }
-    }
   }
 
   /**
@@ -250,13 +226,7 @@ export class TaskQueue extends TaskEventEmitter {
           sliceStart = performance.now();
           if (this.stopped || this.queuedCount === 0) break;
         }
-        const task = this.waiting[this.waitingHead]!;
-        this.waiting[this.waitingHead] = undefined as unknown as Task;
-        this.waitingHead += 1;
-        if (this.waitingHead > 1024 && this.waitingHead * 2 > this.waiting.length) {
-          this.waiting.splice(0, this.waitingHead);
-          this.waitingHead = 0;
-        }
+        const task = this.waiting.shift()!;
         task.state = 'running';
         task.startedAt = new Date();
         this.running = task;
@@ -290,15 +260,7 @@ export class TaskQueue extends TaskEventEmitter {
     }
     this.endWaiters.wake(task.id);
     this.ended.push(task.id);
-    while (this.ended.length - this.endedHead > this.retain) {
-      const evictedId = this.ended[this.endedHead]!;
-      this.endedHead += 1;
-      this.evict(evictedId);
-    }
-    if (this.endedHead > 1024 && this.endedHead * 2 > this.ended.length) {
-      this.ended.splice(0, this.endedHead);
-      this.endedHead = 0;
-    }
+    while (this.ended.size > this.retain) this.evict(this.ended.shift()!);
   }
 
   private evict(id: number): void {
