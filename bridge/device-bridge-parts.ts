@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { type BridgeMetrics, bridgeMetrics } from './bridge-metrics.ts';
 import type { DeviceBridgeOptions } from './bridge-options.ts';
 import { subscribeEach } from './broker-session.ts';
+import { CancelIntake } from './cancel-intake.ts';
 import { parseTopic } from './contract/topics.ts';
 import { MqttLink } from './mqtt-link.ts';
 import { PresenceGuard } from './presence-guard.ts';
@@ -20,6 +21,7 @@ export interface BridgeParts {
   link: MqttLink;
   statuses: StatusPublisher;
   intake: ScriptIntake;
+  cancels: CancelIntake;
   sweeper: StaleStatusSweeper;
   presence: PresenceGuard;
 }
@@ -58,6 +60,7 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
     logger,
     protocolVersion,
   });
+  const cancels = new CancelIntake({ deviceId: o.deviceId, queue: o.queue, link, logger, protocolVersion });
   const sweeper = new StaleStatusSweeper({
     ns: o.ns,
     deviceId: o.deviceId,
@@ -80,10 +83,10 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
     republish: input.republish,
     logger,
   });
-  return { metrics, link, statuses, intake, sweeper, presence };
+  return { metrics, link, statuses, intake, cancels, sweeper, presence };
 }
 
-/** Hands one incoming message to the part it is for (own statuses, own state, scripts). */
+/** Hands one incoming message to the part it is for (own statuses, own state, scripts, cancels). */
 export function routeMessage(
   parts: BridgeParts,
   target: { ns: string; deviceId: string; groups: readonly string[] },
@@ -102,16 +105,28 @@ export function routeMessage(
     parts.presence.handle(payload);
     return;
   }
-  const ours =
+  const ownScripts =
     (parsed?.kind === 'deviceScripts' && parsed.deviceId === target.deviceId) ||
     (parsed?.kind === 'groupScripts' && target.groups.includes(parsed.group));
-  if (!ours) {
-    // A subscription left in the persistent session by an earlier configuration (other groups).
-    metrics.messagesIn.inc({ kind: 'other', result: 'ignored' });
-    logger.info({ topic }, 'message on a topic this device no longer uses; unsubscribing');
-    if (parsed?.kind === 'groupScripts') client.unsubscribe(topic);
+  if (ownScripts) {
+    metrics.messagesIn.inc({ kind: 'script', result: parts.intake.handle(topic, payload, packet) });
     return;
   }
-  const result = parts.intake.handle(topic, payload, packet);
-  metrics.messagesIn.inc({ kind: 'script', result });
+  const cancelScope =
+    parsed?.kind === 'deviceCancel' && parsed.deviceId === target.deviceId
+      ? 'device'
+      : parsed?.kind === 'groupCancel' && target.groups.includes(parsed.group)
+        ? 'group'
+        : undefined;
+  if (cancelScope) {
+    metrics.messagesIn.inc({
+      kind: 'cancel',
+      result: parts.cancels.handle(topic, cancelScope, payload, packet),
+    });
+    return;
+  }
+  // A subscription left in the persistent session by an earlier configuration (other groups).
+  metrics.messagesIn.inc({ kind: 'other', result: 'ignored' });
+  logger.info({ topic }, 'message on a topic this device no longer uses; unsubscribing');
+  if (parsed?.kind === 'groupScripts' || parsed?.kind === 'groupCancel') client.unsubscribe(topic);
 }

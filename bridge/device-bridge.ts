@@ -4,6 +4,7 @@
  *   shutdown) says offline;
  * - task statuses: one retained QoS 1 message per transition (StatusPublisher);
  * - scripts: intake from the device topic and every group topic (ScriptIntake);
+ * - cancels: the device's and its groups' cancel topics (CancelIntake, contract section 1.1);
  * - stale status topics of earlier boots are cleared once per boot (StaleStatusSweeper).
  * This file holds the connection's lifecycle; the parts are built, and messages routed to them, in
  * device-bridge-parts.ts; start()'s wait for the first connection is device-bridge-start.ts.
@@ -232,7 +233,7 @@ export class DeviceBridge {
     this.publishOnline();
     // A resumed session keeps the subscriptions ([MQTT-3.1.2-4]); a new one needs them again.
     if (first || !sessionPresent) {
-      const subscribed = this.subscribeScripts(client, logger);
+      const subscribed = this.subscribeCommands(client, logger);
       if (first) this.firstSubscribed = subscribed;
     }
     if (first) this.parts?.sweeper.begin();
@@ -258,13 +259,15 @@ export class DeviceBridge {
     );
   }
 
-  private subscribeScripts(client: MqttClient, logger: Logger): Promise<void> {
+  private subscribeCommands(client: MqttClient, logger: Logger): Promise<void> {
     const { ns, deviceId } = this.options;
     // Its own state topic too, QoS 0 (only live messages matter): see presence-guard.ts.
     const ownState = subscribeEach(client, [topics.state(ns, deviceId)], logger, 0);
     const filters = [
       topics.deviceScripts(ns, deviceId),
       ...this.groups.map((g) => topics.groupScripts(ns, g)),
+      topics.deviceCancel(ns, deviceId),
+      ...this.groups.map((g) => topics.groupCancel(ns, g)),
     ];
     // MQTT 5 only: Retain As Published keeps the retain flag on live deliveries too, so a retained
     // submission is refused even when the device was already subscribed (contract section 3).

@@ -11,18 +11,11 @@ import type { IPublishPacket } from 'mqtt';
 import type { Logger } from 'pino';
 import { coded, DomainError } from '../src/errors.ts';
 import { decodeUtf8 } from '../src/tasks/script-text.ts';
-import { statusOf, type TaskStatus } from '../src/tasks/task.ts';
+import { statusOf } from '../src/tasks/task.ts';
 import type { SubmitResult, TaskQueue } from '../src/tasks/task-queue.ts';
 import type { BridgeLink } from './bridge-link.ts';
-import {
-  decodePayload,
-  type ReplyAccepted,
-  type ReplyRefused,
-  replyTopicSchema,
-  requestIdSchema,
-  type ScriptSubmission,
-  scriptSubmissionSchema,
-} from './contract/topics.ts';
+import { decodePayload, type ScriptSubmission, scriptSubmissionSchema } from './contract/topics.ts';
+import { looseFields, Replier, replyTargets } from './replies.ts';
 import type { StatusPublisher } from './status-publisher.ts';
 
 export type IntakeResult = 'accepted' | 'duplicate' | 'refused';
@@ -36,57 +29,14 @@ export interface ScriptIntakeOptions {
   protocolVersion: 4 | 5;
 }
 
-interface ReplyTarget {
-  topic: string;
-  correlationData?: Buffer;
-}
-
-/** Where answers go: `replyTo` of the payload and, with MQTT 5, the response topic property. */
-function replyTargets(
-  packet: IPublishPacket,
-  replyTo: string | undefined,
-  protocolVersion: 4 | 5,
-): ReplyTarget[] {
-  const targets: ReplyTarget[] = [];
-  const properties = protocolVersion === 5 ? packet.properties : undefined;
-  const correlationData = properties?.correlationData;
-  const responseTopic = properties?.responseTopic;
-  const validResponse = responseTopic !== undefined && replyTopicSchema.safeParse(responseTopic).success;
-  if (replyTo !== undefined) {
-    targets.push({
-      topic: replyTo,
-      // [MQTT-3.3.2.3.6] correlation data travels with the answer to the response topic; when
-      // replyTo is that same topic one answer carries it.
-      ...(validResponse && responseTopic === replyTo && correlationData && { correlationData }),
-    });
-  }
-  if (validResponse && responseTopic !== replyTo) {
-    targets.push({ topic: responseTopic, ...(correlationData && { correlationData }) });
-  }
-  return targets;
-}
-
-/** Best effort from a payload that may be invalid: where to send the refusal, what to echo. */
-function looseFields(payload: Buffer): { requestId?: string; replyTo?: string } {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(payload.toString('utf8'));
-  } catch {
-    return {};
-  }
-  if (typeof raw !== 'object' || raw === null) return {};
-  const { requestId, replyTo } = raw as Record<string, unknown>;
-  const fields: { requestId?: string; replyTo?: string } = {};
-  if (requestIdSchema.safeParse(requestId).success) fields.requestId = requestId as string;
-  if (replyTopicSchema.safeParse(replyTo).success) fields.replyTo = replyTo as string;
-  return fields;
-}
-
 export class ScriptIntake {
   private readonly options: ScriptIntakeOptions;
 
+  private readonly replies: Replier;
+
   constructor(options: ScriptIntakeOptions) {
     this.options = options;
+    this.replies = new Replier(options.deviceId, options.link);
   }
 
   handle(topic: string, payload: Buffer, packet: IPublishPacket): IntakeResult {
@@ -95,11 +45,7 @@ export class ScriptIntake {
     const targets = replyTargets(packet, loose.replyTo, protocolVersion);
     const refuse = (error: string): IntakeResult => {
       logger.warn({ topic, requestId: loose.requestId, error }, 'script submission refused');
-      this.reply(targets, {
-        ...(loose.requestId !== undefined && { requestId: loose.requestId }),
-        deviceId: this.options.deviceId,
-        error,
-      });
+      this.replies.refused(targets, loose.requestId, error);
       return 'refused';
     };
 
@@ -139,44 +85,14 @@ export class ScriptIntake {
         'repeated requestId: nothing executed, answering with the first task',
       );
       if (held) this.options.statuses.publish(task);
-      this.accept(targets, requestId, task.id, statusOf(task.state));
+      this.replies.accepted(targets, requestId, task.id, statusOf(task.state));
       return 'duplicate';
     }
     logger.info(
       { topic, taskId: task.id, requestId, expired: task.state === 'failed' },
       'script queued from MQTT',
     );
-    this.accept(targets, requestId, task.id, statusOf(task.state));
+    this.replies.accepted(targets, requestId, task.id, statusOf(task.state));
     return 'accepted';
-  }
-
-  private accept(
-    targets: ReplyTarget[],
-    requestId: string | undefined,
-    id: number,
-    status: TaskStatus,
-  ): void {
-    const body: ReplyAccepted = {
-      ...(requestId !== undefined && { requestId }),
-      deviceId: this.options.deviceId,
-      id,
-      status,
-    };
-    this.reply(targets, body);
-  }
-
-  private reply(targets: ReplyTarget[], body: ReplyAccepted | ReplyRefused): void {
-    const payload = JSON.stringify(body);
-    for (const target of targets) {
-      this.options.link.publish(
-        target.topic,
-        payload,
-        {
-          retain: false,
-          ...(target.correlationData && { properties: { correlationData: target.correlationData } }),
-        },
-        'reply',
-      );
-    }
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The MQTT topic contract (contract section 3): topic builders and parsers, payload types and
- * zod schemas. Shared by the device bridge, the store controller and every client, so both ends
+ * The MQTT topic contract (contract sections 3 and 1.1): topic builders and parsers, payload
+ * types and zod schemas. Shared by the device bridge, the store controller and every client, so both ends
  * of a topic always agree.
  */
 import { z } from 'zod';
@@ -44,6 +44,9 @@ export const topics = {
     `${ns}/devices/${assertId('device', deviceId)}/tasks/${taskId}/status`,
   deviceScripts: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/scripts`,
   groupScripts: (ns: string, group: string) => `${ns}/groups/${assertId('group', group)}/scripts`,
+  /** Cancels (contract section 1.1): one device (by id or requestId), or a group (by requestId). */
+  deviceCancel: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/cancel`,
+  groupCancel: (ns: string, group: string) => `${ns}/groups/${assertId('group', group)}/cancel`,
   /** Subscription filters. */
   allStates: (ns: string) => `${ns}/devices/+/state`,
   allTaskStatuses: (ns: string) => `${ns}/devices/+/tasks/+/status`,
@@ -56,7 +59,9 @@ export type ParsedTopic =
   | { kind: 'state'; deviceId: string }
   | { kind: 'taskStatus'; deviceId: string; taskId: number }
   | { kind: 'deviceScripts'; deviceId: string }
-  | { kind: 'groupScripts'; group: string };
+  | { kind: 'groupScripts'; group: string }
+  | { kind: 'deviceCancel'; deviceId: string }
+  | { kind: 'groupCancel'; group: string };
 
 /** Parses a topic under `ns`; undefined for anything that is not part of the contract. */
 export function parseTopic(ns: string, topic: string): ParsedTopic | undefined {
@@ -67,6 +72,7 @@ export function parseTopic(ns: string, topic: string): ParsedTopic | undefined {
   if (first === 'devices') {
     if (levels.length === 3 && third === 'state') return { kind: 'state', deviceId: id };
     if (levels.length === 3 && third === 'scripts') return { kind: 'deviceScripts', deviceId: id };
+    if (levels.length === 3 && third === 'cancel') return { kind: 'deviceCancel', deviceId: id };
     if (
       levels.length === 5 &&
       third === 'tasks' &&
@@ -81,6 +87,8 @@ export function parseTopic(ns: string, topic: string): ParsedTopic | undefined {
   }
   if (first === 'groups' && levels.length === 3 && third === 'scripts')
     return { kind: 'groupScripts', group: id };
+  if (first === 'groups' && levels.length === 3 && third === 'cancel')
+    return { kind: 'groupCancel', group: id };
   return undefined;
 }
 
@@ -147,6 +155,27 @@ export const scriptSubmissionSchema = z.object({
   notAfter: z.number().int().nonnegative().optional(),
 });
 
+/**
+ * A cancel on `<ns>/devices/<id>/cancel` (contract section 1.1): exactly one of `id` (the task)
+ * and `requestId` (the submission, seen or still to come).
+ */
+export const deviceCancelSchema = z
+  .object({
+    id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+    requestId: requestIdSchema.optional(),
+    replyTo: replyTopicSchema.optional(),
+  })
+  .refine((cancel) => (cancel.id === undefined) !== (cancel.requestId === undefined), {
+    message: 'exactly one of id and requestId',
+  });
+
+/** A cancel on `<ns>/groups/<g>/cancel`: `requestId` only (task ids are per device). */
+export const groupCancelSchema = z.object({
+  id: z.never({ error: 'a group cancel names a requestId, not a task id' }).optional(),
+  requestId: requestIdSchema,
+  replyTo: replyTopicSchema.optional(),
+});
+
 export const replyAcceptedSchema = z.object({
   requestId: z.string().optional(),
   deviceId: idSchema,
@@ -162,6 +191,12 @@ export const replyRefusedSchema = z.object({
 
 export const replySchema = z.union([replyAcceptedSchema, replyRefusedSchema]);
 
+/**
+ * Answers to a cancel have the shape of a submission's: `{deviceId, requestId?, id, status}`
+ * once cancelled, `{deviceId, requestId?, error: "<CODE>: ..."}` when not.
+ */
+export const cancelReplySchema = replySchema;
+
 export type OnlineState = z.infer<typeof onlineStateSchema>;
 export type OfflineState = z.infer<typeof offlineStateSchema>;
 export type DeviceState = z.infer<typeof stateSchema>;
@@ -170,6 +205,8 @@ export type ScriptSubmission = z.infer<typeof scriptSubmissionSchema>;
 export type ReplyAccepted = z.infer<typeof replyAcceptedSchema>;
 export type ReplyRefused = z.infer<typeof replyRefusedSchema>;
 export type Reply = z.infer<typeof replySchema>;
+export type DeviceCancel = z.infer<typeof deviceCancelSchema>;
+export type GroupCancel = z.infer<typeof groupCancelSchema>;
 
 /** Parses a JSON payload against a schema; a message for the log on failure, never a throw. */
 export function decodePayload<T>(
@@ -184,6 +221,9 @@ export function decodePayload<T>(
   }
   const parsed = schema.safeParse(json);
   if (parsed.success) return { ok: true, value: parsed.data };
-  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`);
+  // A field's issue names the field; one about the payload as a whole is just its message.
+  const issues = parsed.error.issues.map(
+    (i) => (i.path.length > 0 ? `${i.path.join('.')}: ` : '') + i.message,
+  );
   return { ok: false, error: `invalid payload: ${issues.join('; ')}` };
 }

@@ -1,0 +1,97 @@
+/**
+ * Cancels arriving on `<ns>/devices/<id>/cancel` and `<ns>/groups/<g>/cancel` (contract section
+ * 1.1): read the payload (a device topic names exactly one of `id` / `requestId`, a group topic a
+ * `requestId` only), let the engine cancel (TaskQueue.cancel / cancelRequest: the queued task
+ * ends FAILURE `CANCELLED`, mirrored like any end; a running one is never cut), and answer on
+ * `replyTo` and/or the MQTT 5 response topic with `{deviceId, requestId?, id, status}` or
+ * `{deviceId, requestId?, error: "<CODE>: ..."}`.
+ *
+ * A cancel for a requestId the device has not seen is remembered by the engine, so a script that
+ * arrives later with it creates no task; it is answered `TASK_DOES_NOT_EXIST: ...` (no task has
+ * that requestId yet) with a message saying the cancel is remembered. Nothing here throws.
+ */
+import type { IPublishPacket } from 'mqtt';
+import type { Logger } from 'pino';
+import { coded, DomainError } from '../src/errors.ts';
+import { decodeUtf8 } from '../src/tasks/script-text.ts';
+import { statusOf, type Task } from '../src/tasks/task.ts';
+import type { TaskQueue } from '../src/tasks/task-queue.ts';
+import type { BridgeLink } from './bridge-link.ts';
+import { decodePayload, deviceCancelSchema, groupCancelSchema } from './contract/topics.ts';
+import { looseFields, Replier, replyTargets } from './replies.ts';
+
+export type CancelResult = 'accepted' | 'remembered' | 'refused';
+
+export interface CancelIntakeOptions {
+  deviceId: string;
+  queue: TaskQueue;
+  link: BridgeLink;
+  logger: Logger;
+  protocolVersion: 4 | 5;
+}
+
+export class CancelIntake {
+  private readonly options: CancelIntakeOptions;
+  private readonly replies: Replier;
+
+  constructor(options: CancelIntakeOptions) {
+    this.options = options;
+    this.replies = new Replier(options.deviceId, options.link);
+  }
+
+  /** `scope`: the device's own cancel topic, or one of its groups'. */
+  handle(topic: string, scope: 'device' | 'group', payload: Buffer, packet: IPublishPacket): CancelResult {
+    const { logger, protocolVersion, queue } = this.options;
+    const loose = looseFields(payload);
+    const targets = replyTargets(packet, loose.replyTo, protocolVersion);
+    const refuse = (error: string, level: 'info' | 'warn' = 'warn'): CancelResult => {
+      logger[level]({ topic, requestId: loose.requestId, error }, 'cancel refused');
+      this.replies.refused(targets, loose.requestId, error);
+      return 'refused';
+    };
+
+    // As for scripts: a retained delivery is a cancel from the past (the broker stored it).
+    if (packet.retain) {
+      return refuse(
+        coded(
+          'RETAINED_SUBMISSION',
+          'retained cancels are refused (the broker stored it earlier); publish cancels with retain=false',
+        ),
+      );
+    }
+    const reason = `cancelled over MQTT (${topic}) before it started`;
+    let task: Readonly<Task>;
+    let requestId: string | undefined;
+    try {
+      const text = decodeUtf8(payload, 'the payload');
+      const decoded =
+        scope === 'device' ? decodePayload(deviceCancelSchema, text) : decodePayload(groupCancelSchema, text);
+      if (!decoded.ok) return refuse(coded('INVALID_REQUEST', decoded.error));
+      requestId = decoded.value.requestId;
+      if (requestId === undefined) {
+        task = queue.cancel(decoded.value.id!, reason);
+      } else {
+        const result = queue.cancelRequest(requestId, reason);
+        if (result.remembered) {
+          const error = coded(
+            'TASK_DOES_NOT_EXIST',
+            `no task has requestId ${requestId} yet; the cancel is remembered, so a script arriving with it will not run`,
+          );
+          logger.info({ topic, requestId }, 'cancel remembered for a requestId not seen yet');
+          this.replies.refused(targets, requestId, error);
+          return 'remembered';
+        }
+        task = result.task;
+      }
+    } catch (error) {
+      // TASK_RUNNING / TASK_ENDED / TASK_DOES_NOT_EXIST are ordinary answers to a controller's abort.
+      if (error instanceof DomainError)
+        return refuse(error.coded, error.code.startsWith('TASK_') ? 'info' : 'warn');
+      logger.error({ err: error }, 'cancel failed unexpectedly');
+      return refuse(coded('INTERNAL_ERROR', (error as Error).message));
+    }
+    logger.info({ topic, taskId: task.id, requestId }, 'task cancelled over MQTT');
+    this.replies.accepted(targets, requestId, task.id, statusOf(task.state));
+    return 'accepted';
+  }
+}
