@@ -8,6 +8,8 @@ import { type Logger, pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
+  deviceCancelSchema,
+  groupCancelSchema,
   offlineStateSchema,
   onlineStateSchema,
   replyAcceptedSchema,
@@ -163,7 +165,7 @@ describe('on one broker', () => {
 });
 
 describe('docs/asyncapi.yaml', () => {
-  it('names every topic of contract section 3, with examples that satisfy the payload schemas', async () => {
+  it('names every topic of contract sections 3 and 1.1, with examples that satisfy the payload schemas', async () => {
     const doc = parse(await readFile(new URL('../docs/asyncapi.yaml', import.meta.url), 'utf8')) as {
       channels: Record<string, unknown>;
       components: { messages: Record<string, { examples?: Array<{ payload: unknown }> }> };
@@ -174,6 +176,8 @@ describe('docs/asyncapi.yaml', () => {
         '{ns}/devices/{deviceId}/tasks/{taskId}/status',
         '{ns}/devices/{deviceId}/scripts',
         '{ns}/groups/{group}/scripts',
+        '{ns}/devices/{deviceId}/cancel',
+        '{ns}/groups/{group}/cancel',
         '{replyTo}',
       ].sort(),
     );
@@ -182,6 +186,8 @@ describe('docs/asyncapi.yaml', () => {
       OfflineState: offlineStateSchema.strict(),
       TaskStatus: statusMessageSchema.strict(),
       ScriptSubmission: scriptSubmissionSchema.strict(),
+      DeviceCancel: deviceCancelSchema.strict(),
+      GroupCancel: groupCancelSchema.strict(),
       ReplyAccepted: replyAcceptedSchema.strict(),
       ReplyRefused: replyRefusedSchema.strict(),
     };

@@ -114,6 +114,40 @@ describe("the vendor's asynchronous flow", () => {
   });
 });
 
+describe('cancelTask', () => {
+  it('cancels a queued task; a running one is TASK_RUNNING, an ended one TASK_ENDED, an unknown one does not exist', async () => {
+    const own = await device();
+    const c = track(new DeviceClient('127.0.0.1', own.httpPort, 'u', 'p'));
+    const running = await c.vendorScript('SLEEP 30000');
+    const queued = await c.vendorScript('PRINT never');
+    const cancelled = await c.cancelTask(queued);
+    expect(cancelled).toEqual({
+      id: queued,
+      status: 'FAILURE',
+      error: `CANCELLED: cancelled over REST (DELETE /api/tasks/${queued}) before it started`,
+      queuedAt: expect.any(String),
+      finishedAt: expect.any(String),
+    });
+    const failure = await c.waitForTask(queued).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(TaskProcessingException);
+    expect(failure).toMatchObject({ taskId: queued, taskError: cancelled.error });
+
+    const busy = await c.cancelTask(running).catch((e: unknown) => e);
+    expect(busy).toBeInstanceOf(RestException);
+    expect(busy).toMatchObject({ statusCode: 409, code: 'TASK_RUNNING' });
+    const again = await c.cancelTask(queued).catch((e: unknown) => e);
+    expect(again).toMatchObject({
+      statusCode: 409,
+      code: 'TASK_ENDED',
+      body: expect.objectContaining({ id: queued, status: 'FAILURE' }),
+    });
+    const unknown = await c.cancelTask(9_000_000).catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(TaskDoesNotExistException);
+    expect(unknown).toMatchObject({ taskId: 9_000_000, statusCode: 404 });
+    expect((await c.getTaskStatus(running)).status).toBe('RUNNING');
+  });
+});
+
 describe('processFmScript', () => {
   it('resolves to the report, and to the empty string for a script that prints nothing', async () => {
     expect(await client.processFmScript('PRINT a\nPRINT b')).toBe('a\nb');

@@ -53,12 +53,15 @@ it('every row says when the error happens, and codes are unique', () => {
   for (const row of rows) expect(row.when.length, row.code).toBeGreaterThan(20);
 });
 
-it("docs/mqtt.md's refusal codes are registered as script refusals", () => {
-  const codes = tableRows('mqtt.md', /^\|\s*Code\s*\|\s*When\s*\|\s*$/).map(([code = '']) =>
-    code.replaceAll('`', ''),
-  );
-  const refusals = Object.entries(errorRegistry)
-    .filter(([, entry]) => (entry.mqtt as readonly string[]).includes('script refusal'))
-    .map(([code]) => code);
-  expect(codes.sort()).toEqual(refusals.sort());
-});
+for (const [header, use] of [
+  [/^\|\s*Code\s*\|\s*When\s*\|\s*$/, 'script refusal'],
+  [/^\|\s*Cancel code\s*\|\s*When\s*\|\s*$/, 'cancel refusal'],
+] as const) {
+  it(`docs/mqtt.md's ${use} codes are the registry's`, () => {
+    const codes = tableRows('mqtt.md', header).map(([code = '']) => code.replaceAll('`', ''));
+    const registered = Object.entries(errorRegistry)
+      .filter(([, entry]) => (entry.mqtt as readonly string[]).includes(use))
+      .map(([code]) => code);
+    expect(codes.sort()).toEqual(registered.sort());
+  });
+}

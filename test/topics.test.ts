@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   assertNamespace,
   decodePayload,
+  deviceCancelSchema,
+  groupCancelSchema,
   parseTopic,
   scriptSubmissionSchema,
   statusMessageSchema,
@@ -16,6 +18,10 @@ describe('topic contract (contract section 3)', () => {
     );
     expect(topics.deviceScripts('pos', 'r')).toBe('pos/devices/r/scripts');
     expect(topics.groupScripts('pos', 'all')).toBe('pos/groups/all/scripts');
+    expect(topics.deviceCancel('stores/042', 'r')).toBe('stores/042/devices/r/cancel');
+    expect(topics.groupCancel('pos', 'front')).toBe('pos/groups/front/cancel');
+    expect(() => topics.deviceCancel('pos', 'a/b')).toThrow(/invalid device id/);
+    expect(() => topics.groupCancel('pos', '#')).toThrow(/invalid group id/);
     expect(topics.allStates('pos')).toBe('pos/devices/+/state');
   });
 
@@ -42,10 +48,29 @@ describe('topic contract (contract section 3)', () => {
     });
     expect(parseTopic('pos', 'pos/devices/r1/scripts')).toEqual({ kind: 'deviceScripts', deviceId: 'r1' });
     expect(parseTopic('pos', 'pos/groups/all/scripts')).toEqual({ kind: 'groupScripts', group: 'all' });
+    expect(parseTopic('pos', 'pos/devices/r1/cancel')).toEqual({ kind: 'deviceCancel', deviceId: 'r1' });
+    expect(parseTopic('a/b', 'a/b/groups/front/cancel')).toEqual({ kind: 'groupCancel', group: 'front' });
+    expect(parseTopic('pos', 'pos/groups/front/cancel/x')).toBeUndefined();
     expect(parseTopic('pos', 'other/devices/r1/state')).toBeUndefined();
     expect(parseTopic('pos', 'pos/devices/r1/tasks/01/status')).toBeUndefined();
     expect(parseTopic('pos', 'pos/devices/r1/tasks/99999999999999999/status')).toBeUndefined();
     expect(parseTopic('pos', 'pos/devices/r1/state/extra')).toBeUndefined();
+  });
+
+  it('cancel payloads: exactly one of id and requestId on a device topic, requestId only on a group topic', () => {
+    expect(deviceCancelSchema.safeParse({ id: 5 }).success).toBe(true);
+    expect(deviceCancelSchema.safeParse({ requestId: 'r', replyTo: 'pos/replies/x' }).success).toBe(true);
+    expect(deviceCancelSchema.safeParse({ id: 5, requestId: 'r' }).success).toBe(false);
+    expect(deviceCancelSchema.safeParse({}).success).toBe(false);
+    expect(deviceCancelSchema.safeParse({ id: 0 }).success).toBe(false);
+    expect(deviceCancelSchema.safeParse({ id: 1.5 }).success).toBe(false);
+    expect(groupCancelSchema.safeParse({ requestId: 'r' }).success).toBe(true);
+    expect(groupCancelSchema.safeParse({ id: 5, requestId: 'r' }).success).toBe(false);
+    expect(groupCancelSchema.safeParse({ id: 5 }).success).toBe(false);
+    expect(decodePayload(deviceCancelSchema, '{"id":1,"requestId":"r"}')).toEqual({
+      ok: false,
+      error: 'invalid payload: exactly one of id and requestId',
+    });
   });
 
   it('decodes payloads with a message instead of a throw', () => {

@@ -148,6 +148,22 @@ export class DeviceClient {
     throw error;
   }
 
+  /**
+   * `DELETE /api/tasks/{id}`: cancels a queued task, which ends FAILURE with an error starting
+   * `CANCELLED`; resolves to that task. A task that has started (409 `TASK_RUNNING`: a running
+   * script is never cut) or ended (409 `TASK_ENDED`, `body` carries its `id` and `status`) throws
+   * a RestException with that `code`; an unknown or evicted id throws TaskDoesNotExistException.
+   */
+  async cancelTask(id: number): Promise<TasksResponse> {
+    const res = await this.call({ method: 'DELETE', path: `/api/tasks/${encodeURIComponent(String(id))}` });
+    if (res.statusCode === 200) return parseBody(taskBodySchema, res);
+    const error = errorFromResponse(res);
+    if (error.statusCode === 404 && error.code === 'TASK_DOES_NOT_EXIST') {
+      throw new TaskDoesNotExistException(id, error.serverMessage);
+    }
+    throw error;
+  }
+
   /** `GET /api/tasks`: queued, running and retained tasks, newest first. */
   async listTasks(status?: string): Promise<TasksResponse[]> {
     const query = status === undefined ? '' : `?status=${encodeURIComponent(status)}`;

@@ -7,7 +7,7 @@ import { ConnectionException, RestException, TimeoutException } from './rest-exc
 import { errorBodySchema } from './types.ts';
 
 export interface HttpRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** Path and query, starting with `/`. */
   path: string;
   body?: unknown;
