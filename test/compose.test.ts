@@ -117,6 +117,14 @@ describe('docker-compose.yml', () => {
       );
   });
 
+  it('one local image: the broker builds it, the others never pull it', () => {
+    for (const [name, service] of Object.entries(compose.services)) {
+      expect(service.image, name).toBe('regbridge:local');
+      if (name === 'broker') expect(service.build).toBe('.');
+      else expect(service.pull_policy, name).toBe('never');
+    }
+  });
+
   it('the host-network override puts every service on the host network', () => {
     const host = readComposeSource('docker-compose.host.yml');
     expect(Object.keys(host.services).sort()).toEqual(Object.keys(compose.services).sort());

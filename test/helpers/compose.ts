@@ -20,6 +20,7 @@ export interface ComposeHealthcheck {
 export interface ComposeService {
   image?: string;
   build?: string;
+  pull_policy?: string;
   command?: string[];
   environment?: Record<string, string>;
   profiles?: string[];
