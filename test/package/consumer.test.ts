@@ -5,6 +5,7 @@
  * under nodenext. Prints the tarball's size and file count and the consumer's installed size.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -156,6 +157,11 @@ describe('an installed package', () => {
   it('runs the client from CommonJS through require()', async () => {
     const { stdout } = await node(['client.cjs', String(devicePort), USER, PASSWORD]);
     expect(JSON.parse(stdout)).toEqual({ report: expect.stringContaining('from commonjs') });
+  });
+
+  it('installs no TypeScript tooling: tsx, esbuild and typescript are dev dependencies', () => {
+    for (const tool of ['tsx', 'esbuild', 'typescript'])
+      expect(existsSync(join(project, 'node_modules', tool)), tool).toBe(false);
   });
 
   it('runs its bin from the built JS: regbridge --help', async () => {
