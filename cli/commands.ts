@@ -5,6 +5,8 @@
  */
 import type { Command } from 'commander';
 import { brokerFlags, registerBrokerCommand } from './broker-command.ts';
+import { registerControllerCommand } from './controller-command.ts';
+import { controllerFlags } from './controller-config.ts';
 import { demoFlags, registerDemoCommand } from './demo-command.ts';
 import { fanoutFlags, registerFanoutCommand } from './fanout-command.ts';
 import type { FlagTable } from './flags.ts';
@@ -22,6 +24,7 @@ export interface CommandEntry {
 export const COMMANDS: readonly CommandEntry[] = [
   { name: 'serve', flags: serveFlags, register: registerServeCommand },
   { name: 'broker', flags: brokerFlags, register: registerBrokerCommand },
+  { name: 'controller', flags: controllerFlags, register: registerControllerCommand },
   { name: 'fanout', flags: fanoutFlags, register: registerFanoutCommand },
   { name: 'watch', flags: watchFlags, register: registerWatchCommand },
   { name: 'run', flags: runFlags, register: registerRunCommand },

@@ -213,6 +213,21 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     return this.submissions.run(client, fanout, plan, submission, options);
   }
 
+  /**
+   * Asks a device to cancel the queued task of `requestId` (`<ns>/devices/<id>/cancel`, QoS 1,
+   * not retained; the device cancel rule of docs/mqtt.md). A task already running is never cut;
+   * the outcome shows in the task's status topic, so no reply is asked for. Fire and forget: a
+   * failed publish is logged.
+   */
+  cancel(deviceId: string, requestId: string): void {
+    const client = this.client;
+    if (!client) throw new Error('controller not started');
+    const topic = `${topics.state(this.ns, deviceId).slice(0, -'/state'.length)}/cancel`;
+    client.publishAsync(topic, JSON.stringify({ requestId }), { qos: 1 }).catch((error: Error) => {
+      this.logger.warn({ topic, requestId, err: error.message }, 'cancel publish failed');
+    });
+  }
+
   private onMessage(topic: string, payload: Buffer): void {
     const decoded = decodeControllerMessage(this.ns, this.clientId, topic, payload);
     if (!decoded) return;

@@ -53,6 +53,12 @@ export const errorRegistry = {
     mqtt: [],
     description: 'No route for this method and path.',
   },
+  JOB_DOES_NOT_EXIST: {
+    statusCode: 404,
+    error: 'Not Found',
+    mqtt: [],
+    description: 'Controller service: unknown job id. The body also carries `jobId`.',
+  },
   IDEMPOTENCY_CONFLICT: {
     statusCode: 409,
     error: 'Conflict',
@@ -70,6 +76,13 @@ export const errorRegistry = {
     error: 'Conflict',
     mqtt: ['cancel refusal'],
     description: 'A cancel of a task that has already ended. The body also carries `id` and `status`.',
+  },
+  JOB_ENDED: {
+    statusCode: 409,
+    error: 'Conflict',
+    mqtt: [],
+    description:
+      'Controller service: the job has already ended (cancel). The body also carries `jobId`, `status`.',
   },
   SCRIPT_TOO_LARGE: {
     statusCode: 413,

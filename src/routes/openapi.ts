@@ -37,6 +37,7 @@ const header = (description: string, type: 'string' | 'integer' = 'string'): Hea
 
 /** Headers the contract requires, by status code. */
 const HEADERS_BY_STATUS: Record<string, Record<string, HeaderObject>> = {
+  '201': { Location: header('Where the created resource is') },
   '202': { Location: header('/api/tasks/<id>: where to poll the task') },
   '401': { 'WWW-Authenticate': header('Bearer') },
   '429': { 'Retry-After': header('Seconds until another attempt is allowed', 'integer') },
@@ -47,7 +48,7 @@ function addResponseHeaders(path: string, responses: Record<string, ResponseObje
   for (const [status, response] of Object.entries(responses)) {
     const headers = { ...HEADERS_BY_STATUS[status] };
     // An Idempotency-Key replay answers 200 and still points at the task.
-    if (status === '200' && (path === '/api/vendor-script' || path === '/api/fm-script')) {
+    if (status === '200' && ['/api/vendor-script', '/api/fm-script', '/api/jobs'].includes(path)) {
       headers.Location = header('/api/tasks/<id>');
     }
     if (Object.keys(headers).length > 0) response.headers = { ...response.headers, ...headers };
@@ -91,23 +92,35 @@ function finishDocument(document: Document): Document {
   return document;
 }
 
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+/** What differs between the services' documents: the device's (default) and the controller's. */
+export interface OpenApiInfo {
+  title: string;
+  description: string;
+  tags: { name: string; description: string }[];
+}
+
+const DEVICE_DOCUMENT: OpenApiInfo = {
+  title: 'regbridge device service',
+  description:
+    'The vendor-compatible REST interface of one cash register (regbridge wire contract v1, section 1). ' +
+    'Every error answers `{statusCode, error, code, message}`; see docs/errors.md for the codes.',
+  tags: [
+    { name: 'auth', description: 'Bearer tokens' },
+    { name: 'tasks', description: 'Scripts and their outcome' },
+    { name: 'service', description: 'Health, metrics, this description' },
+  ],
+};
+
+export async function registerOpenApi(
+  app: FastifyInstance,
+  document: OpenApiInfo = DEVICE_DOCUMENT,
+): Promise<void> {
   const transformObject = createJsonSchemaTransformObject({ schemaRegistry: apiSchemas });
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.0.3',
-      info: {
-        title: 'regbridge device service',
-        description:
-          'The vendor-compatible REST interface of one cash register (regbridge wire contract v1, section 1). ' +
-          'Every error answers `{statusCode, error, code, message}`; see docs/errors.md for the codes.',
-        version: VERSION,
-      },
-      tags: [
-        { name: 'auth', description: 'Bearer tokens' },
-        { name: 'tasks', description: 'Scripts and their outcome' },
-        { name: 'service', description: 'Health, metrics, this description' },
-      ],
+      info: { title: document.title, description: document.description, version: VERSION },
+      tags: document.tags,
       components: {
         securitySchemes: {
           bearerAuth: {

@@ -1,0 +1,82 @@
+/**
+ * `regbridge controller`: the store controller service (docs/controller.md, "The controller
+ * service"): jobs with rollout control, their history in SQLite, an audit trail, live events
+ * and the dashboard, over HTTP(S). Runs until SIGINT/SIGTERM; jobs in flight resume at the next
+ * start. With no --user, `admin` gets a random password, printed once on stdout (never logged).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Command } from 'commander';
+import { parseConfig } from '../src/config.ts';
+import {
+  type ControllerConfig,
+  controllerConfigSchema,
+  controllerCrossProblems,
+  controllerFlags,
+} from './controller-config.ts';
+import { startControllerService } from './controller-service.ts';
+import { addFlags, flagInput, labeler } from './flags.ts';
+import { cliLogger } from './logging.ts';
+import { onShutdownSignal, reportStartError } from './options.ts';
+
+function shown(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+}
+
+export function registerControllerCommand(program: Command): void {
+  const command = program
+    .command('controller')
+    .description('run the store controller service: jobs with rollout control, history, audit, dashboard');
+  addFlags(command, controllerFlags).action(async (_flags: unknown, cmd: Command) => {
+    let config: ControllerConfig;
+    let generatedPassword: string | undefined;
+    const { input, sources } = flagInput(cmd, controllerFlags);
+    try {
+      if (!(input.users as unknown[] | undefined)?.length) {
+        generatedPassword = randomBytes(12).toString('base64url');
+        input.users = [`admin:${generatedPassword}`];
+      }
+      config = parseConfig(
+        controllerConfigSchema,
+        input,
+        controllerCrossProblems(input),
+        labeler(controllerFlags, sources, 'controller'),
+      );
+    } catch (error) {
+      reportStartError(cmd, error);
+      return;
+    }
+    const logger = cliLogger(config.logLevel);
+    try {
+      const service = await startControllerService(
+        {
+          ...config,
+          ...(config.tlsCert && config.tlsKey && { https: { cert: config.tlsCert, key: config.tlsKey } }),
+        },
+        { logger },
+      );
+      onShutdownSignal(async () => {
+        logger.info('shutting down');
+        await service.stop();
+      });
+      const scheme = config.tlsCert ? 'https' : 'http';
+      console.log(`regbridge controller listening on ${scheme}://${shown(config.host)}:${service.httpPort}`);
+      if (service.brokerPort !== undefined) {
+        console.log(
+          `embedded MQTT broker on mqtt://${shown(config.brokerHost)}:${service.brokerPort} (namespace ${config.ns})`,
+        );
+      }
+      console.log(`history in ${config.db}`);
+      if (generatedPassword) {
+        console.log(
+          `created user admin with password ${generatedPassword} (shown once; pass --user NAME:PASSWORD to choose)`,
+        );
+      }
+      logger.info(
+        { httpPort: service.httpPort, brokerPort: service.brokerPort },
+        'controller service started',
+      );
+    } catch (error) {
+      reportStartError(cmd, error);
+    }
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * `regbridge controller`'s flags, declared once (cli/flags.ts): commander options, their
+ * REGBRIDGE_<FLAG> variables, help with defaults and the one configuration schema
+ * (docs/controller.md, "The controller service"). Validated once with every problem reported at
+ * once, then frozen. TLS files are read here, so a missing one is a configuration error.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
+import { durationIn, port, userSpecSchema } from '../src/config.ts';
+import { hostValue, logLevelFlag, mqttUrlFlag, nsFlag } from './common-flags.ts';
+import { flag, flagSchema, repeatableFlag } from './flags.ts';
+
+/** Messages never echo the spec: it holds a password. */
+const brokerUserSpec = z.string().transform((spec, ctx): BrokerUser => {
+  try {
+    return parseUserSpec(spec);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+const pemFile = z.string().transform((path, ctx) => {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code}`,
+    });
+    return z.NEVER;
+  }
+});
+
+export const controllerFlags = {
+  port: flag('--port <port>', 'HTTP port of the API and the dashboard (0 picks a free one)', port, {
+    default: '8090',
+  }),
+  host: flag('--host <host>', 'HTTP listen address', hostValue, { default: '0.0.0.0' }),
+  mqttUrl: mqttUrlFlag(
+    'the store broker: mqtt://USER:PASSWORD@host:port (mqtts://, ws://); a comma-separated list fails over',
+  ),
+  mqttUser: flag(
+    '--mqtt-user <NAME:PASSWORD>',
+    'broker user, instead of credentials in --mqtt-url',
+    userSpecSchema,
+  ),
+  brokerPort: flag('--broker-port <port>', 'embed a store broker on this port instead of --mqtt-url', port, {
+    defaultHelp: 'off',
+  }),
+  brokerHost: flag('--broker-host <host>', 'embedded broker listen address', hostValue, {
+    default: '0.0.0.0',
+  }),
+  brokerUsers: repeatableFlag(
+    '--broker-user <NAME:PASSWORD:ROLE>',
+    'a user of the embedded broker (ROLE: device, controller, observer); every --user is a controller on it',
+    brokerUserSpec,
+  ),
+  ns: nsFlag(),
+  users: repeatableFlag(
+    '--user <NAME:PASSWORD>',
+    'who may log in to the API and the dashboard; none: admin with a printed random password',
+    userSpecSchema,
+  ),
+  db: flag(
+    '--db <file>',
+    'SQLite history of jobs, results and the audit trail (:memory: keeps none)',
+    z.string().min(1),
+    {
+      default: './regbridge-controller.db',
+    },
+  ),
+  tokenTtl: flag(
+    '--token-ttl <duration>',
+    'bearer token lifetime (a bare number is seconds)',
+    durationIn('s', { min: 1 }),
+    {
+      default: '3600',
+    },
+  ),
+  tlsCert: flag('--tls-cert <file>', 'PEM certificate: HTTPS instead of HTTP (with --tls-key)', pemFile),
+  tlsKey: flag('--tls-key <file>', 'PEM private key of --tls-cert', pemFile),
+  logLevel: logLevelFlag('info'),
+};
+
+export const controllerConfigSchema = flagSchema(controllerFlags);
+export type ControllerConfig = Readonly<z.infer<typeof controllerConfigSchema>>;
+
+/** Checks across flags, on the raw input, so they are reported with the schema's own problems. */
+export function controllerCrossProblems(input: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const hasUrl = input.mqttUrl !== undefined;
+  const embedded = input.brokerPort !== undefined;
+  if (hasUrl && embedded) problems.push('--broker-port: give either --mqtt-url or --broker-port, not both');
+  if (!hasUrl && !embedded) {
+    problems.push(
+      '--mqtt-url: required: the store broker (mqtt://USER:PASSWORD@host:1883), or --broker-port P to embed one',
+    );
+  }
+  if (embedded && input.mqttUser !== undefined)
+    problems.push('--mqtt-user: only with --mqtt-url (the embedded broker needs none)');
+  if (((input.brokerUsers as unknown[] | undefined)?.length ?? 0) > 0 && !embedded)
+    problems.push('--broker-user: only with --broker-port (users of the embedded broker)');
+  if ((input.tlsCert === undefined) !== (input.tlsKey === undefined))
+    problems.push('--tls-cert: --tls-cert and --tls-key go together');
+  const names = new Set<string>();
+  for (const spec of (input.users as unknown[] | undefined) ?? []) {
+    const name = typeof spec === 'string' ? spec.split(':')[0] : undefined;
+    if (name && names.has(name)) problems.push(`--user: user ${name} given twice`);
+    if (name) names.add(name);
+  }
+  return problems;
+}

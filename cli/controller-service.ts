@@ -1,0 +1,159 @@
+/**
+ * Runs the store controller service (`regbridge controller`, docs/controller.md): the SQLite
+ * history, an optional embedded store broker, the store controller connected to the broker,
+ * the job engine (resuming what a previous process left open) and the HTTP API, which this
+ * runner makes listen. stop() undoes it in reverse order; jobs in flight stay open in the
+ * history and resume at the next start.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ServerOptions } from 'node:https';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { Registry } from 'prom-client';
+import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
+import { AuditLog } from '../controller/audit-log.ts';
+import { type HistoryDb, openHistory } from '../controller/history-db.ts';
+import { JobEngine } from '../controller/job-engine.ts';
+import { JobHistory } from '../controller/job-history.ts';
+import type { PacingClock } from '../controller/rollout.ts';
+import { buildControllerApp } from '../controller/service/service-app.ts';
+import { StoreController } from '../controller/store-controller.ts';
+import type { Logger } from '../src/logger.ts';
+
+/** The dashboard's static files (served at `/`). */
+export const DASHBOARD_DIR = fileURLToPath(new URL('../controller/dashboard/', import.meta.url));
+
+export interface ControllerServiceSettings {
+  port: number;
+  host: string;
+  /** The store broker; or brokerPort to embed one. */
+  mqttUrl?: string | undefined;
+  mqttUser?: { name: string; password: string } | undefined;
+  brokerPort?: number | undefined;
+  brokerHost: string;
+  /** Users of the embedded broker besides the API users (who are controllers on it). */
+  brokerUsers: readonly BrokerUser[];
+  ns: string;
+  users: readonly { name: string; password: string }[];
+  db: string;
+  tokenTtl: number;
+  https?: ServerOptions | undefined;
+  settleMs?: number;
+}
+
+export interface RunningControllerService {
+  readonly app: FastifyInstance;
+  readonly controller: StoreController;
+  readonly engine: JobEngine;
+  readonly broker: StoreBroker | undefined;
+  readonly httpPort: number;
+  readonly brokerPort: number | undefined;
+  stop(): Promise<void>;
+}
+
+function loopback(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+}
+
+export async function startControllerService(
+  settings: ControllerServiceSettings,
+  deps: { logger: Logger; clock?: PacingClock; dashboardDir?: string },
+): Promise<RunningControllerService> {
+  const { logger } = deps;
+  const cleanup: Array<() => Promise<void> | void> = [];
+  const stop = async (): Promise<void> => {
+    for (const step of cleanup.splice(0).reverse()) {
+      try {
+        await step();
+      } catch (error) {
+        logger.error({ err: error }, 'error while stopping');
+      }
+    }
+  };
+  try {
+    const db: HistoryDb = openHistory(settings.db);
+    cleanup.push(() => {
+      db.close();
+    });
+    const history = new JobHistory(db);
+    const audit = new AuditLog(db);
+
+    let broker: StoreBroker | undefined;
+    let url = settings.mqttUrl;
+    let credentials = settings.mqttUser;
+    if (settings.brokerPort !== undefined) {
+      // The service's own controller connects over loopback with a credential nobody sees.
+      const own = {
+        name: `controller-${randomBytes(4).toString('hex')}`,
+        password: randomBytes(24).toString('base64url'),
+      };
+      broker = new StoreBroker({
+        port: settings.brokerPort,
+        host: settings.brokerHost,
+        ns: settings.ns,
+        users: [
+          ...settings.brokerUsers,
+          ...settings.users.map((u) => ({ ...u, role: 'controller' as const })),
+          { ...own, role: 'controller' },
+        ],
+        logger: logger.child({ component: 'broker' }),
+        portFlag: '--broker-port',
+      });
+      const started = broker;
+      cleanup.push(() => started.stop());
+      await broker.start();
+      url = `mqtt://${loopback(settings.brokerHost)}:${broker.port}`;
+      credentials = own;
+    }
+    if (url === undefined) throw new Error('no broker: give --mqtt-url or --broker-port');
+
+    const controller = new StoreController({
+      url,
+      ...(credentials && { username: credentials.name, password: credentials.password }),
+      ns: settings.ns,
+      logger,
+      ...(settings.settleMs !== undefined && { settleMs: settings.settleMs }),
+    });
+    await controller.start();
+    cleanup.push(() => controller.stop());
+
+    const engine = new JobEngine({
+      link: controller,
+      history,
+      audit,
+      logger: logger.child({ component: 'jobs' }),
+      ...(deps.clock && { clock: deps.clock }),
+    });
+    engine.start();
+    // Before the controller stops: results in flight stay open (resumable), not NO_ANSWER.
+    cleanup.push(() => engine.stop());
+
+    const app = await buildControllerApp({
+      engine,
+      directory: controller,
+      audit,
+      users: settings.users,
+      tokenTtl: settings.tokenTtl,
+      logger,
+      registry: new Registry(),
+      dashboardDir: deps.dashboardDir ?? DASHBOARD_DIR,
+      jobCount: () => history.count(),
+      ...(settings.https && { https: settings.https }),
+    });
+    cleanup.push(() => app.close());
+    await app.listen({ port: settings.port, host: settings.host });
+    const address = app.server.address();
+    return {
+      app,
+      controller,
+      engine,
+      broker,
+      httpPort: typeof address === 'object' && address ? address.port : settings.port,
+      brokerPort: broker?.port,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The controller service's SQLite file (better-sqlite3: embedded, no server): opening it and
+ * bringing its schema up to date. Migrations are numbered by SQLite's `user_version`; each runs
+ * once, in one transaction with the version bump, so a file is never half migrated. A file made
+ * by a newer regbridge (a higher version than this one knows) is refused rather than guessed at.
+ *
+ * WAL mode with synchronous=NORMAL: a committed write survives the process being killed
+ * (SIGKILL), which is what the resume after a restart relies on; only a power loss may lose the
+ * last transactions (docs/controller.md, "History").
+ */
+import Database from 'better-sqlite3';
+
+export type HistoryDb = Database.Database;
+
+/** Migration N brings user_version from N-1 to N. Never edit a released one: add the next. */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL UNIQUE,
+    name TEXT,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    ended_at TEXT,
+    status TEXT NOT NULL,
+    script TEXT NOT NULL,
+    target TEXT NOT NULL,
+    rollout TEXT,
+    abort_rule TEXT,
+    deadline_at TEXT NOT NULL,
+    idempotency_key TEXT UNIQUE,
+    request_hash TEXT
+  );
+  CREATE INDEX jobs_by_status ON jobs(status);
+  CREATE TABLE results (
+    job_seq INTEGER NOT NULL REFERENCES jobs(seq),
+    position INTEGER NOT NULL,
+    device_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    task_id INTEGER,
+    report TEXT,
+    error TEXT,
+    sent_at TEXT,
+    ended_at TEXT,
+    sent_boot TEXT,
+    PRIMARY KEY (job_seq, position)
+  ) WITHOUT ROWID;
+  CREATE UNIQUE INDEX results_by_device ON results(job_seq, device_id);
+  CREATE TABLE audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    user TEXT,
+    address TEXT,
+    action TEXT NOT NULL,
+    detail TEXT NOT NULL
+  );
+  `,
+];
+
+export class HistoryVersionError extends Error {
+  constructor(file: string, found: number, known: number) {
+    super(
+      `${file} has schema version ${found}, newer than this regbridge knows (${known}): use a newer regbridge or another --db`,
+    );
+    this.name = 'HistoryVersionError';
+  }
+}
+
+/** Opens (creating if needed) and migrates the history file; `:memory:` is a private in-RAM one. */
+export function openHistory(file: string): HistoryDb {
+  const db = new Database(file);
+  try {
+    if (file !== ':memory:') db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    // Two processes on one file (an operator starting a second controller) wait instead of failing at once.
+    db.pragma('busy_timeout = 5000');
+    migrate(db, file);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+export function schemaVersion(db: HistoryDb): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+function migrate(db: HistoryDb, file: string): void {
+  const current = schemaVersion(db);
+  if (current > MIGRATIONS.length) throw new HistoryVersionError(file, current, MIGRATIONS.length);
+  for (let version = current; version < MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    })();
+  }
+}

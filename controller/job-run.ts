@@ -1,0 +1,266 @@
+/**
+ * One job in progress: sends its script register by register through the store controller
+ * (one submission per register, requestId unique to (job, register)), within the rollout
+ * limits, to registers as they come online, until the deadline; applies the abort rule; cancels
+ * what is still queued on an abort or cancel. Every change is written to the history before
+ * anything is published (docs/controller.md, "Jobs").
+ */
+import type { Logger } from '../src/logger.ts';
+import type { JobHistory, StoredJob } from './job-history.ts';
+import { resultOf, sentResultAfterRestart } from './job-results.ts';
+import {
+  addToCounts,
+  countResults,
+  type JobCounts,
+  type JobResult,
+  type JobStatus,
+  type JobSummary,
+  publicResult,
+  type ResultStatus,
+  requestIdFor,
+  resultEnded,
+  type StoredResult,
+} from './job-types.ts';
+import { type PacingClock, RolloutGate } from './rollout.ts';
+import type { DeviceEntry, FanoutResult, SubmitOptions, TaskView } from './types.ts';
+
+/** What a job needs of the store controller (controller/store-controller.ts). */
+export interface JobLink {
+  device(deviceId: string): DeviceEntry | undefined;
+  tasks(deviceId: string): TaskView[];
+  submit(script: string, options: SubmitOptions): Promise<FanoutResult[]>;
+  cancel(deviceId: string, requestId: string): void;
+}
+
+export interface JobRunDeps {
+  link: JobLink;
+  history: JobHistory;
+  clock: PacingClock;
+  logger: Logger;
+  /** The job changed (a result, or its status); `result` is the result that changed, if one did. */
+  onChange: (job: JobSummary, result?: JobResult) => void;
+  /** The engine's own decisions for the audit trail (job_aborted, job_completed). */
+  onAudit: (action: 'job_aborted' | 'job_completed', detail: string) => void;
+  /** Nothing is open any more: the engine forgets the run. */
+  onEnded: (jobId: string) => void;
+}
+
+export class JobRun {
+  readonly jobId: string;
+  private readonly job: StoredJob;
+  private readonly deps: JobRunDeps;
+  private readonly results = new Map<string, StoredResult>();
+  private readonly counts: JobCounts;
+  private readonly gate: RolloutGate;
+  private readonly deadlineAt: number;
+  /** Registers whose submission is being followed right now. */
+  private readonly inFlight = new Set<string>();
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private paceTimer: unknown;
+  private stopped = false;
+
+  constructor(job: StoredJob, deps: JobRunDeps) {
+    this.job = job;
+    this.jobId = job.jobId;
+    this.deps = deps;
+    for (const result of job.results) this.results.set(result.deviceId, result);
+    this.counts = countResults(job.results);
+    this.gate = new RolloutGate(job.rollout, deps.clock);
+    this.deadlineAt = Date.parse(job.deadlineAt);
+  }
+
+  get status(): JobStatus {
+    return this.job.status;
+  }
+
+  summary(): JobSummary {
+    const { results: _results, ...rest } = this.job;
+    return { ...rest, counts: { ...this.counts } };
+  }
+
+  /**
+   * Starts (or, after a restart, resumes) the job. Results sent before a restart are settled
+   * from the retained statuses first; the others are followed again with the same requestId,
+   * which the register recognises, so nothing runs twice.
+   */
+  start(): void {
+    const sentTimes = this.job.results.filter((r) => r.sentAt).map((r) => Date.parse(r.sentAt!));
+    this.gate.restore(sentTimes);
+    // A snapshot: settling one result may send the script to the next register (made RUNNING here).
+    const sentBefore = [...this.results.values()].filter((result) => result.status === 'RUNNING');
+    for (const result of sentBefore) {
+      const settled = sentResultAfterRestart(
+        result,
+        this.deps.link,
+        requestIdFor(this.jobId, result.deviceId),
+      );
+      if (settled) this.end(result.deviceId, settled);
+      else if (this.deps.link.device(result.deviceId)?.online) this.follow(result.deviceId);
+    }
+    this.deadlineTimer = setTimeout(() => this.onDeadline(), Math.max(0, this.deadlineAt - Date.now()));
+    this.pump();
+    this.checkEnded();
+  }
+
+  /** The controller stops: timers go; results in flight stay RUNNING in the history (resumable). */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.deadlineTimer);
+    if (this.paceTimer !== undefined) this.deps.clock.clearTimeout(this.paceTimer);
+    this.paceTimer = undefined;
+  }
+
+  /** A register's directory entry changed: one that came online may now be sent the script. */
+  onDevice(entry: DeviceEntry): void {
+    const result = this.results.get(entry.deviceId);
+    if (!result || this.stopped) return;
+    if (result.status === 'RUNNING' && !this.inFlight.has(entry.deviceId)) {
+      // Sent before a restart, not followed since: same boot, follow again; new boot, it is lost.
+      if (result.sentBoot !== undefined && entry.bootId !== result.sentBoot) {
+        this.end(entry.deviceId, { status: 'FAILURE', error: 'device restarted (new bootId)' });
+      } else if (entry.online) this.follow(entry.deviceId);
+      return;
+    }
+    if (result.status === 'PENDING' && entry.online) this.pump();
+  }
+
+  /** Stops sending; what is queued on registers is cancelled; running scripts finish. */
+  halt(status: 'ABORTED' | 'CANCELLED'): boolean {
+    if (this.job.status !== 'IN_PROGRESS') return false;
+    this.job.status = status;
+    this.deps.history.saveStatus(this.jobId, status, undefined);
+    const reason = status === 'ABORTED' ? 'not sent: the job was aborted' : 'not sent: the job was cancelled';
+    for (const result of this.results.values()) {
+      if (result.status === 'PENDING') this.end(result.deviceId, { status: 'CANCELLED', error: reason });
+      else if (result.status === 'RUNNING') {
+        // Contract: a cancel by requestId; a task already running is never cut and is recorded.
+        this.deps.link.cancel(result.deviceId, requestIdFor(this.jobId, result.deviceId));
+      }
+    }
+    this.changed();
+    this.checkEnded();
+    return true;
+  }
+
+  private pump(): void {
+    if (this.job.status !== 'IN_PROGRESS' || this.stopped) return;
+    if (this.paceTimer !== undefined) this.deps.clock.clearTimeout(this.paceTimer);
+    this.paceTimer = undefined;
+    for (const result of this.results.values()) {
+      if (result.status !== 'PENDING') continue;
+      const entry = this.deps.link.device(result.deviceId);
+      if (!entry?.online) continue;
+      const wait = this.gate.waitFor(this.counts.running);
+      if (wait === Number.POSITIVE_INFINITY) return;
+      if (wait > 0) {
+        this.paceTimer = this.deps.clock.setTimeout(() => {
+          this.paceTimer = undefined;
+          this.pump();
+        }, wait);
+        return;
+      }
+      this.send(result, entry);
+    }
+  }
+
+  private send(result: StoredResult, entry: DeviceEntry): void {
+    this.gate.record();
+    // Written before publishing: a controller killed after this line resends with the same requestId.
+    this.update(result.deviceId, {
+      status: 'RUNNING',
+      sentAt: new Date().toISOString(),
+      sentBoot: entry.bootId,
+    });
+    this.follow(result.deviceId);
+  }
+
+  /** Submits (again) with the job's requestId for the register and waits for its result. */
+  private follow(deviceId: string): void {
+    const deadlineMs = this.deadlineAt - Date.now();
+    if (deadlineMs <= 0) {
+      this.end(deviceId, { status: 'NO_ANSWER', error: 'deadline passed' });
+      return;
+    }
+    this.inFlight.add(deviceId);
+    const options: SubmitOptions = {
+      to: [deviceId],
+      deadlineMs,
+      notAfter: this.deadlineAt,
+      requestId: requestIdFor(this.jobId, deviceId),
+    };
+    this.deps.link.submit(this.job.script, options).then(
+      ([fanout]) => this.onFanoutResult(deviceId, fanout),
+      (error: Error) => this.onFanoutResult(deviceId, undefined, error),
+    );
+  }
+
+  private onFanoutResult(deviceId: string, fanout: FanoutResult | undefined, error?: Error): void {
+    this.inFlight.delete(deviceId);
+    if (this.stopped || this.results.get(deviceId)?.status !== 'RUNNING') return;
+    if (fanout?.status === 'OFFLINE') return; // gone since; onDevice follows it when it is back
+    this.end(
+      deviceId,
+      fanout ? resultOf(fanout) : { status: 'FAILURE', error: `not sent: ${error?.message}` },
+    );
+  }
+
+  private onDeadline(): void {
+    if (this.stopped) return;
+    for (const result of this.results.values()) {
+      if (result.status === 'PENDING') {
+        const online = this.deps.link.device(result.deviceId)?.online;
+        // Never seen online: OFFLINE. Online but held back by the rollout limits: NO_ANSWER.
+        if (online) this.end(result.deviceId, { status: 'NO_ANSWER', error: 'not sent before the deadline' });
+        else this.end(result.deviceId, { status: 'OFFLINE', error: 'not online before the deadline' });
+      } else if (result.status === 'RUNNING' && !this.inFlight.has(result.deviceId)) {
+        this.end(result.deviceId, { status: 'NO_ANSWER', error: 'no end status before the deadline' });
+      }
+    }
+  }
+
+  private end(deviceId: string, outcome: Partial<StoredResult> & { status: ResultStatus }): void {
+    this.update(deviceId, { ...outcome, endedAt: new Date().toISOString() });
+    this.checkAbort();
+    this.pump();
+    this.checkEnded();
+  }
+
+  private update(deviceId: string, fields: Partial<StoredResult>): void {
+    const previous = this.results.get(deviceId)!;
+    const next: StoredResult = { ...previous, ...fields };
+    this.results.set(deviceId, next);
+    addToCounts(this.counts, previous.status, -1);
+    addToCounts(this.counts, next.status);
+    this.deps.history.saveResult(this.jobId, next);
+    this.changed(publicResult(next));
+  }
+
+  private checkAbort(): void {
+    const rule = this.job.abort;
+    if (!rule || this.job.status !== 'IN_PROGRESS') return;
+    const { finished, failed, offline, noAnswer, cancelled } = this.counts;
+    const ended = finished + failed + offline + noAnswer + cancelled;
+    if (failed === 0 || ended < (rule.minEnded ?? 1) || failed / ended < rule.failureRatio) return;
+    this.deps.logger.warn({ jobId: this.jobId, failed, ended }, 'job aborted by its failure ratio');
+    this.deps.onAudit('job_aborted', `job ${this.jobId}: ${failed} of ${ended} ended results failed`);
+    this.halt('ABORTED');
+  }
+
+  private checkEnded(): void {
+    if (this.job.endedAt !== undefined) return;
+    for (const result of this.results.values()) if (!resultEnded(result.status)) return;
+    if (this.job.status === 'IN_PROGRESS') {
+      this.job.status = 'COMPLETED';
+      this.deps.onAudit('job_completed', `job ${this.jobId}: ${JSON.stringify(this.counts)}`);
+    }
+    this.job.endedAt = new Date().toISOString();
+    this.deps.history.saveStatus(this.jobId, this.job.status, this.job.endedAt);
+    this.stop();
+    this.changed();
+    this.deps.onEnded(this.jobId);
+  }
+
+  private changed(result?: JobResult): void {
+    this.deps.onChange(this.summary(), result);
+  }
+}

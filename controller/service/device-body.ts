@@ -1,0 +1,28 @@
+/** A register as the HTTP API shows it (GET /api/devices, `event: device`). */
+import type { DeviceEntry, TaskView } from '../types.ts';
+
+export interface DeviceBody {
+  deviceId: string;
+  online: boolean;
+  groups: string[];
+  installation?: string;
+  version?: string;
+  bootId: string;
+  lastSeenAt: string;
+  lastTask?: { id: number; status: string };
+}
+
+/** `tasks` newest first (the directory's order); the last task is the newest one seen. */
+export function deviceBody(entry: DeviceEntry, tasks: readonly TaskView[]): DeviceBody {
+  const last = tasks[0];
+  return {
+    deviceId: entry.deviceId,
+    online: entry.online,
+    groups: entry.groups,
+    ...(entry.installation !== undefined && { installation: entry.installation }),
+    ...(entry.version !== undefined && { version: entry.version }),
+    bootId: entry.bootId,
+    lastSeenAt: entry.lastSeen,
+    ...(last && { lastTask: { id: last.id, status: last.status } }),
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The read side of the controller service (docs/controller.md, "HTTP API"): registers, the
+ * audit trail and the event stream (bearer token), health and metrics (no token).
+ */
+import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Registry } from 'prom-client';
+import { z } from 'zod';
+import type { AuthService } from '../../src/auth/auth-service.ts';
+import { errorResponses, jsonResponse } from '../../src/routes/schemas.ts';
+import { VERSION } from '../../src/version.ts';
+import type { AuditLog } from '../audit-log.ts';
+import type { JobEngine } from '../job-engine.ts';
+import { requireToken } from './auth-routes.ts';
+import { deviceBody } from './device-body.ts';
+import type { EventStream } from './event-stream.ts';
+import { auditListSchema, auditQuerySchema, deviceListSchema, serviceHealthSchema } from './schemas.ts';
+import type { DirectoryView } from './service-app.ts';
+
+export interface ReadRoutesOptions {
+  auth: AuthService;
+  engine: JobEngine;
+  directory: DirectoryView;
+  audit: AuditLog;
+  events: EventStream;
+  registry: Registry;
+  startedAt: number;
+  jobCount: () => number;
+}
+
+const security = [{ bearerAuth: [] }];
+
+export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, options) => {
+  const { auth, engine, directory, audit, events, registry } = options;
+
+  await app.register(async (plugin) => {
+    const secured = plugin.withTypeProvider<ZodTypeProvider>();
+    secured.addHook('onRequest', requireToken(auth, { queryToken: true }));
+    secured.get('/api/devices', {
+      schema: {
+        tags: ['devices'],
+        summary: 'Every register known from its retained state, online or not, by deviceId',
+        security,
+        response: {
+          200: jsonResponse('Registers', deviceListSchema),
+          401: errorResponses.unauthorized,
+          500: errorResponses.internal,
+        },
+      },
+      handler: async () => ({
+        devices: directory.devices().map((entry) => deviceBody(entry, directory.tasks(entry.deviceId))),
+      }),
+    });
+
+    secured.get('/api/audit', {
+      schema: {
+        tags: ['audit'],
+        summary: 'The audit trail, newest first (?limit=, default 50)',
+        security,
+        querystring: auditQuerySchema,
+        response: {
+          200: jsonResponse('Entries', auditListSchema),
+          400: errorResponses.invalid,
+          401: errorResponses.unauthorized,
+          500: errorResponses.internal,
+        },
+      },
+      handler: async (request) => ({ entries: audit.list(request.query.limit ?? 50) }),
+    });
+
+    secured.get('/api/events', {
+      schema: {
+        tags: ['service'],
+        summary:
+          'Server-Sent Events: `event: device` (a register) and `event: job` (a job without results, plus the `result` that changed). The token may come as ?access_token=',
+        security,
+        querystring: z.object({ access_token: z.string().optional() }),
+        response: {
+          200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } },
+          401: errorResponses.unauthorized,
+        },
+      },
+      handler: async (_request, reply) => {
+        reply.hijack();
+        events.add(reply.raw);
+      },
+    });
+  });
+
+  app.get('/health', {
+    schema: {
+      tags: ['service'],
+      summary: 'Liveness, broker connection, registers and jobs; always 200 while the service answers',
+      response: {
+        200: jsonResponse('The service answers', serviceHealthSchema),
+        500: errorResponses.internal,
+      },
+    },
+    handler: async () => {
+      const devices = directory.devices();
+      return {
+        status: 'ok' as const,
+        version: VERSION,
+        uptimeSeconds: Math.floor((Date.now() - options.startedAt) / 1000),
+        mqtt: { state: directory.connection },
+        devices: { known: devices.length, online: devices.filter((d) => d.online).length },
+        jobs: { inProgress: engine.activeCount, total: options.jobCount() },
+      };
+    },
+  });
+
+  app.get('/metrics', {
+    schema: {
+      tags: ['service'],
+      summary: 'Prometheus text format',
+      response: {
+        200: {
+          description: 'Prometheus exposition format 0.0.4',
+          content: { 'text/plain': { schema: z.string() } },
+        },
+        500: errorResponses.internal,
+      },
+    },
+    handler: async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
+  });
+};
