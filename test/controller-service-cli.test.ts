@@ -76,7 +76,10 @@ describe('regbridge controller', () => {
     });
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--broker-port: give either --mqtt-url or --broker-port, not both');
-    expect(both.stderr).toContain('--tls-cert: cannot read');
+    expect(both.stderr).toContain(
+      '--tls-cert (from REGBRIDGE_TLS_CERT, read by regbridge controller): cannot read',
+    );
+    expect(both.stderr).toContain('--tls-cert: --tls-cert and --tls-key go together');
   });
 
   it('embeds a store broker, prints its login once, and keeps jobs and the audit trail across a restart', async () => {
