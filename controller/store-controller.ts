@@ -222,7 +222,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   cancel(deviceId: string, requestId: string): void {
     const client = this.client;
     if (!client) throw new Error('controller not started');
-    const topic = `${topics.state(this.ns, deviceId).slice(0, -'/state'.length)}/cancel`;
+    const topic = topics.deviceCancel(this.ns, deviceId);
     client.publishAsync(topic, JSON.stringify({ requestId }), { qos: 1 }).catch((error: Error) => {
       this.logger.warn({ topic, requestId, err: error.message }, 'cancel publish failed');
     });
