@@ -3,6 +3,8 @@
  * each role may publish and subscribe (access-rules.ts), and the counters. Credentials never
  * reach a log: only user names, client ids and topics do.
  */
+
+import { TLSSocket } from 'node:tls';
 import type {
   AedesOptions,
   AedesPublishPacket,
@@ -12,8 +14,10 @@ import type {
   PublishPacket,
   Subscription,
 } from 'aedes';
+import { ID_PATTERN } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
 import type { AccessRules } from './access-rules.ts';
+import type { LoginLimiter } from './login-limiter.ts';
 import type { BrokerRole, UserDirectory } from './users.ts';
 
 export interface Identity {
@@ -49,11 +53,12 @@ export const DENIED_PUBLISH_TOPIC = '$SYS/regbridge/publish-denied';
 
 // CONNACK return codes, [MQTT-3.2.2-3] table 3.1.
 const IDENTIFIER_REJECTED = 2;
+const SERVER_UNAVAILABLE = 3;
 const BAD_USER_NAME_OR_PASSWORD = 4;
 const WILL_TRACKING_MS = 60_000;
 const NOT_AUTHORIZED = 5;
 
-function refusal(returnCode: 2 | 4 | 5, message: string): AuthenticateError {
+function refusal(returnCode: 2 | 3 | 4 | 5, message: string): AuthenticateError {
   return Object.assign(new Error(message), { name: 'ConnectRefused', returnCode }) as AuthenticateError;
 }
 
@@ -64,6 +69,7 @@ export class Gatekeeper {
   readonly #rules: AccessRules;
   readonly #allowAnonymous: boolean;
   readonly #logger: Logger;
+  readonly #logins: LoginLimiter;
   readonly #identities = new WeakMap<Client, Identity>();
   readonly #wills = new WeakMap<Client, Will>();
   /** Clients whose CONNECT carried a zero-length client id (aedes has made one up by now). */
@@ -86,7 +92,14 @@ export class Gatekeeper {
     connectRefused: 0,
   };
 
-  constructor(users: () => UserDirectory, rules: AccessRules, allowAnonymous: boolean, logger: Logger) {
+  constructor(
+    users: () => UserDirectory,
+    rules: AccessRules,
+    allowAnonymous: boolean,
+    logger: Logger,
+    logins: LoginLimiter,
+  ) {
+    this.#logins = logins;
     this.#users = users;
     this.#rules = rules;
     this.#allowAnonymous = allowAnonymous;
@@ -177,14 +190,33 @@ export class Gatekeeper {
       return refusal(IDENTIFIER_REJECTED, 'a zero-length client id requires CleanSession 1');
     }
     let identity: Identity;
-    if (username === undefined || username === '') {
+    const certificate = deviceCertificate(client);
+    if (certificate !== undefined) {
+      // A client certificate verified against --client-ca: the device named by its CN, no password.
+      if (!ID_PATTERN.test(certificate)) {
+        return refusal(NOT_AUTHORIZED, `certificate CN ${JSON.stringify(certificate)} is not a device id`);
+      }
+      if (username !== undefined && username !== '' && username !== certificate) {
+        return refusal(NOT_AUTHORIZED, 'user name differs from the certificate CN');
+      }
+      identity = { name: certificate, role: 'device', anonymous: false };
+    } else if (username === undefined || username === '') {
       if (password !== undefined) return refusal(BAD_USER_NAME_OR_PASSWORD, 'password without user name');
       // Anonymous clients are controllers when allowed (docs/broker.md).
       if (!this.#allowAnonymous) return refusal(NOT_AUTHORIZED, 'anonymous connections are not allowed');
       identity = { name: '', role: 'controller', anonymous: true };
     } else {
+      const address = addressOf(client);
+      // Refused without looking at the password, and not counted: guesses then learn nothing.
+      const blocked = this.#logins.blocked(address, username);
+      if (blocked)
+        return refusal(SERVER_UNAVAILABLE, `too many failed logins for this ${blocked}, try later`);
       const user = this.#users().verify(username, password);
-      if (!user) return refusal(BAD_USER_NAME_OR_PASSWORD, 'unknown user or wrong password');
+      if (!user) {
+        this.#logins.failure(address, username);
+        return refusal(BAD_USER_NAME_OR_PASSWORD, 'unknown user or wrong password');
+      }
+      this.#logins.success(user.name);
       identity = { name: user.name, role: user.role, anonymous: false };
     }
     // A persistent session, and the QoS 1 scripts queued in it, belongs to the user who made it:
@@ -271,6 +303,27 @@ export class Gatekeeper {
       if (this.#willsInFlight.size === 0) this.#willsSettled?.();
     }
   }
+}
+
+/**
+ * The CN of a client certificate the TLS listener verified against --client-ca; undefined for
+ * plain TCP, WebSocket, or TLS without a (verified) certificate.
+ */
+function deviceCertificate(client: Client): string | undefined {
+  const conn = (client as unknown as { conn?: unknown }).conn;
+  if (!(conn instanceof TLSSocket) || !conn.authorized) return undefined;
+  const subject = conn.getPeerCertificate()?.subject as { CN?: string | string[] } | undefined;
+  const cn = subject?.CN;
+  return typeof cn === 'string' ? cn : undefined;
+}
+
+/** The peer's address: a TCP or TLS socket, or the HTTP request of a WebSocket. */
+export function addressOf(client: Client): string | undefined {
+  const { conn, req } = client as unknown as {
+    conn?: { remoteAddress?: string };
+    req?: { socket?: { remoteAddress?: string } };
+  };
+  return conn?.remoteAddress ?? req?.socket?.remoteAddress;
 }
 
 function ownerKey(identity: Identity): string {

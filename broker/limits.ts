@@ -12,6 +12,9 @@ export interface BrokerLimits {
   connectTimeoutMs: number;
   /** Open connections (all listeners together, logged in or not); more are closed at once. */
   maxConnections: number;
+  /** Failed logins per address, and per user name, within `loginWindowMs` before refusals. */
+  loginMaxFailures: number;
+  loginWindowMs: number;
 }
 
 export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
@@ -19,6 +22,8 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   maxPacketBytes: 2 * 1024 * 1024 + 64 * 1024,
   connectTimeoutMs: 10_000,
   maxConnections: 1000,
+  loginMaxFailures: 10,
+  loginWindowMs: 60_000,
 });
 
 /** The smallest `maxPacketBytes` that still lets a client connect with a sane CONNECT. */

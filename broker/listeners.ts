@@ -6,6 +6,7 @@
 import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { createServer as createTlsServer, type TLSSocket, type TlsOptions } from 'node:tls';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 
 /** A port could not be bound; the message names the port and the flag to change. */
@@ -95,6 +96,68 @@ export async function listenTcp(
       await closed;
     },
   };
+}
+
+export interface TlsListenerOptions {
+  cert: Buffer | string;
+  key: Buffer | string;
+  /** Device certificates: a client certificate must be signed by this CA (docs/broker.md, TLS). */
+  clientCa?: Buffer | string;
+  /** The TLS handshake must be done by then (the CONNECT time-out applies after it). */
+  handshakeTimeoutMs: number;
+}
+
+/**
+ * MQTT over TLS. With `clientCa` the server asks for a client certificate but does not demand
+ * one (controllers log in with a password); a certificate that is presented and fails
+ * verification (another CA, expired, not yet valid) ends the connection right after the
+ * handshake, before any MQTT byte is read.
+ */
+export async function listenTls(
+  handle: ConnectionHandler,
+  options: TlsListenerOptions,
+  onRefused: (reason: string, remote: string | undefined) => void,
+  port: number,
+  host: string,
+  flag: string,
+): Promise<Listener> {
+  const tlsOptions: TlsOptions = {
+    cert: options.cert,
+    key: options.key,
+    handshakeTimeout: options.handshakeTimeoutMs,
+    ...(options.clientCa !== undefined && {
+      ca: options.clientCa,
+      requestCert: true,
+      rejectUnauthorized: false,
+    }),
+  };
+  const server = createTlsServer(tlsOptions, (socket: TLSSocket) => {
+    if (options.clientCa !== undefined && !socket.authorized && hasPeerCertificate(socket)) {
+      onRefused(`client certificate refused: ${String(socket.authorizationError)}`, socket.remoteAddress);
+      socket.destroy();
+      return;
+    }
+    handle(socket);
+  });
+  // A failed handshake (wrong protocol, no shared cipher, time-out) only ends that socket.
+  server.on('tlsClientError', (error, socket) => {
+    onRefused(`TLS handshake failed: ${error.message}`, socket.remoteAddress);
+  });
+  const sockets = trackSockets(server);
+  const boundPort = await listen(server, port, host, flag);
+  return {
+    port: boundPort,
+    async close() {
+      const closed = closeServer(server);
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
+
+function hasPeerCertificate(socket: TLSSocket): boolean {
+  const certificate = socket.getPeerCertificate();
+  return certificate !== null && Object.keys(certificate).length > 0;
 }
 
 /** MQTT over WebSocket: each WebSocket becomes a duplex stream handed to aedes. */

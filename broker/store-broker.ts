@@ -11,7 +11,8 @@ import { AccessRules } from './access-rules.ts';
 import { fixDedupe } from './dedupe.ts';
 import { type BrokerStats, Gatekeeper } from './gatekeeper.ts';
 import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
-import { type ConnectionHandler, type Listener, listenTcp, listenWebSocket } from './listeners.ts';
+import { type ConnectionHandler, type Listener, listenTcp, listenTls, listenWebSocket } from './listeners.ts';
+import { LoginLimiter } from './login-limiter.ts';
 import { gateConnection } from './packet-gate.ts';
 import { createRedisBackend, type RedisBackend } from './redis-backend.ts';
 import { guardSubscriptionStore } from './subscription-store.ts';
@@ -50,6 +51,18 @@ export interface StoreBrokerOptions {
   portFlag?: string;
   /** The flag named when the WebSocket port cannot be bound; default `--ws-port`. */
   wsPortFlag?: string;
+  /**
+   * MQTT over TLS on its own port (0 picks a free one). With `clientCa`, a client certificate
+   * signed by that CA logs in as the device named by its CN, without a password.
+   */
+  tls?: {
+    port: number;
+    cert: Buffer | string;
+    key: Buffer | string;
+    clientCa?: Buffer | string;
+    /** The flag named when the port cannot be bound; default `--tls-port`. */
+    portFlag?: string;
+  };
   /** Limits before login; each defaults to DEFAULT_BROKER_LIMITS (broker/limits.ts). */
   limits?: Partial<BrokerLimits>;
 }
@@ -72,6 +85,7 @@ export class StoreBroker {
   #redis: RedisBackend | undefined;
   #tcp: Listener | undefined;
   #ws: Listener | undefined;
+  #tls: Listener | undefined;
   #state: 'new' | 'starting' | 'started' | 'stopped' = 'new';
   #starting: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
@@ -79,6 +93,7 @@ export class StoreBroker {
   /** Open connections of every listener, logged in or not (`maxConnections`). */
   #connections = 0;
   #connectionsRefused = 0;
+  #logins: LoginLimiter | undefined;
 
   constructor(options: StoreBrokerOptions) {
     this.#options = options;
@@ -96,6 +111,10 @@ export class StoreBroker {
 
   get wsPort(): number | undefined {
     return this.#ws?.port;
+  }
+
+  get tlsPort(): number | undefined {
+    return this.#tls?.port;
   }
 
   /** Counters of this instance (cheap; for /metrics and logs). */
@@ -130,11 +149,17 @@ export class StoreBroker {
     const { host = '0.0.0.0', logger } = this.#options;
     try {
       const rules = new AccessRules(assertNamespace(this.#options.ns));
+      this.#logins = new LoginLimiter({
+        maxFailures: this.#limits.loginMaxFailures,
+        windowMs: this.#limits.loginWindowMs,
+      });
+      this.#logins.start();
       const gatekeeper = new Gatekeeper(
         () => this.#users(),
         rules,
         this.#options.allowAnonymous ?? false,
         logger,
+        this.#logins,
       );
       this.#gatekeeper = gatekeeper;
       this.#users(); // a bad or duplicate user fails here, before any port is taken
@@ -158,6 +183,22 @@ export class StoreBroker {
       this.#observe(aedes, gatekeeper);
       const admit = this.#admission(aedes);
       this.#tcp = await listenTcp(admit, this.#options.port, host, this.#options.portFlag ?? '--port');
+      const tls = this.#options.tls;
+      if (tls) {
+        this.#tls = await listenTls(
+          admit,
+          {
+            cert: tls.cert,
+            key: tls.key,
+            ...(tls.clientCa !== undefined && { clientCa: tls.clientCa }),
+            handshakeTimeoutMs: this.#limits.connectTimeoutMs,
+          },
+          (reason, remote) => logger.warn({ remote }, reason),
+          tls.port,
+          host,
+          tls.portFlag ?? '--tls-port',
+        );
+      }
       if (this.#options.wsPort !== undefined) {
         this.#ws = await listenWebSocket(
           admit,
@@ -176,6 +217,8 @@ export class StoreBroker {
       {
         port: this.#tcp.port,
         wsPort: this.#ws?.port,
+        tlsPort: this.#tls?.port,
+        deviceCertificates: this.#options.tls?.clientCa !== undefined,
         host,
         ns: this.#options.ns,
         userCount: this.#users().size,
@@ -284,10 +327,10 @@ export class StoreBroker {
 
   async #shutdown(): Promise<void> {
     const logger = this.#options.logger;
-    const [tcp, ws, aedes, redis] = [this.#tcp, this.#ws, this.#aedes, this.#redis];
+    const [tcp, ws, tls, aedes, redis] = [this.#tcp, this.#ws, this.#tls, this.#aedes, this.#redis];
     // Sockets first, so every client's will is published while the emitter (and Redis) is still
     // open: other cluster instances then see the clients of this one go offline.
-    await Promise.all([tcp?.close(), ws?.close()]);
+    await Promise.all([tcp?.close(), ws?.close(), tls?.close()]);
     if (aedes) {
       await this.#waitForClientsGone(aedes);
       await this.#gatekeeper?.willsSettled(STOP_GRACE_MS);
@@ -301,6 +344,7 @@ export class StoreBroker {
       }
     }
     await redis?.close();
+    this.#logins?.stop();
   }
 
   #waitForClientsGone(aedes: Aedes): Promise<void> {

@@ -4,9 +4,16 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { type BrokerUser, loadUsersFile, parseUserSpec, StoreBroker } from '../broker/store-broker.ts';
-import { port } from '../src/config.ts';
+import {
+  type BrokerUser,
+  DEFAULT_BROKER_LIMITS,
+  loadUsersFile,
+  parseUserSpec,
+  StoreBroker,
+} from '../broker/store-broker.ts';
+import { port, positiveDuration, wholeNumber } from '../src/config.ts';
 import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
+import { brokerTlsFlags, brokerTlsOption, tlsProblems } from './broker-tls-flags.ts';
 import { hostValue, logLevelFlag, nsFlag } from './common-flags.ts';
 import { addFlags, booleanValue, flag, flagSchema, parseFlags, repeatableFlag } from './flags.ts';
 import { cliLogger } from './logging.ts';
@@ -60,10 +67,21 @@ export const brokerFlags = {
   maxPacketBytes: maxPacketBytesFlag('max-packet-bytes'),
   connectTimeout: connectTimeoutFlag('connect-timeout'),
   maxConnections: maxConnectionsFlag('max-connections'),
+  authMaxFailures: flag(
+    '--auth-max-failures <n>',
+    'failed logins per address, and per user name, within --auth-window before refusals',
+    wholeNumber(1),
+    { default: String(DEFAULT_BROKER_LIMITS.loginMaxFailures) },
+  ),
+  authWindow: flag('--auth-window <duration>', 'window of --auth-max-failures', positiveDuration, {
+    default: `${DEFAULT_BROKER_LIMITS.loginWindowMs / 1000}s`,
+  }),
+  ...brokerTlsFlags,
   logLevel: logLevelFlag('info'),
 };
 
 export const brokerConfigSchema = flagSchema(brokerFlags).superRefine((config, ctx) => {
+  for (const [key, message] of tlsProblems(config)) ctx.addIssue({ code: 'custom', path: [key], message });
   const all = [...config.user, ...(config.users ?? [])];
   const names = new Set<string>();
   for (const user of all) {
@@ -101,6 +119,7 @@ export function registerBrokerCommand(program: Command): void {
       return;
     }
     const logger = cliLogger(config.logLevel, 'regbridge-broker');
+    const tls = brokerTlsOption(config);
     const broker = new StoreBroker({
       port: config.port,
       host: config.host,
@@ -109,10 +128,13 @@ export function registerBrokerCommand(program: Command): void {
       users: [...config.user, ...(config.users ?? [])],
       allowAnonymous: config.allowAnonymous,
       ...(config.redisUrl && { redisUrl: config.redisUrl }),
+      ...(tls && { tls }),
       limits: {
         maxPacketBytes: config.maxPacketBytes,
         connectTimeoutMs: config.connectTimeout,
         maxConnections: config.maxConnections,
+        loginMaxFailures: config.authMaxFailures,
+        loginWindowMs: config.authWindow,
       },
       logger,
     });
@@ -129,8 +151,13 @@ export function registerBrokerCommand(program: Command): void {
     }
     onShutdownSignal(() => broker.stop());
     const lines = [`broker listening on mqtt://${config.host}:${broker.port}`];
+    if (broker.tlsPort !== undefined)
+      lines.push(`broker listening on mqtts://${config.host}:${broker.tlsPort}`);
     if (broker.wsPort !== undefined) lines.push(`broker listening on ws://${config.host}:${broker.wsPort}`);
-    logger.info({ port: broker.port, wsPort: broker.wsPort, host: config.host }, lines.join(', '));
+    logger.info(
+      { port: broker.port, tlsPort: broker.tlsPort, wsPort: broker.wsPort, host: config.host },
+      lines.join(', '),
+    );
     for (const line of lines) console.log(line);
   });
 }

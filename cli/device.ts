@@ -123,6 +123,9 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
             maxPacketBytes: config.brokerMaxPacketBytes,
             connectTimeoutMs: config.brokerConnectTimeout,
             maxConnections: config.brokerMaxConnections,
+            // One login limit per process: REST and the embedded broker count separately.
+            loginMaxFailures: config.authMaxFailures,
+            loginWindowMs: config.authWindow,
           },
         });
       broker = newBroker(config.brokerPort);

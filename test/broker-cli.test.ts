@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TestPki } from './helpers/certs.ts';
 import { until } from './helpers/mqtt.ts';
 import { publish, RawClient } from './helpers/raw-mqtt.ts';
 
@@ -130,6 +131,10 @@ describe('regbridge broker', () => {
         'soon',
         '--max-connections',
         '0',
+        '--tls-cert',
+        fileURLToPath(import.meta.url), // no PEM certificate in it
+        '--client-ca',
+        '/nonexistent/ca.pem',
       ],
       { REGBRIDGE_REDIS_URL: 'http://nope' },
     );
@@ -155,6 +160,8 @@ describe('regbridge broker', () => {
     expect(lines).toContain(
       '  - --redis-url (from REGBRIDGE_REDIS_URL, read by regbridge broker): expected redis://[user:password@]host:port[/db] or rediss://',
     );
+    expect(lines).toContain(`  - --tls-cert: ${fileURLToPath(import.meta.url)} holds no PEM certificate`);
+    expect(lines).toContain('  - --client-ca: cannot read /nonexistent/ca.pem (ENOENT)');
     expect(r.stderr()).not.toContain('secret');
     expect(r.stderr()).not.toMatch(/\n\s+at /);
   });
@@ -192,6 +199,54 @@ describe('regbridge broker', () => {
     await Promise.all([first.client.drop(), second.client.drop()]);
     r.child.kill('SIGTERM');
     expect(await r.exit).toBe(0);
+  });
+
+  it('serves MQTT over TLS with --tls-cert/--tls-key on --tls-port, device certificates with --client-ca', async () => {
+    const pki = new TestPki();
+    try {
+      const ca = pki.ca('ca');
+      const server = pki.issue('ca', 'server', 'localhost', { server: true });
+      const device = pki.issue('ca', 'reg-7', 'reg-7');
+      const r = run([
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--user',
+        'hq:pw:controller',
+        '--tls-cert',
+        server.certPath,
+        '--tls-key',
+        server.keyPath,
+        '--tls-port',
+        '0',
+        '--client-ca',
+        ca.certPath,
+      ]);
+      await listening(r);
+      let tlsPort: number | undefined;
+      await until(() => {
+        tlsPort = Number(/^broker listening on mqtts:\/\/[^\s]+:(\d+)$/m.exec(r.stdout())?.[1] ?? Number.NaN);
+        return Number.isInteger(tlsPort);
+      }, 'the mqtts line');
+      const client = mqtt.connect(`mqtts://127.0.0.1:${tlsPort}`, {
+        ca: ca.cert,
+        cert: device.cert,
+        key: device.key,
+        reconnectPeriod: 0,
+      });
+      clients.push(client);
+      await new Promise<void>((resolve, reject) => {
+        client.once('connect', () => resolve());
+        client.once('error', reject);
+      });
+      const granted = await client.subscribeAsync('pos/devices/reg-7/scripts', { qos: 1 });
+      expect(granted[0]?.qos).toBe(1);
+      r.child.kill('SIGTERM');
+      expect(await r.exit).toBe(0);
+    } finally {
+      pki.remove();
+    }
   });
 
   it('refuses to start without users unless anonymous clients are allowed', async () => {

@@ -214,9 +214,10 @@ export class RawClient {
     });
   }
 
-  static open(port: number, host = '127.0.0.1'): Promise<RawClient> {
+  /** `localAddress` (another loopback address, 127.0.0.2) makes the broker see another peer. */
+  static open(port: number, host = '127.0.0.1', localAddress?: string): Promise<RawClient> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ port, host });
+      const socket = net.connect({ port, host, ...(localAddress && { localAddress }) });
       socket.once('connect', () => {
         socket.off('error', reject);
         resolve(new RawClient(socket));
@@ -229,8 +230,9 @@ export class RawClient {
   static async connected(
     port: number,
     options: ConnectOptions,
+    localAddress?: string,
   ): Promise<{ client: RawClient; connack: Received }> {
-    const client = await RawClient.open(port);
+    const client = await RawClient.open(port, '127.0.0.1', localAddress);
     client.send(connect(options));
     const connack = await client.next(TYPE.CONNACK);
     return { client, connack };
