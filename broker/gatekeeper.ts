@@ -25,6 +25,8 @@ export interface Identity {
   name: string;
   role: BrokerRole;
   anonymous: boolean;
+  /** How it logged in: a reload of the users drops password clients whose entry changed. */
+  via: 'password' | 'certificate' | 'anonymous';
 }
 
 export interface BrokerStats {
@@ -130,18 +132,13 @@ export class Gatekeeper {
         callback(null, true);
       },
       authenticate: (client, username, password, callback) => {
-        const result = this.#authenticate(client, username, password);
-        if (result instanceof Error) {
-          this.stats.connectRefused++;
-          this.#logger.warn(
-            { clientId: client.id, user: username, returnCode: result.returnCode, reason: result.message },
-            'connection refused',
-          );
-          callback(result, false);
-          return;
-        }
-        this.#identities.set(client, result);
-        callback(null, true);
+        this.#authenticate(client, username, password).then(
+          (result) => this.#authenticated(client, username, result, callback),
+          (error: unknown) => {
+            this.#logger.error({ clientId: client.id, err: String(error) }, 'authentication failed');
+            callback(refusal(SERVER_UNAVAILABLE, 'authentication failed'), false);
+          },
+        );
       },
       authorizePublish: (client, packet, callback) => callback(this.#authorizePublish(client, packet)),
       authorizeSubscribe: (client, subscription, callback) =>
@@ -151,6 +148,25 @@ export class Gatekeeper {
         callback(null);
       },
     };
+  }
+
+  #authenticated(
+    client: Client,
+    username: string | undefined,
+    result: Identity | AuthenticateError,
+    callback: (error: AuthenticateError | null, success: boolean | null) => void,
+  ): void {
+    if (result instanceof Error) {
+      this.stats.connectRefused++;
+      this.#logger.warn(
+        { clientId: client.id, user: username, returnCode: result.returnCode, reason: result.message },
+        'connection refused',
+      );
+      callback(result, false);
+      return;
+    }
+    this.#identities.set(client, result);
+    callback(null, true);
   }
 
   onClientReady(client: Client): void {
@@ -179,11 +195,11 @@ export class Gatekeeper {
     this.#willsSettled = undefined;
   }
 
-  #authenticate(
+  async #authenticate(
     client: Client,
     username: string | undefined,
     password: Buffer | undefined,
-  ): Identity | AuthenticateError {
+  ): Promise<Identity | AuthenticateError> {
     // [MQTT-3.1.3-8]: a zero-length client id with CleanSession 0 is answered 0x02, then closed.
     // Accepting it would leave a session nobody can resume, one per connection.
     if (this.#emptyIds.has(client) && !client.clean) {
@@ -199,25 +215,25 @@ export class Gatekeeper {
       if (username !== undefined && username !== '' && username !== certificate) {
         return refusal(NOT_AUTHORIZED, 'user name differs from the certificate CN');
       }
-      identity = { name: certificate, role: 'device', anonymous: false };
+      identity = { name: certificate, role: 'device', anonymous: false, via: 'certificate' };
     } else if (username === undefined || username === '') {
       if (password !== undefined) return refusal(BAD_USER_NAME_OR_PASSWORD, 'password without user name');
       // Anonymous clients are controllers when allowed (docs/broker.md).
       if (!this.#allowAnonymous) return refusal(NOT_AUTHORIZED, 'anonymous connections are not allowed');
-      identity = { name: '', role: 'controller', anonymous: true };
+      identity = { name: '', role: 'controller', anonymous: true, via: 'anonymous' };
     } else {
       const address = addressOf(client);
       // Refused without looking at the password, and not counted: guesses then learn nothing.
       const blocked = this.#logins.blocked(address, username);
       if (blocked)
         return refusal(SERVER_UNAVAILABLE, `too many failed logins for this ${blocked}, try later`);
-      const user = this.#users().verify(username, password);
+      const user = await this.#users().verify(username, password);
       if (!user) {
         this.#logins.failure(address, username);
         return refusal(BAD_USER_NAME_OR_PASSWORD, 'unknown user or wrong password');
       }
       this.#logins.success(user.name);
-      identity = { name: user.name, role: user.role, anonymous: false };
+      identity = { name: user.name, role: user.role, anonymous: false, via: 'password' };
     }
     // A persistent session, and the QoS 1 scripts queued in it, belongs to the user who made it:
     // anybody else is refused, whether they ask to resume it or to discard it (CleanSession 1).

@@ -136,6 +136,31 @@ export class StoreBroker {
     this.#users().add(user);
   }
 
+  /**
+   * Replaces every user (SIGHUP on `regbridge broker`). The new list is checked whole first: on a
+   * problem nothing changes and UserSpecError says why. Clients logged in with a password whose
+   * entry is gone or changed (password, hash or role) are disconnected; all others stay.
+   */
+  reloadUsers(users: readonly BrokerUser[]): { users: number; disconnected: string[] } {
+    const next = new UserDirectory(users);
+    const previous = this.#users();
+    this.#directory = next;
+    const disconnected: string[] = [];
+    const clients =
+      (this.#aedes as unknown as { clients?: Record<string, Client> } | undefined)?.clients ?? {};
+    for (const client of Object.values(clients)) {
+      const identity = this.#gatekeeper?.identity(client);
+      if (identity?.via !== 'password') continue;
+      const before = previous.get(identity.name);
+      const after = next.get(identity.name);
+      if (after && before && after.password === before.password && after.role === before.role) continue;
+      disconnected.push(identity.name);
+      client.close();
+    }
+    this.#options.logger.info({ users: next.size, disconnected: disconnected.length }, 'users reloaded');
+    return { users: next.size, disconnected };
+  }
+
   start(): Promise<void> {
     if (this.#state !== 'new') {
       return Promise.reject(new Error(`the store broker cannot start: it is ${this.#state}`));

@@ -5,6 +5,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ID_PATTERN } from '../bridge/contract/topics.ts';
+import {
+  DEFAULT_SCRYPT,
+  isPasswordHash,
+  parsePasswordHash,
+  type ScryptHash,
+  verifyPasswordHash,
+} from './password-hash.ts';
 
 export const BROKER_ROLES = ['device', 'controller', 'observer'] as const;
 export type BrokerRole = (typeof BROKER_ROLES)[number];
@@ -38,6 +45,9 @@ export function userProblem(user: {
   if (typeof name !== 'string' || name.length === 0) return 'the user name is empty';
   if (name.length > 256 || hasControlCharacter(name)) return `user name ${JSON.stringify(name)} is not valid`;
   if (typeof password !== 'string' || password.length === 0) return `user ${name}: the password is empty`;
+  if (isPasswordHash(password) && !parsePasswordHash(password)) {
+    return `user ${name}: the password hash is malformed (expected $scrypt$ln=N,r=R,p=P$salt$hash, as printed by regbridge hash-password)`;
+  }
   if (typeof role !== 'string' || !(BROKER_ROLES as readonly string[]).includes(role)) {
     return `user ${name}: role ${JSON.stringify(role)} is not one of ${BROKER_ROLES.join(', ')}`;
   }
@@ -127,9 +137,20 @@ function digest(value: string | Buffer): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-/** The users a broker accepts; passwords compared in constant time. */
+/** Stands in for a hashed user when the name is unknown: the same scrypt work either way. */
+const DUMMY_HASH: ScryptHash = {
+  ...DEFAULT_SCRYPT,
+  salt: Buffer.alloc(16, 1),
+  hash: Buffer.alloc(32),
+};
+
+/**
+ * The users a broker accepts. A password is either given (compared in constant time through
+ * SHA-256 digests) or an scrypt hash (broker/password-hash.ts, checked on the thread pool).
+ */
 export class UserDirectory {
-  readonly #users = new Map<string, { user: BrokerUser; digest: Buffer }>();
+  readonly #users = new Map<string, { user: BrokerUser; digest: Buffer; scrypt?: ScryptHash }>();
+  #hashed = 0;
 
   constructor(users: readonly BrokerUser[] = []) {
     for (const user of users) this.add(user);
@@ -139,7 +160,22 @@ export class UserDirectory {
     const problem = userProblem(user);
     if (problem) throw new UserSpecError(problem);
     if (this.#users.has(user.name)) throw new UserSpecError(`user ${user.name} given twice`);
-    this.#users.set(user.name, { user: { ...user }, digest: digest(user.password) });
+    const scrypt = isPasswordHash(user.password) ? parsePasswordHash(user.password) : undefined;
+    if (scrypt) this.#hashed++;
+    this.#users.set(user.name, {
+      user: { ...user },
+      digest: digest(user.password),
+      ...(scrypt && { scrypt }),
+    });
+  }
+
+  /** The entry of `name` as configured (password or hash, role), for reload comparisons. */
+  get(name: string): BrokerUser | undefined {
+    return this.#users.get(name)?.user;
+  }
+
+  names(): string[] {
+    return [...this.#users.keys()];
   }
 
   get size(): number {
@@ -148,10 +184,16 @@ export class UserDirectory {
 
   /**
    * The user when name and password match. Both sides are hashed to equal-length digests first so
-   * `timingSafeEqual` applies whatever the lengths, and an unknown name costs the same comparison.
+   * `timingSafeEqual` applies whatever the lengths, and an unknown name costs the same comparison
+   * (an scrypt one too when the directory holds hashes, so timing does not tell names apart).
    */
-  verify(name: string, password: Buffer | undefined): BrokerUser | undefined {
+  async verify(name: string, password: Buffer | undefined): Promise<BrokerUser | undefined> {
     const entry = this.#users.get(name);
+    if (entry?.scrypt) {
+      const match = await verifyPasswordHash(password ?? Buffer.alloc(0), entry.scrypt);
+      return match && password !== undefined ? entry.user : undefined;
+    }
+    if (!entry && this.#hashed > 0) await verifyPasswordHash(password ?? Buffer.alloc(0), DUMMY_HASH);
     const given = digest(password ?? Buffer.alloc(0));
     const expected = entry?.digest ?? digest(`\u0000unknown-user:${name}`);
     const match = timingSafeEqual(given, expected);

@@ -12,6 +12,7 @@ import {
   StoreBroker,
 } from '../broker/store-broker.ts';
 import { port, positiveDuration, wholeNumber } from '../src/config.ts';
+import type { Logger } from '../src/logger.ts';
 import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
 import { brokerTlsFlags, brokerTlsOption, tlsProblems } from './broker-tls-flags.ts';
 import { hostValue, logLevelFlag, nsFlag } from './common-flags.ts';
@@ -29,9 +30,10 @@ const userSpec = z.string().transform((spec, ctx): BrokerUser => {
   }
 });
 
-const usersFile = z.string().transform((path, ctx): BrokerUser[] => {
+/** The path is kept: SIGHUP reads the file again. */
+const usersFile = z.string().transform((path, ctx): { path: string; users: BrokerUser[] } => {
   try {
-    return loadUsersFile(path);
+    return { path, users: loadUsersFile(path) };
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: (error as Error).message });
     return z.NEVER;
@@ -82,7 +84,7 @@ export const brokerFlags = {
 
 export const brokerConfigSchema = flagSchema(brokerFlags).superRefine((config, ctx) => {
   for (const [key, message] of tlsProblems(config)) ctx.addIssue({ code: 'custom', path: [key], message });
-  const all = [...config.user, ...(config.users ?? [])];
+  const all = [...config.user, ...(config.users?.users ?? [])];
   const names = new Set<string>();
   for (const user of all) {
     if (names.has(user.name))
@@ -100,6 +102,25 @@ export const brokerConfigSchema = flagSchema(brokerFlags).superRefine((config, c
 });
 
 export type BrokerConfig = Readonly<z.infer<typeof brokerConfigSchema>>;
+
+/**
+ * SIGHUP: the users file is read again; clients whose entry did not change stay connected
+ * (docs/broker.md, "Users file"). A file with a problem changes nothing and is logged.
+ */
+function reloadUsers(broker: StoreBroker, config: BrokerConfig, logger: Logger): void {
+  if (!config.users) {
+    logger.warn('SIGHUP: no --users file to reload');
+    return;
+  }
+  try {
+    broker.reloadUsers([...config.user, ...loadUsersFile(config.users.path)]);
+  } catch (error) {
+    logger.error(
+      { err: (error as Error).message },
+      'SIGHUP: users file not reloaded, the previous users stay',
+    );
+  }
+}
 
 /** Start errors whose message says it all: no stack. */
 const PLAIN_ERRORS = new Set(['BrokerListenError', 'BrokerRedisError', 'UserSpecError']);
@@ -125,7 +146,7 @@ export function registerBrokerCommand(program: Command): void {
       host: config.host,
       ...(config.wsPort !== undefined && { wsPort: config.wsPort }),
       ns: config.ns,
-      users: [...config.user, ...(config.users ?? [])],
+      users: [...config.user, ...(config.users?.users ?? [])],
       allowAnonymous: config.allowAnonymous,
       ...(config.redisUrl && { redisUrl: config.redisUrl }),
       ...(tls && { tls }),
@@ -150,6 +171,7 @@ export function registerBrokerCommand(program: Command): void {
       return;
     }
     onShutdownSignal(() => broker.stop());
+    process.on('SIGHUP', () => reloadUsers(broker, config, logger));
     const lines = [`broker listening on mqtt://${config.host}:${broker.port}`];
     if (broker.tlsPort !== undefined)
       lines.push(`broker listening on mqtts://${config.host}:${broker.tlsPort}`);

@@ -10,6 +10,7 @@ import { controllerFlags } from './controller-config.ts';
 import { demoFlags, registerDemoCommand } from './demo-command.ts';
 import { fanoutFlags, registerFanoutCommand } from './fanout-command.ts';
 import type { FlagTable } from './flags.ts';
+import { hashPasswordFlags, registerHashPasswordCommand } from './hash-password-command.ts';
 import { registerRunCommand, runFlags } from './run-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { serveFlags } from './serve-config.ts';
@@ -29,4 +30,5 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'watch', flags: watchFlags, register: registerWatchCommand },
   { name: 'run', flags: runFlags, register: registerRunCommand },
   { name: 'demo', flags: demoFlags, register: registerDemoCommand },
+  { name: 'hash-password', flags: hashPasswordFlags, register: registerHashPasswordCommand },
 ];

@@ -52,12 +52,14 @@ function announcedConnect(remaining: number): Buffer {
 }
 
 describe('maximum packet size', () => {
-  it('defaults to 2 MiB + 64 KiB, 10 s CONNECT time-out, 1000 connections', async () => {
+  it('defaults to 2 MiB + 64 KiB, 10 s CONNECT time-out, 1000 connections, 10 failed logins a minute', async () => {
     const { limits } = await start({});
     expect(limits).toEqual({
       maxPacketBytes: 2 * 1024 * 1024 + 64 * 1024,
       connectTimeoutMs: 10_000,
       maxConnections: 1000,
+      loginMaxFailures: 10,
+      loginWindowMs: 60_000,
     });
     expect(DEFAULT_BROKER_LIMITS).toEqual(limits);
   });
