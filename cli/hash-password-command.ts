@@ -37,8 +37,10 @@ function fromTerminal(): Promise<string | undefined> {
     };
     const onData = (text: string): void => {
       for (const char of text) {
-        if (char === '\r' || char === '\n') return done(typed);
-        if (char === '\u0003') return done(undefined);
+        if (char === '\r' || char === '\n' || char === '\u0003') {
+          done(char === '\u0003' ? undefined : typed);
+          return;
+        }
         if (char === '\u007f' || char === '\b') typed = typed.slice(0, -1);
         else typed += char;
       }
