@@ -140,5 +140,5 @@ describe('regbridge hash-password and SIGHUP (child processes)', () => {
 
     broker.child.kill('SIGTERM');
     expect(await broker.exit).toBe(0);
-  });
+  }, 90_000); // three child processes on a loaded machine
 });
