@@ -21,6 +21,10 @@
  * back to back). Skipping it leaves the duplicate's queue entry, sent once more when the session
  * next resumes (QoS 1 is at least once; requestId idempotency absorbs it).
  *
+ * A message sent from a resumed session's queue (`markQueuedSend`, broker/session-resume.ts) counts
+ * as delivered too: its live copy, still on its way through the emitter when the session resumed,
+ * is then the duplicate and is not sent again.
+ *
  * It relies on aedes 1.2 internals (`client.deliver0`, `client.deliverQoS`, `client.duplicates`),
  * so it is installed before the client subscribes (preConnect) and test/broker-cluster.test.ts
  * pins the behaviour.
@@ -37,24 +41,55 @@ interface ClientInternals {
 }
 
 const RECENT = 256;
+/**
+ * Keys of messages sent from the session's queue on resume. aedes-persistence-redis sends at most
+ * 1001 per resume (maxSessionDelivery); the in-memory queue has no bound, and the live copies still
+ * in flight are those of its newest messages, which a first-in first-out bound keeps.
+ */
+const QUEUED_SENDS = 2048;
+
+/** Insertion-ordered keys, the oldest dropped beyond `limit`. */
+class BoundedKeys {
+  readonly #keys = new Set<string>();
+  readonly #limit: number;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  has(key: string): boolean {
+    return this.#keys.has(key);
+  }
+
+  add(key: string): void {
+    if (this.#keys.has(key)) return;
+    this.#keys.add(key);
+    if (this.#keys.size > this.#limit) this.#keys.delete(this.#keys.values().next().value as string);
+  }
+}
+
+const queuedSends = new WeakMap<Client, BoundedKeys>();
+
+/** Records that `packet` was sent to `client` from its session's queue (not from the emitter). */
+export function markQueuedSend(client: Client, packet: { brokerId?: string; brokerCounter?: number }): void {
+  if (!packet.brokerId) return;
+  queuedSends.get(client)?.add(`${packet.brokerId}:${packet.brokerCounter}`);
+}
 
 export function fixDedupe(client: Client): void {
   const internals = client as unknown as ClientInternals;
   if (typeof internals.deliver0 !== 'function' || typeof internals.deliverQoS !== 'function') return;
-  const recent = new Set<string>();
-  const order: string[] = [];
+  const recent = new BoundedKeys(RECENT);
+  const fromQueue = new BoundedKeys(QUEUED_SENDS);
+  queuedSends.set(client, fromQueue);
 
   /** Sets aedes' de-duplication state for this packet; returns whether it is a duplicate. */
   const decide = (packet: AedesPublishPacket): boolean => {
     const origin = packet.brokerId;
     if (!origin) return false; // retained deliveries on SUBSCRIBE carry no origin: never de-duplicated
     const key = `${origin}:${packet.brokerCounter}`;
-    const seen = recent.has(key);
-    if (!seen) {
-      recent.add(key);
-      order.push(key);
-      if (order.length > RECENT) recent.delete(order.shift()!);
-    }
+    const seen = recent.has(key) || fromQueue.has(key);
+    recent.add(key);
     // aedes delivers when duplicates[origin] < brokerCounter.
     internals.duplicates[origin] = seen ? packet.brokerCounter : packet.brokerCounter - 1;
     return seen;

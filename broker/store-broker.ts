@@ -15,6 +15,7 @@ import { type ConnectionHandler, type Listener, listenTcp, listenTls, listenWebS
 import { LoginLimiter } from './login-limiter.ts';
 import { gateConnection } from './packet-gate.ts';
 import { createRedisBackend, type RedisBackend } from './redis-backend.ts';
+import { holdUntilConnected, markQueueSends } from './session-resume.ts';
 import { guardSubscriptionStore } from './subscription-store.ts';
 import { type BrokerUser, UserDirectory } from './users.ts';
 
@@ -197,14 +198,15 @@ export class StoreBroker {
         ...hooks,
         preConnect: (client, packet, callback) => {
           fixDedupe(client); // before the client has any subscription (broker/dedupe.ts)
+          holdUntilConnected(client); // nothing before CONNACK, queue first (broker/session-resume.ts)
           hooks.preConnect(client, packet, callback);
         },
       });
       this.#aedes = aedes;
       // Persistent sessions: one store per SUBSCRIBE, refused filters left out (subscription-store.ts).
-      guardSubscriptionStore((aedes as unknown as { persistence: unknown }).persistence, (client, filter) =>
-        gatekeeper.mayHold(client, filter),
-      );
+      const persistence = (aedes as unknown as { persistence: unknown }).persistence;
+      guardSubscriptionStore(persistence, (client, filter) => gatekeeper.mayHold(client, filter));
+      markQueueSends(persistence);
       this.#observe(aedes, gatekeeper);
       const admit = this.#admission(aedes);
       this.#tcp = await listenTcp(admit, this.#options.port, host, this.#options.portFlag ?? '--port');
