@@ -283,6 +283,27 @@ describe.skipIf(skipReason)('the Java client against real devices', () => {
     expect(recorder.requests.every((r) => r.headers.authorization === undefined)).toBe(true);
   });
 
+  it('cancelTask: a queued task ends FAILURE CANCELLED; running, ended and unknown ids are their exceptions', async () => {
+    expect(await check('cancel', main.httpPort, USER, PASSWORD)).toEqual([
+      'queued has not started: true',
+      'cancelled: true FAILURE error starts CANCELLED: true report=null',
+      'then reads: FAILURE',
+      expect.stringMatching(
+        /^waitForTask\(cancelled\): TaskProcessingException 0 TASK_FAILURE taskError="CANCELLED.*" extendsRestException=true$/,
+      ),
+      'taskError starts CANCELLED: true',
+      'cancel running: TaskRunningException 409 TASK_RUNNING extendsRestException=true',
+      'taskId: true',
+      'running still ends: "ran"',
+      'cancel finished: TaskEndedException 409 TASK_ENDED extendsRestException=true',
+      'ended as: FINISHED taskId: true',
+      'cancel cancelled: TaskEndedException 409 TASK_ENDED extendsRestException=true',
+      'ended as: FAILURE',
+      'cancel unknown: TaskDoesNotExistException 404 TASK_DOES_NOT_EXIST extendsRestException=true',
+      'taskId: true',
+    ]);
+  });
+
   it('no device listening is ConnectionException', async () => {
     expect(await check('refused', await freePort())).toEqual([
       'refused: ConnectionException 0 CONNECTION_ERROR extendsRestException=true',

@@ -1,6 +1,7 @@
 import regbridge.client.DeviceClient;
 import regbridge.client.RestException;
 import regbridge.client.TaskDoesNotExistException;
+import regbridge.client.TaskEndedException;
 import regbridge.client.TaskProcessingException;
 import regbridge.client.TasksResponse;
 
@@ -27,6 +28,17 @@ public class Example {
             case TasksResponse.TASK_DOES_NOT_EXIST: System.out.println("gone"); break;
             default: System.out.println("unknown status " + task.getStatus());
         }
+
+        // Cancel: a task still queued ends FAILURE, its error starting CANCELLED; a running one is never cut.
+        long busy = client.vendorScript("SLEEP 2000\nPRINT drawer counted");
+        long queued = client.vendorScript("PRINT not needed any more");
+        System.out.println("cancelled: " + client.cancelTask(queued).getError());
+        try {
+            client.cancelTask(queued);
+        } catch (TaskEndedException e) {
+            System.out.println("cancel again: " + e.getCode() + " (" + e.getStatus() + ")");
+        }
+        System.out.println("the running one still ends: " + client.waitForTask(busy));
 
         // Failures are exceptions, all of them RestException.
         try {

@@ -36,6 +36,7 @@ public final class ClientCheck {
             case "unicode": unicode(client(rest)); break;
             case "open": open(new DeviceClient("127.0.0.1", Integer.parseInt(rest.get(0)))); break;
             case "refused": refused(Integer.parseInt(rest.get(0))); break;
+            case "cancel": cancel(client(rest)); break;
             default: throw new IllegalArgumentException("unknown scenario " + scenario);
         }
     }
@@ -228,6 +229,34 @@ public final class ClientCheck {
         out.println("async: " + q(client.waitForTask(id)));
         out.println("sync: " + q(client.processFmScript("PRINT sync")));
         out.println("status: " + client.getTaskStatus(id).getStatus());
+    }
+
+    /** One script running, one queued behind it: the queued one is cancelled, the running one is not. */
+    private static void cancel(DeviceClient client) throws Exception {
+        long running = client.vendorScript("SLEEP 1500\nPRINT ran");
+        long queued = client.vendorScript("PRINT never");
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (client.getTaskStatus(running).getStartedAt() == null) {
+            if (System.currentTimeMillis() > deadline) throw new IllegalStateException("the first task never started");
+            Thread.sleep(20);
+        }
+        out.println("queued has not started: " + (client.getTaskStatus(queued).getStartedAt() == null));
+        TasksResponse cancelled = client.cancelTask(queued);
+        out.println("cancelled: " + (cancelled.getId() == queued) + " " + cancelled.getStatus() + " error starts CANCELLED: "
+                + cancelled.getError().startsWith("CANCELLED") + " report=" + q(cancelled.getReport()));
+        out.println("then reads: " + client.getTaskStatus(queued).getStatus());
+        RestException e = expectFailure("waitForTask(cancelled)", () -> client.waitForTask(queued));
+        out.println("taskError starts CANCELLED: " + ((TaskProcessingException) e).getTaskError().startsWith("CANCELLED"));
+        e = expectFailure("cancel running", () -> client.cancelTask(running));
+        out.println("taskId: " + (((TaskRunningException) e).getTaskId() == running));
+        out.println("running still ends: " + q(client.waitForTask(running)));
+        e = expectFailure("cancel finished", () -> client.cancelTask(running));
+        out.println("ended as: " + ((TaskEndedException) e).getStatus() + " taskId: " + (((TaskEndedException) e).getTaskId() == running));
+        e = expectFailure("cancel cancelled", () -> client.cancelTask(queued));
+        out.println("ended as: " + ((TaskEndedException) e).getStatus());
+        long unknown = running + 1_000_000;
+        e = expectFailure("cancel unknown", () -> client.cancelTask(unknown));
+        out.println("taskId: " + (((TaskDoesNotExistException) e).getTaskId() == unknown));
     }
 
     private static void refused(int port) {
