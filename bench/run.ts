@@ -26,6 +26,12 @@ const SCENARIOS: ScenarioSpec[] = [
   { name: 'memory', file: 'bench/scenarios/memory.ts', quickTimeout: 40, fullTimeout: 300 },
   { name: 'overload', file: 'bench/scenarios/overload.ts', quickTimeout: 40, fullTimeout: 120 },
   { name: 'cluster', file: 'bench/scenarios/cluster.ts', quickTimeout: 40, fullTimeout: 180 },
+  {
+    name: 'controller-service',
+    file: 'bench/scenarios/controller-service.ts',
+    quickTimeout: 60,
+    fullTimeout: 300,
+  },
 ];
 
 function parseArgs(argv: string[]): { quick: boolean; only: string[] | undefined; out: string } {

@@ -57,7 +57,13 @@ function loopback(host: string): string {
 
 export async function startControllerService(
   settings: ControllerServiceSettings,
-  deps: { logger: Logger; clock?: PacingClock; dashboardDir?: string },
+  deps: {
+    logger: Logger;
+    clock?: PacingClock;
+    dashboardDir?: string;
+    /** The HTTP port was defaulted, not asked for: when it is taken, listen on a free one (demo). */
+    freePortIfTaken?: boolean;
+  },
 ): Promise<RunningControllerService> {
   const { logger } = deps;
   const cleanup: Array<() => Promise<void> | void> = [];
@@ -141,7 +147,13 @@ export async function startControllerService(
       ...(settings.https && { https: settings.https }),
     });
     cleanup.push(() => app.close());
-    await app.listen({ port: settings.port, host: settings.host });
+    try {
+      await app.listen({ port: settings.port, host: settings.host });
+    } catch (error) {
+      if (!deps.freePortIfTaken || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      logger.warn({ port: settings.port }, 'HTTP port taken; listening on a free port');
+      await app.listen({ port: 0, host: settings.host });
+    }
     const address = app.server.address();
     return {
       app,

@@ -1,24 +1,28 @@
 /**
  * `regbridge demo`: a whole store in one process. An embedded store broker on a free port, N
  * simulated registers (startDevice with --mqtt-url pointing at it, each with its own device
- * credential), and one store controller that fans an X report out to group `all`. Prints the
- * summary table; exit code 0 when every register FINISHED. Everything is stopped before it
- * returns, whatever happened.
+ * credential), and the controller service (`regbridge controller`: API and dashboard) whose
+ * first job sends an X report to group `all`. Prints the results and the dashboard's URL and
+ * login, then runs until Ctrl-C; with --once it stops after the first job (exit code 0 when
+ * every register FINISHED). Everything is stopped before it returns, whatever happened.
  */
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import type { z } from 'zod';
 import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
-import { StoreController } from '../controller/store-controller.ts';
+import { asFanoutResult } from '../controller/job-results.ts';
+import type { Job, JobSummary } from '../controller/job-types.ts';
+import type { StoreController } from '../controller/store-controller.ts';
 import { type FanoutResult, summarize } from '../controller/types.ts';
-import { wholeNumber } from '../src/config.ts';
+import { port, wholeNumber } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import { logLevelFlag } from './common-flags.ts';
+import { type RunningControllerService, startControllerService } from './controller-service.ts';
 import { type RunningDevice, startDevice } from './device.ts';
 import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
 import { renderResults, renderSummary } from './format-table.ts';
 import { cliLogger } from './logging.ts';
-import { reportStartError } from './options.ts';
+import { onShutdownSignal, reportStartError } from './options.ts';
 import { parseServeConfig } from './serve-config.ts';
 
 export const DEMO_SCRIPT = [
@@ -28,6 +32,10 @@ export const DEMO_SCRIPT = [
 
 export const demoFlags = {
   devices: flag('--devices <n>', 'simulated registers (1-50)', wholeNumber(1, 50), { default: '5' }),
+  port: flag('--port <port>', 'HTTP port of the dashboard and API (taken: a free one is used)', port, {
+    default: '8090',
+  }),
+  once: switchFlag('--once', 'stop after the first job instead of serving the dashboard until Ctrl-C'),
   json: switchFlag('--json', 'print {results, summary} as JSON on stdout instead of the table'),
   logLevel: logLevelFlag('silent'),
 };
@@ -42,18 +50,15 @@ const secret = (): string => randomBytes(18).toString('base64url');
 /** Resolves once `count` devices are online in the controller's directory (or rejects after `ms`). */
 function waitForOnline(controller: StoreController, count: number, ms: number): Promise<void> {
   return new Promise((resolve, reject) => {
+    const online = (): number => controller.devices().filter((d) => d.online).length;
     const check = (): void => {
-      if (controller.devices().filter((d) => d.online).length < count) return;
+      if (online() < count) return;
       done();
       resolve();
     };
     const timer = setTimeout(() => {
       done();
-      reject(
-        new Error(
-          `only ${controller.devices().filter((d) => d.online).length} of ${count} registers came online`,
-        ),
-      );
+      reject(new Error(`only ${online()} of ${count} registers came online`));
     }, ms);
     const done = (): void => {
       clearTimeout(timer);
@@ -64,12 +69,37 @@ function waitForOnline(controller: StoreController, count: number, ms: number): 
   });
 }
 
-/** Runs the demo store and returns the fan-out results; stops everything it started. */
-export async function runDemo(
+/** The first job's end (the X report), through the service's engine. */
+function runFirstJob(service: RunningControllerService): Promise<Job> {
+  const outcome = service.engine.create(
+    { script: DEMO_SCRIPT, target: { group: 'all' }, name: 'demo: X report', deadlineMs: 15_000 },
+    { user: 'demo', address: '' },
+  );
+  if (outcome.kind !== 'created') throw new Error(`the demo job was not created: ${outcome.kind}`);
+  const { jobId } = outcome.job;
+  return new Promise((resolve) => {
+    const onJob = (job: JobSummary): void => {
+      if (job.jobId !== jobId || job.endedAt === undefined) return;
+      service.engine.off('job', onJob);
+      resolve(service.engine.get(jobId)!);
+    };
+    service.engine.on('job', onJob);
+    if (service.engine.get(jobId)?.endedAt !== undefined) onJob(service.engine.get(jobId)!);
+  });
+}
+
+export interface RunningDemo {
+  results: FanoutResult[];
+  dashboard: { url: string; user: string; password: string };
+  stop(): Promise<void>;
+}
+
+/** Starts the demo store, runs the first job; the caller stops it (it is stopped on failure). */
+export async function startDemo(
   options: DemoOptions,
   logger: Logger,
   say: (line: string) => void,
-): Promise<FanoutResult[]> {
+): Promise<RunningDemo> {
   const ids = Array.from({ length: options.devices }, (_, i) => `reg${i + 1}`);
   const passwords = new Map(ids.map((id) => [id, secret()]));
   const controllerPassword = secret();
@@ -85,7 +115,12 @@ export async function runDemo(
     logger: logger.child({ component: 'broker' }),
   });
   const devices: RunningDevice[] = [];
-  let controller: StoreController | undefined;
+  let service: RunningControllerService | undefined;
+  const stop = async (): Promise<void> => {
+    await service?.stop();
+    await Promise.allSettled(devices.map((device) => device.stop()));
+    await broker.stop();
+  };
   try {
     await broker.start();
     const url = `mqtt://127.0.0.1:${broker.port}`;
@@ -109,29 +144,42 @@ export async function runDemo(
     for (const outcome of started) if (outcome.status === 'fulfilled') devices.push(outcome.value);
     const failed = started.find((outcome) => outcome.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
-    controller = new StoreController({
-      url,
-      username: 'controller',
-      password: controllerPassword,
-      ns: NS,
-      clientId: 'regbridge-demo-controller',
-      logger,
-    });
-    await controller.start();
-    await waitForOnline(controller, ids.length, 10_000);
-    say(`controller sees ${controller.devices().length} registers online; sending an X report to group all`);
-    return await controller.submit(DEMO_SCRIPT, { to: 'all', deadlineMs: 15_000 });
-  } finally {
-    await controller?.stop();
-    await Promise.allSettled(devices.map((device) => device.stop()));
-    await broker.stop();
+    const admin = { name: 'admin', password: secret() };
+    service = await startControllerService(
+      {
+        port: options.port,
+        host: '127.0.0.1',
+        mqttUrl: url,
+        mqttUser: { name: 'controller', password: controllerPassword },
+        brokerHost: '127.0.0.1',
+        brokerUsers: [],
+        ns: NS,
+        users: [admin],
+        db: ':memory:',
+        tokenTtl: 3600,
+      },
+      { logger, freePortIfTaken: true },
+    );
+    await waitForOnline(service.controller, ids.length, 10_000);
+    say(`controller sees ${ids.length} registers online; job 1: an X report to group all`);
+    const job = await runFirstJob(service);
+    return {
+      results: job.results.map(asFanoutResult),
+      dashboard: { url: `http://127.0.0.1:${service.httpPort}/`, user: admin.name, password: admin.password },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
   }
 }
 
 export function registerDemoCommand(program: Command): void {
   const command = program
     .command('demo')
-    .description('a whole store in one process: broker, registers and a controller fanning out an X report');
+    .description(
+      'a whole store in one process: broker, registers, and the controller service with its dashboard',
+    );
   addFlags(command, demoFlags);
   command.action(async (_flags: unknown, cmd: Command) => {
     let options: DemoOptions;
@@ -144,17 +192,28 @@ export function registerDemoCommand(program: Command): void {
     const say = (line: string): void => {
       if (!options.json) process.stdout.write(`${line}\n`);
     };
-    let results: FanoutResult[];
+    let demo: RunningDemo;
     try {
-      results = await runDemo(options, cliLogger(options.logLevel), say);
+      demo = await startDemo(options, cliLogger(options.logLevel), say);
     } catch (error) {
       console.error(`regbridge demo: ${(error as Error).message}`);
       process.exitCode = 2;
       return;
     }
+    const { results } = demo;
     const summary = summarize(results);
     if (options.json) process.stdout.write(`${JSON.stringify({ results, summary }, null, 2)}\n`);
     else process.stdout.write(`\n${renderResults(results)}\n\n${renderSummary(summary)}\n`);
-    process.exitCode = results.length === options.devices && summary.finished === options.devices ? 0 : 1;
+    const allFinished = results.length === options.devices && summary.finished === options.devices;
+    if (options.once) {
+      await demo.stop();
+      process.exitCode = allFinished ? 0 : 1;
+      return;
+    }
+    const { url, user, password } = demo.dashboard;
+    // The dashboard line is not part of --json's document: it goes to stderr then.
+    const tell = options.json ? process.stderr : process.stdout;
+    tell.write(`\ndashboard on ${url} (log in as ${user}, password ${password}); Ctrl-C stops the demo\n`);
+    onShutdownSignal(() => demo.stop());
   });
 }

@@ -11,8 +11,9 @@ import { z } from 'zod';
 import type { StoreController } from '../controller/store-controller.ts';
 import { parseTarget } from '../controller/targets.ts';
 import { type FanoutResult, type FanoutTarget, summarize } from '../controller/types.ts';
-import { ConfigError, positiveDuration } from '../src/config.ts';
+import { ConfigError, positiveDuration, wholeNumber } from '../src/config.ts';
 import { connectionFlags, controllerFor } from './controller-flags.ts';
+import { fanoutAsJob, wantsJob } from './fanout-job.ts';
 import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
 import { renderResults, renderSummary } from './format-table.ts';
 import { cliLogger } from './logging.ts';
@@ -27,6 +28,22 @@ const targetSchema = z.string().transform((spec, ctx): FanoutTarget => {
   }
 });
 
+/** 0..1, e.g. 0.5. */
+const ratioValue = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const ratio =
+    typeof value === 'number'
+      ? value
+      : /^\s*(0|1|0?\.\d+|1\.0*)\s*$/.test(value)
+        ? Number(value)
+        : Number.NaN;
+  if (Number.isFinite(ratio) && ratio >= 0 && ratio <= 1) return ratio;
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected a ratio from 0 to 1 (e.g. 0.5), got ${JSON.stringify(value)}`,
+  });
+  return z.NEVER;
+});
+
 export const fanoutFlags = {
   ...connectionFlags,
   to: flag('--to <target>', 'all | group:<G> | <id>,<id>,...', targetSchema, { default: 'all' }),
@@ -39,6 +56,21 @@ export const fanoutFlags = {
     },
   ),
   json: switchFlag('--json', 'print {results, summary} as JSON on stdout instead of the table'),
+  batchSize: flag(
+    '--batch-size <n>',
+    'at most this many devices running the script at once (runs it as a job: docs/controller.md)',
+    wholeNumber(1),
+    { defaultHelp: 'no limit' },
+  ),
+  maxPerMinute: flag('--max-per-minute <n>', 'at most this many sends per rolling minute', wholeNumber(1), {
+    defaultHelp: 'no limit',
+  }),
+  abortFailureRatio: flag(
+    '--abort-failure-ratio <ratio>',
+    'stop sending and cancel what is still queued once failed/ended >= this (0..1)',
+    ratioValue,
+    { defaultHelp: 'never' },
+  ),
 };
 
 export const fanoutSchema = flagSchema(fanoutFlags);
@@ -127,26 +159,44 @@ export function registerFanoutCommand(program: Command): void {
       process.exitCode = 2;
       return;
     }
-    // Ctrl-C: stop waiting; pending devices are reported NO_ANSWER (`controller stopped`).
-    const onSignal = (): void => void controller.stop();
+    // Ctrl-C: stop waiting; pending devices are reported NO_ANSWER (`controller stopped`). A job
+    // (rollout flags) is cancelled first: nothing more is sent, what is queued is cancelled.
+    const interrupted = new AbortController();
+    const onSignal = (): void => {
+      interrupted.abort();
+      void controller.stop();
+    };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     const bar = progressBar(Boolean(process.stderr.isTTY) && !config.json);
     let requestId = '';
     let results: FanoutResult[];
     try {
-      results = await controller.submit(script, {
-        to: config.to,
-        deadlineMs: config.deadline,
-        // Once the controller has given up, a device that only gets the script later (it was
-        // reconnecting) must not run it: docs/mqtt.md, `notAfter`.
-        notAfter: Date.now() + config.deadline,
-        onSent: (sent) => {
-          requestId = sent.requestId;
-          bar.start(sent.sentTo.length + sent.offline.length);
-        },
-        onResult: (_result, progress) => bar.update(progress.done),
-      });
+      if (wantsJob(config)) {
+        let started = false;
+        ({ requestId, results } = await fanoutAsJob(controller, script, config, {
+          logger,
+          signal: interrupted.signal,
+          progress: (done, total) => {
+            if (!started) bar.start(total);
+            started = true;
+            bar.update(done);
+          },
+        }));
+      } else {
+        results = await controller.submit(script, {
+          to: config.to,
+          deadlineMs: config.deadline,
+          // Once the controller has given up, a device that only gets the script later (it was
+          // reconnecting) must not run it: docs/mqtt.md, `notAfter`.
+          notAfter: Date.now() + config.deadline,
+          onSent: (sent) => {
+            requestId = sent.requestId;
+            bar.start(sent.sentTo.length + sent.offline.length);
+          },
+          onResult: (_result, progress) => bar.update(progress.done),
+        });
+      }
     } catch (error) {
       bar.stop();
       await controller.stop();

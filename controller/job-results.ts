@@ -2,7 +2,7 @@
  * From what the store controller learns to a job's result (pure): a submission's result, and
  * after a restart, what the retained statuses already say about a script sent before it.
  */
-import type { ResultStatus, StoredResult } from './job-types.ts';
+import type { JobResult, ResultStatus, StoredResult } from './job-types.ts';
 import type { DeviceEntry, FanoutResult, TaskView } from './types.ts';
 
 export type Outcome = Partial<StoredResult> & { status: ResultStatus };
@@ -63,4 +63,41 @@ export function sentResultAfterRestart(
     return { status: 'FAILURE', error: 'device restarted (new bootId)' };
   }
   return undefined;
+}
+
+/**
+ * A job's result as `fanout` and `demo` print it (one table for both paths). A CANCELLED result
+ * is shown as FAILURE with an error starting `CANCELLED`; a result still open as NO_ANSWER.
+ */
+export function asFanoutResult(result: JobResult): FanoutResult {
+  const { deviceId } = result;
+  const taskId = result.taskId !== undefined ? { taskId: result.taskId } : {};
+  const durationMs =
+    result.sentAt && result.endedAt ? Math.max(0, Date.parse(result.endedAt) - Date.parse(result.sentAt)) : 0;
+  switch (result.status) {
+    case 'FINISHED':
+      return {
+        deviceId,
+        status: 'FINISHED',
+        report: result.report ?? '',
+        taskId: result.taskId ?? 0,
+        durationMs,
+      };
+    case 'FAILURE':
+      return { deviceId, status: 'FAILURE', error: result.error ?? '', ...taskId, durationMs };
+    case 'CANCELLED': {
+      const error = result.error ?? '';
+      return {
+        deviceId,
+        status: 'FAILURE',
+        error: isCancelled(error) ? error : `CANCELLED: ${error}`,
+        ...taskId,
+        durationMs,
+      };
+    }
+    case 'OFFLINE':
+      return { deviceId, status: 'OFFLINE' };
+    default:
+      return { deviceId, status: 'NO_ANSWER', ...taskId, detail: result.error ?? 'no end status' };
+  }
 }

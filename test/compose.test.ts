@@ -12,7 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
 import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { type Compose, dockerfileHealthcheck, readCompose, readComposeSource } from './helpers/compose.ts';
+import {
+  type Compose,
+  type ComposeService,
+  dockerfileHealthcheck,
+  readCompose,
+  readComposeSource,
+} from './helpers/compose.ts';
 import { runCli } from './helpers/controller-cli.ts';
 import { silent } from './helpers/controller-env.ts';
 
@@ -37,10 +43,11 @@ describe('docker-compose.yml', () => {
     compose = readCompose();
   });
 
-  it('has a broker, three registers, and controller/watch behind profiles', () => {
+  it('has a broker, three registers, the controller service, and controller/watch behind profiles', () => {
     expect(Object.keys(compose.services).sort()).toEqual([
       'broker',
       'controller',
+      'controller-service',
       'reg1',
       'reg2',
       'reg3',
@@ -48,8 +55,23 @@ describe('docker-compose.yml', () => {
     ]);
     expect(compose.services.controller!.profiles).toEqual(['controller']);
     expect(compose.services.watch!.profiles).toEqual(['watch']);
-    for (const name of ['broker', 'reg1', 'reg2', 'reg3'])
+    for (const name of ['broker', 'reg1', 'reg2', 'reg3', 'controller-service'])
       expect(compose.services[name]!.profiles).toBeUndefined();
+  });
+
+  it('the controller service publishes its port and keeps its SQLite history in a volume', () => {
+    const service = compose.services['controller-service']! as ComposeService & { volumes?: string[] };
+    expect(service.command).toEqual(['node', 'bin/regbridge.js', 'controller']);
+    expect(service.ports).toEqual(['8090:8090']);
+    expect(service.environment!.REGBRIDGE_PORT).toBe('8090');
+    expect(service.volumes).toEqual(['controller-data:/home/node']);
+    expect(service.environment!.REGBRIDGE_DB).toBe('/home/node/regbridge-controller.db');
+    expect((compose as Compose & { volumes?: Record<string, unknown> }).volumes).toHaveProperty(
+      'controller-data',
+    );
+    // The image's HEALTHCHECK (GET /health on REGBRIDGE_PORT) serves it as it serves the registers.
+    expect(service.healthcheck).toBeUndefined();
+    expect(service.depends_on).toEqual({ broker: { condition: 'service_healthy' } });
   });
 
   it('always-on services have healthchecks; dependants wait for them to be healthy', () => {
@@ -76,7 +98,8 @@ describe('docker-compose.yml', () => {
         expect(flags.has(arg), `${name}: ${subcommand} has no ${arg}`).toBe(true);
       }
     }
-  });
+    // One `--help` child process per sub-command (five of them), slow on a loaded machine.
+  }, 90_000);
 
   it('every REGBRIDGE_* variable maps to a flag of its service command; credentials have defaults', async () => {
     for (const [name, service] of Object.entries(compose.services)) {
@@ -91,7 +114,8 @@ describe('docker-compose.yml', () => {
           expect(ref, `${name}: ${key}`).toMatch(/:-/);
       }
     }
-  });
+    // One `--help` child process per sub-command (five of them), slow on a loaded machine.
+  }, 90_000);
 
   it('host ports are overridable, distinct, and each the port its container listens on', () => {
     const ports = (c: Compose) =>
@@ -111,7 +135,7 @@ describe('docker-compose.yml', () => {
       REGBRIDGE_BROKER_HOST: '127.0.0.1',
     });
     expect(ports(moved)).toEqual(['11883', '18081', '18082', '18083']);
-    for (const name of ['reg1', 'reg2', 'reg3', 'controller', 'watch'])
+    for (const name of ['reg1', 'reg2', 'reg3', 'controller', 'controller-service', 'watch'])
       expect(new URL(moved.services[name]!.environment!.REGBRIDGE_MQTT_URL!).host, name).toBe(
         '127.0.0.1:11883',
       );

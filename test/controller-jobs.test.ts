@@ -216,6 +216,53 @@ describe('abort and cancel', () => {
     );
   });
 
+  it('abort cancels the tasks of the job still queued on registers; they end CANCELLED, never started', async () => {
+    // reg1 is busy, so the job's task waits in its queue while reg2 fails at once.
+    const busy = devices.get('reg1')!.queue.submit('SLEEP 1000', { source: 'rest' });
+    const jobId = await createJob({
+      script: 'FAIL till empty',
+      target: { devices: ['reg1', 'reg2'] },
+      abort: { failureRatio: 0.5 },
+    });
+    const job = await waitForJob(service, token, jobId, ended, 'job end');
+    expect(job.status).toBe('ABORTED');
+    expect(job.results[1]).toMatchObject({ deviceId: 'reg2', status: 'FAILURE', error: 'till empty' });
+    expect(job.results[0]).toMatchObject({
+      deviceId: 'reg1',
+      status: 'CANCELLED',
+      taskId: expect.any(Number),
+      error: expect.stringMatching(/^CANCELLED/),
+    });
+    const task = devices.get('reg1')!.queue.get(job.results[0]!.taskId!)!;
+    expect(task).toMatchObject({ requestId: `${jobId}:reg1`, state: 'failed' });
+    expect(task.startedAt).toBeUndefined();
+    expect(devices.get('reg1')!.queue.get(busy.task.id)?.state).toBe('running');
+  });
+
+  it('cancel: a queued task of the job is cancelled on the register, a running one finishes', async () => {
+    devices.get('reg3')!.queue.submit('SLEEP 1000', { source: 'rest' });
+    const jobId = await createJob({ script: 'SLEEP 300\nPRINT done', target: { devices: ['reg3', 'reg4'] } });
+    // Both sent: reg4 runs the script, reg3 holds it queued behind its own task.
+    await waitForJob(service, token, jobId, (j) => j.counts.running === 2, 'both sent');
+    await until(
+      () =>
+        devices
+          .get('reg3')!
+          .queue.list()
+          .some((t) => t.requestId === `${jobId}:reg3`),
+      'queued on reg3',
+    );
+    const cancelled = await api(service.app, token, 'POST', `/api/jobs/${jobId}/cancel`);
+    expect(cancelled.body.status).toBe('CANCELLED');
+    const job = await waitForJob(service, token, jobId, ended, 'job end');
+    expect(job.results.map((r) => [r.deviceId, r.status])).toEqual([
+      ['reg3', 'CANCELLED'],
+      ['reg4', 'FINISHED'],
+    ]);
+    expect(job.results[0]!.error).toMatch(/^CANCELLED/);
+    expect(job.results[1]!.report).toBe('done');
+  });
+
   it('minEnded holds the ratio back until enough results have ended', async () => {
     const jobId = await createJob({
       script: 'FAIL once',

@@ -1,10 +1,45 @@
-/** `regbridge demo` as a child process: a whole store in one command, 5 registers FINISHED, exit 0. */
-import { describe, expect, it } from 'vitest';
+/**
+ * `regbridge demo` as a child process: a whole store in one command with the controller service:
+ * the dashboard's URL and login printed and working; with --once, 5 registers FINISHED, exit 0.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startCli, stopAll, waitForOutput } from './helpers/cli-process.ts';
 import { runCli } from './helpers/controller-cli.ts';
 
+afterEach(() => stopAll());
+
 describe('regbridge demo', () => {
+  it('serves the dashboard until stopped: the printed login works and the X report is job 1', async () => {
+    const demo = startCli(['demo', '--devices', '2', '--port', '0']);
+    const url = await waitForOutput(demo, /dashboard on (http:\/\/127\.0\.0\.1:\d+\/)/, 30_000);
+    const password = await waitForOutput(demo, /log in as admin, password (\S+)\)/);
+    const login = await fetch(`${url}api/authenticate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'admin', password }),
+    });
+    expect(login.status).toBe(200);
+    const { token } = (await login.json()) as { token: string };
+    const jobs = (await (
+      await fetch(`${url}api/jobs`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as {
+      jobs: { name: string; status: string; counts: { finished: number } }[];
+    };
+    expect(jobs.jobs).toEqual([
+      expect.objectContaining({
+        name: 'demo: X report',
+        status: 'COMPLETED',
+        counts: expect.objectContaining({ finished: 2 }),
+      }),
+    ]);
+    const page = await fetch(url);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    demo.child.kill('SIGTERM');
+    expect((await demo.exit).code).toBe(0);
+  });
+
   it('starts a broker, 5 registers and a controller; every register FINISHED its X report; exit 0', async () => {
-    const run = await runCli(['demo'], { timeoutMs: 30_000 });
+    const run = await runCli(['demo', '--once', '--port', '0'], { timeoutMs: 30_000 });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const rows = run.stdout.split('\n').filter((line) => /^reg\d\s/.test(line));
@@ -19,7 +54,9 @@ describe('regbridge demo', () => {
   });
 
   it('--devices and --json', async () => {
-    const run = await runCli(['demo', '--devices', '2', '--json'], { timeoutMs: 30_000 });
+    const run = await runCli(['demo', '--devices', '2', '--json', '--once', '--port', '0'], {
+      timeoutMs: 30_000,
+    });
     expect(run.code).toBe(0);
     const doc = JSON.parse(run.stdout) as {
       results: { deviceId: string; status: string }[];

@@ -1,0 +1,183 @@
+/**
+ * Scenario: the controller service (`regbridge controller`, its own process). (1) A job to N
+ * registers through the service's HTTP API (batchSize unlimited; POST /api/jobs, then the
+ * event stream until COMPLETED) against the CLI fan-out (`regbridge fanout`'s library:
+ * StoreController.submit to group all) on the same registers in the same run; goal: within
+ * 1.2x. (2) The service's RSS with 10,000 ended jobs in its history against its RSS with none;
+ * goal: < 1.25x (only jobs in progress live in memory).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FANOUT_SCRIPT } from '../lib/fleet.ts';
+import { median, mqttFanout, startFleet } from '../lib/fleet-run.ts';
+import { startWorker, type Worker, type WorkerMessage } from '../lib/proc.ts';
+import { round, runScenario, type ScenarioContext } from '../lib/scenario.ts';
+
+const DEADLINE_MS = 30_000;
+const HISTORY_JOBS = 10_000;
+const ADMIN = { userName: 'admin', password: 'bench-admin-pw' };
+
+interface Ready extends WorkerMessage {
+  httpPort: number;
+  rss: number;
+  heapUsed: number;
+}
+
+async function startService(
+  brokerPort: number,
+  db: string,
+  historyJobs: number,
+): Promise<{ worker: Worker; ready: Ready }> {
+  const worker = startWorker(
+    'bench/workers/controller-service.ts',
+    [String(brokerPort), db, String(historyJobs)],
+    {
+      execArgv: ['--expose-gc'],
+    },
+  );
+  const ready = await worker.next<Ready>('ready', 120_000);
+  return { worker, ready };
+}
+
+async function login(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/api/authenticate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  return ((await response.json()) as { token: string }).token;
+}
+
+/** One job to every register through the HTTP API: ms from POST to the COMPLETED event, and how many FINISHED. */
+async function serviceJob(port: number, token: string): Promise<{ ms: number; finished: number }> {
+  const abort = new AbortController();
+  const events = await fetch(`http://127.0.0.1:${port}/api/events?access_token=${token}`, {
+    signal: abort.signal,
+  });
+  const reader = events.body!.getReader();
+  const decoder = new TextDecoder();
+  const started = performance.now();
+  const created = await fetch(`http://127.0.0.1:${port}/api/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ script: FANOUT_SCRIPT, target: { group: 'all' }, deadlineMs: DEADLINE_MS }),
+  });
+  const { jobId } = (await created.json()) as { jobId: string };
+  let buffer = '';
+  let finished = -1;
+  while (finished < 0) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error('event stream ended');
+    buffer += decoder.decode(value, { stream: true });
+    let end = buffer.indexOf('\n\n');
+    while (end >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      end = buffer.indexOf('\n\n');
+      if (!block.startsWith('event: job\n')) continue;
+      const job = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as {
+        jobId: string;
+        endedAt?: string;
+        counts: { finished: number };
+      };
+      if (job.jobId === jobId && job.endedAt !== undefined) finished = job.counts.finished;
+    }
+  }
+  const ms = performance.now() - started;
+  abort.abort();
+  await reader.cancel().catch(() => undefined);
+  return { ms, finished };
+}
+
+async function fanoutComparison(ctx: ScenarioContext, n: number, rounds: number, dir: string): Promise<void> {
+  const broker = startWorker('bench/workers/broker.ts', [String(n)]);
+  ctx.defer(() => broker.stop(10_000));
+  const { port } = await broker.next<WorkerMessage & { port: number }>('ready', 30_000);
+  const fleet = await startFleet({
+    count: n,
+    devicePort: port,
+    controllerPort: port,
+    anonymous: false,
+    hosts: n > 200 ? 2 : 1,
+  });
+  ctx.defer(() => fleet.stop());
+  const { worker, ready } = await startService(port, join(dir, 'fanout.db'), 0);
+  ctx.defer(() => worker.stop(10_000));
+  const token = await login(ready.httpPort);
+  // Warm-up of both paths, not counted.
+  await mqttFanout(fleet.controller, FANOUT_SCRIPT, DEADLINE_MS);
+  await serviceJob(ready.httpPort, token);
+  const cli: number[] = [];
+  const service: number[] = [];
+  let incomplete = '';
+  for (let i = 0; i < rounds; i += 1) {
+    const a = await mqttFanout(fleet.controller, FANOUT_SCRIPT, DEADLINE_MS);
+    cli.push(a.ms);
+    if (a.finished !== n) incomplete += ` CLI: ${a.finished}/${n} FINISHED;`;
+    const b = await serviceJob(ready.httpPort, token);
+    service.push(b.ms);
+    if (b.finished !== n) incomplete += ` service: ${b.finished}/${n} FINISHED;`;
+  }
+  ctx.log(
+    `N=${n}: CLI fan-out ${cli.map((t) => t.toFixed(0)).join(', ')} ms; service job ${service.map((t) => t.toFixed(0)).join(', ')} ms`,
+  );
+  const ratio = median(service) / median(cli);
+  ctx.report({
+    figure: `N=${n} job through the service (POST to COMPLETED event)`,
+    value: round(median(service), 0),
+    unit: 'ms',
+    baseline: round(median(cli), 0),
+    baselineLabel: 'CLI fan-out (StoreController.submit)',
+    ratio: round(ratio, 2),
+    goal: 'within 1.2x of the CLI fan-out',
+    met: ratio <= 1.2 && incomplete === '',
+    note: `median of ${rounds}; spread service ${round(Math.min(...service), 0)}-${round(Math.max(...service), 0)} ms, CLI ${round(Math.min(...cli), 0)}-${round(Math.max(...cli), 0)} ms${incomplete}`,
+  });
+}
+
+async function historyMemory(ctx: ScenarioContext, dir: string): Promise<void> {
+  const broker = startWorker('bench/workers/broker.ts', ['1']);
+  ctx.defer(() => broker.stop(10_000));
+  const { port } = await broker.next<WorkerMessage & { port: number }>('ready', 30_000);
+  const measure = async (jobs: number): Promise<{ rss: number; heapUsed: number }> => {
+    const { worker, ready } = await startService(port, join(dir, `history-${jobs}.db`), jobs);
+    try {
+      // Read the history as the dashboard does: the first pages of jobs and one job.
+      const token = await login(ready.httpPort);
+      for (let page = 0; page < 5; page += 1) {
+        await fetch(`http://127.0.0.1:${ready.httpPort}/api/jobs?limit=50`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+      }
+      worker.send({ type: 'measure' });
+      return await worker.next<WorkerMessage & { rss: number; heapUsed: number }>('memory', 30_000);
+    } finally {
+      await worker.stop(10_000);
+    }
+  };
+  const empty = await measure(0);
+  const full = await measure(HISTORY_JOBS);
+  const mib = (bytes: number): number => round(bytes / 2 ** 20, 1);
+  ctx.log(
+    `RSS empty ${mib(empty.rss)} MiB (heap ${mib(empty.heapUsed)}), ${HISTORY_JOBS} jobs ${mib(full.rss)} MiB (heap ${mib(full.heapUsed)})`,
+  );
+  ctx.report({
+    figure: `service RSS with ${HISTORY_JOBS} jobs of history`,
+    value: mib(full.rss),
+    unit: 'MiB',
+    baseline: mib(empty.rss),
+    baselineLabel: 'empty history',
+    ratio: round(full.rss / empty.rss, 2),
+    goal: '< 1.25x the RSS with no history',
+    met: full.rss / empty.rss < 1.25,
+    note: `after gc; heap ${mib(full.heapUsed)} vs ${mib(empty.heapUsed)} MiB; 5 results per job`,
+  });
+}
+
+runScenario('controller-service', async (ctx) => {
+  const dir = mkdtempSync(join(tmpdir(), 'regbridge-bench-ctl-'));
+  ctx.defer(() => rmSync(dir, { recursive: true, force: true }));
+  await historyMemory(ctx, dir);
+  await fanoutComparison(ctx, ctx.quick ? 50 : 500, ctx.quick ? 1 : 3, dir);
+});
