@@ -58,18 +58,18 @@ export const fanoutFlags = {
   json: switchFlag('--json', 'print {results, summary} as JSON on stdout instead of the table'),
   batchSize: flag(
     '--batch-size <n>',
-    'at most this many devices running the script at once (runs it as a job: docs/controller.md)',
+    'at most this many devices running the script at once; off: no limit (runs it as a job: docs/controller.md)',
     wholeNumber(1),
-    { defaultHelp: 'no limit' },
+    { defaultHelp: 'off' },
   ),
   maxPerMinute: flag('--max-per-minute <n>', 'at most this many sends per rolling minute', wholeNumber(1), {
-    defaultHelp: 'no limit',
+    defaultHelp: 'off',
   }),
   abortFailureRatio: flag(
     '--abort-failure-ratio <ratio>',
     'stop sending and cancel what is still queued once failed/ended >= this (0..1)',
     ratioValue,
-    { defaultHelp: 'never' },
+    { defaultHelp: 'off' },
   ),
 };
 
