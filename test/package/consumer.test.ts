@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/controller-cli.ts';
+import buildDistIfStale from '../setup/fresh-dist.ts';
 
 const run = promisify(execFile);
 const FIXTURES = join(ROOT, 'test', 'package', 'consumer');
@@ -74,7 +75,9 @@ async function node(args: string[]): Promise<{ stdout: string; stderr: string }>
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'regbridge-consumer-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], {
+  // dist/ as `prepare` builds it (rebuilt here only when stale), so the pack need not run scripts.
+  buildDistIfStale();
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
     cwd: ROOT,
     maxBuffer: 16 * 1024 * 1024,
   });
