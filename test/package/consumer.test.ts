@@ -127,6 +127,7 @@ describe('the packed tarball', () => {
       'dist/src/client/index.js.map',
       'dist/cli/main.js',
       'dist/controller/index.d.ts',
+      'dist/controller/dashboard/index.html',
       'docs/client.md',
     ])
       expect(paths, file).toContain(file);
