@@ -104,6 +104,7 @@ describe('devices', () => {
       installation: 'cash-register',
       bootId: expect.any(String),
       lastSeenAt: expect.stringMatching(/Z$/),
+      queue: { queued: 0, running: 0 },
     });
   });
 });
@@ -333,6 +334,14 @@ describe('events', () => {
     expect(jobEvents.every((e) => e.jobId === created.body.jobId && !('results' in e))).toBe(true);
     expect(jobEvents.map((e) => e.result?.status).filter(Boolean)).toEqual(['RUNNING', 'FINISHED']);
     expect(jobEvents.at(-1)).toMatchObject({ status: 'COMPLETED', counts: { finished: 1 } });
+    // The register's task changes are device events too (last task and queue), coalesced.
+    const taskId = (await api(service.app, token, 'GET', `/api/jobs/${created.body.jobId}`)).body.results[0]
+      .taskId;
+    await readUntil(
+      new RegExp(
+        `event: device\ndata: \\{"deviceId":"reg2".*"lastTask":\\{"id":${taskId},"status":"FINISHED"\\},"queue":\\{"queued":0,"running":0\\}`,
+      ),
+    );
     // A register going away is a device event.
     const reg3 = devices[2]!;
     await reg3.stop();

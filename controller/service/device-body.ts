@@ -10,10 +10,16 @@ export interface DeviceBody {
   bootId: string;
   lastSeenAt: string;
   lastTask?: { id: number; status: string };
+  /** Tasks of the current boot queued and running, as far as their statuses tell. */
+  queue: { queued: number; running: number };
 }
 
 /** `tasks` newest first (the directory's order); the last task is the newest one seen. */
-export function deviceBody(entry: DeviceEntry, tasks: readonly TaskView[]): DeviceBody {
+export function deviceBody(
+  entry: DeviceEntry,
+  tasks: readonly TaskView[],
+  queue: { queued: number; running: number },
+): DeviceBody {
   const last = tasks[0];
   return {
     deviceId: entry.deviceId,
@@ -24,5 +30,6 @@ export function deviceBody(entry: DeviceEntry, tasks: readonly TaskView[]): Devi
     bootId: entry.bootId,
     lastSeenAt: entry.lastSeen,
     ...(last && { lastTask: { id: last.id, status: last.status } }),
+    queue,
   };
 }

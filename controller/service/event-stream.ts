@@ -1,7 +1,8 @@
 /**
  * `GET /api/events`: Server-Sent Events for the dashboard and integrators
  * (docs/controller.md, "Events"). `event: device` carries a register as GET /api/devices lists
- * it, whenever its state changes; `event: job` carries a job without its results (as GET
+ * it, whenever its state changes, and when its tasks changed (last task, queue; at most one per
+ * register every 100 ms); `event: job` carries a job without its results (as GET
  * /api/jobs lists it) whenever it changes, plus `result`: the one result that changed, if one
  * did. A comment line every 15 s keeps proxies from closing an idle stream. A client that reads
  * too slowly (its socket buffer full) is disconnected rather than buffered without bound; it
@@ -11,11 +12,13 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from '../../src/logger.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { JobResult, JobSummary } from '../job-types.ts';
-import type { DeviceEntry } from '../types.ts';
-import { deviceBody } from './device-body.ts';
+import type { DeviceEntry, TaskView } from '../types.ts';
+import { type DeviceBody, deviceBody } from './device-body.ts';
 import type { DirectoryView } from './service-app.ts';
 
 const HEARTBEAT_MS = 15_000;
+/** Task statuses of one register within this interval make one `event: device`. */
+const STATUS_COALESCE_MS = 100;
 /** Bytes waiting in one client's socket before it is dropped as too slow. */
 const MAX_BUFFERED = 4 * 1024 * 1024;
 
@@ -26,8 +29,17 @@ export class EventStream {
   private readonly onJob = (job: JobSummary, result: JobResult | undefined): void => {
     this.broadcast('job', result ? { ...job, result } : job);
   };
+  /** Registers whose task statuses changed, announced at most every STATUS_COALESCE_MS. */
+  private readonly changedTasks = new Set<string>();
+  private statusTimer: NodeJS.Timeout | undefined;
   private readonly onDevice = (entry: DeviceEntry): void => {
-    this.broadcast('device', deviceBody(entry, this.directory.tasks(entry.deviceId)));
+    this.changedTasks.delete(entry.deviceId);
+    this.broadcast('device', this.body(entry));
+  };
+  private readonly onStatus = (task: TaskView): void => {
+    if (this.clients.size === 0) return;
+    this.changedTasks.add(task.deviceId);
+    this.statusTimer ??= setTimeout(() => this.flushStatuses(), STATUS_COALESCE_MS);
   };
 
   constructor(
@@ -37,6 +49,7 @@ export class EventStream {
   ) {
     engine.on('job', this.onJob);
     directory.on('device', this.onDevice);
+    directory.on('status', this.onStatus);
     this.heartbeat = setInterval(() => this.write(': keep-alive\n\n'), HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -68,8 +81,24 @@ export class EventStream {
     clearInterval(this.heartbeat);
     this.engine.off('job', this.onJob);
     this.directory.off('device', this.onDevice);
+    this.directory.off('status', this.onStatus);
+    clearTimeout(this.statusTimer);
     for (const client of this.clients) client.end();
     this.clients.clear();
+  }
+
+  private body(entry: DeviceEntry): DeviceBody {
+    return deviceBody(entry, this.directory.tasks(entry.deviceId), this.directory.queue(entry.deviceId));
+  }
+
+  /** A register's last task and queue changed: one `event: device` per register per interval. */
+  private flushStatuses(): void {
+    this.statusTimer = undefined;
+    for (const deviceId of this.changedTasks) {
+      const entry = this.directory.device(deviceId);
+      if (entry) this.broadcast('device', this.body(entry));
+    }
+    this.changedTasks.clear();
   }
 
   private broadcast(event: string, data: unknown): void {

@@ -47,7 +47,11 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
         },
       },
       handler: async () => ({
-        devices: directory.devices().map((entry) => deviceBody(entry, directory.tasks(entry.deviceId))),
+        devices: directory
+          .devices()
+          .map((entry) =>
+            deviceBody(entry, directory.tasks(entry.deviceId), directory.queue(entry.deviceId)),
+          ),
       }),
     });
 

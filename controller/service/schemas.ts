@@ -137,6 +137,7 @@ export const deviceSchema = named(
     bootId: z.string(),
     lastSeenAt: timestamp,
     lastTask: z.object({ id: z.number().int(), status: z.string() }).optional(),
+    queue: z.object({ queued: z.number().int(), running: z.number().int() }),
   }),
   'Device',
   'A register as learnt from its retained state topic',

@@ -29,9 +29,13 @@ import { createServiceMetrics } from './service-metrics.ts';
 export interface DirectoryView {
   readonly connection: ConnectionState;
   devices(): DeviceEntry[];
+  device(deviceId: string): DeviceEntry | undefined;
   tasks(deviceId: string): TaskView[];
+  queue(deviceId: string): { queued: number; running: number };
   on(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
+  on(event: 'status', listener: (task: TaskView) => void): unknown;
   off(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
+  off(event: 'status', listener: (task: TaskView) => void): unknown;
 }
 
 export interface ControllerAppOptions {
