@@ -228,7 +228,15 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
     await send(live, deviceTopic, { replyTo: reply });
     await send(live, topics.groupCancel(ns, group), { id, requestId: 'keep-1', replyTo: reply });
     await send(live, deviceTopic, { id: -1, replyTo: reply });
-    const answers = (await live.waitForCount((m) => m.topic === reply, 6, 'six answers')).slice(1).map(json);
+    const all = (await live.waitForCount((m) => m.topic === reply, 6, 'six answers')).slice(1).map(json);
+    // The group cancel went to another topic, and brokers keep order per topic only
+    // ([MQTT-4.6.0-6]): its answer may come anywhere among the others.
+    const groupError =
+      'INVALID_REQUEST: invalid payload: id: a group cancel names a requestId, not a task id';
+    expect(all.filter((a) => a.error === groupError)).toEqual([
+      { requestId: 'keep-1', deviceId, error: groupError },
+    ]);
+    const answers = all.filter((a) => a.error !== groupError);
     expect(answers[0]).toEqual({
       requestId: 'keep-1',
       deviceId,
@@ -243,12 +251,7 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
       deviceId,
       error: 'INVALID_REQUEST: invalid payload: exactly one of id and requestId',
     });
-    expect(answers[3]).toEqual({
-      requestId: 'keep-1',
-      deviceId,
-      error: 'INVALID_REQUEST: invalid payload: id: a group cancel names a requestId, not a task id',
-    });
-    expect(answers[4]).toMatchObject({
+    expect(answers[3]).toMatchObject({
       deviceId,
       error: expect.stringMatching(/^INVALID_REQUEST: invalid payload: id: /),
     });
