@@ -19,6 +19,7 @@ import {
   topics,
 } from '../bridge/contract/topics.ts';
 import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
+import { skipWithout } from './helpers/binaries.ts';
 import { directBridge, uniqueId } from './helpers/bridge-device.ts';
 import { brokersByName, freePort } from './helpers/brokers.ts';
 import { type Received, TestClient, until } from './helpers/mqtt.ts';
@@ -118,23 +119,31 @@ describe('starting the bridge', () => {
 });
 
 describe('on one broker', () => {
-  it('MQTT 5 (mosquitto): answers on the response topic with the correlation data', async () => {
-    const broker = later(await brokersByName.mosquitto.start('v5'));
-    const deviceId = uniqueId('v5');
-    const live = await subscriber(broker.url, ['v5/replies/me'], 5);
-    const { bridge } = later(directBridge({ url: broker.url, protocolVersion: 5, ns: 'v5', deviceId }));
-    await bridge.start();
-    await live.publish(
-      topics.deviceScripts('v5', deviceId),
-      JSON.stringify({ script: 'PRINT v5', requestId: 'v5-1' }),
-      {
-        properties: { responseTopic: 'v5/replies/me', correlationData: Buffer.from('corr-42') },
-      },
-    );
-    const answer = await live.waitFor((m) => m.topic === 'v5/replies/me', 'MQTT 5 response');
-    expect(json(answer)).toEqual({ requestId: 'v5-1', deviceId, id: expect.any(Number), status: 'RUNNING' });
-    expect(answer.packet.properties?.correlationData?.toString()).toBe('corr-42');
-  });
+  it.skipIf(skipWithout(['mosquitto'], 'MQTT 5 on mosquitto'))(
+    'MQTT 5 (mosquitto): answers on the response topic with the correlation data',
+    async () => {
+      const broker = later(await brokersByName.mosquitto.start('v5'));
+      const deviceId = uniqueId('v5');
+      const live = await subscriber(broker.url, ['v5/replies/me'], 5);
+      const { bridge } = later(directBridge({ url: broker.url, protocolVersion: 5, ns: 'v5', deviceId }));
+      await bridge.start();
+      await live.publish(
+        topics.deviceScripts('v5', deviceId),
+        JSON.stringify({ script: 'PRINT v5', requestId: 'v5-1' }),
+        {
+          properties: { responseTopic: 'v5/replies/me', correlationData: Buffer.from('corr-42') },
+        },
+      );
+      const answer = await live.waitFor((m) => m.topic === 'v5/replies/me', 'MQTT 5 response');
+      expect(json(answer)).toEqual({
+        requestId: 'v5-1',
+        deviceId,
+        id: expect.any(Number),
+        status: 'RUNNING',
+      });
+      expect(answer.packet.properties?.correlationData?.toString()).toBe('corr-42');
+    },
+  );
 
   it('remembers the requestIds of the last N submissions only (FIFO)', async () => {
     const broker = later(await brokersByName.embedded.start('mem'));

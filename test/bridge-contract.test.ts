@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type StatusMessage, statusMessageSchema, topics } from '../bridge/contract/topics.ts';
 import { VERSION } from '../src/version.ts';
+import { skipSuite } from './helpers/binaries.ts';
 import { startTestDevice, type TestDevice, uniqueId } from './helpers/bridge-device.ts';
 import { type BrokerFixture, brokers, type RunningBroker } from './helpers/brokers.ts';
 import { type Received, TestClient } from './helpers/mqtt.ts';
@@ -10,6 +11,7 @@ const strictStatus = statusMessageSchema.strict();
 const json = (m: Received) => m.json as Record<string, unknown>;
 
 describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
+  if (skipSuite(fixture.binaries, `MQTT contract on ${fixture.name}`)) return;
   const ns = 'test/store-042';
   let broker: RunningBroker;
   const cleanups: Array<() => Promise<unknown>> = [];

@@ -8,6 +8,7 @@ import net from 'node:net';
 import { Aedes } from 'aedes';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { topics } from '../bridge/contract/topics.ts';
+import { skipSuite } from './helpers/binaries.ts';
 import { directBridge, startTestDevice, uniqueId } from './helpers/bridge-device.ts';
 import { type BrokerFixture, brokersByName, type RunningBroker } from './helpers/brokers.ts';
 import { type Received, TestClient, until } from './helpers/mqtt.ts';
@@ -18,6 +19,7 @@ const json = (m: Received) => m.json as Record<string, unknown> | undefined;
 const restartable = [brokersByName.embedded, brokersByName.mosquitto, brokersByName.nats];
 
 describe.each(restartable)('MQTT faults on $name', (fixture: BrokerFixture) => {
+  if (skipSuite(fixture.binaries, `MQTT faults on ${fixture.name}`)) return;
   const ns = 'fault/store-7';
   let broker: RunningBroker;
   const cleanups: Array<() => Promise<unknown>> = [];

@@ -4,7 +4,7 @@
  * mode, `try_private true`), scripts go out, replies under `<ns>/replies/hq/` come in.
  * Skipped only when the mosquitto binary is missing.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,9 +13,9 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreBroker } from '../broker/store-broker.ts';
+import { skipWithout } from './helpers/binaries.ts';
 
 const NS = 'stores/042';
-const hasMosquitto = spawnSync('mosquitto', ['-h'], { stdio: 'ignore' }).error === undefined;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -68,90 +68,93 @@ function next(
 }
 
 // Skipped only outside CI when the binary is missing; CI (.ci/run) installs it, so there it always runs.
-describe.skipIf(!hasMosquitto && !process.env.CI)('a Mosquitto hub bridged to a store broker', () => {
-  let store: StoreBroker;
-  let hub: ChildProcess | undefined;
-  let hubUrl: string;
-  let device: MqttClient;
-  const dir = mkdtempSync(join(tmpdir(), 'regbridge-hub-'));
+describe.skipIf(skipWithout(['mosquitto'], 'a Mosquitto hub bridged to a store broker'))(
+  'a Mosquitto hub bridged to a store broker',
+  () => {
+    let store: StoreBroker;
+    let hub: ChildProcess | undefined;
+    let hubUrl: string;
+    let device: MqttClient;
+    const dir = mkdtempSync(join(tmpdir(), 'regbridge-hub-'));
 
-  beforeAll(async () => {
-    store = new StoreBroker({
-      port: 0,
-      host: '127.0.0.1',
-      ns: NS,
-      users: [
-        { name: 'hq-bridge', password: 'bridge-secret', role: 'controller' },
-        { name: 'reg-1', password: 'reg-secret', role: 'device' },
-      ],
-      logger: pino({ level: 'silent' }),
+    beforeAll(async () => {
+      store = new StoreBroker({
+        port: 0,
+        host: '127.0.0.1',
+        ns: NS,
+        users: [
+          { name: 'hq-bridge', password: 'bridge-secret', role: 'controller' },
+          { name: 'reg-1', password: 'reg-secret', role: 'device' },
+        ],
+        logger: pino({ level: 'silent' }),
+      });
+      await store.start();
+      device = await connect(`mqtt://127.0.0.1:${store.port}`, { username: 'reg-1', password: 'reg-secret' });
+      await device.publishAsync(`${NS}/devices/reg-1/state`, 'v1', { qos: 1, retain: true });
+      const hubPort = await freePort();
+      hubUrl = `mqtt://127.0.0.1:${hubPort}`;
+      const config = join(dir, 'hub.conf');
+      writeFileSync(
+        config,
+        [
+          `listener ${hubPort} 127.0.0.1`,
+          'allow_anonymous true',
+          'persistence false',
+          'connection store-042',
+          `address 127.0.0.1:${store.port}`,
+          'remote_username hq-bridge',
+          'remote_password bridge-secret',
+          'remote_clientid hq-bridge-042',
+          'bridge_protocol_version mqttv311',
+          'try_private true',
+          'notifications false',
+          'cleansession false',
+          `topic ${NS}/devices/+/state in 1`,
+          `topic ${NS}/devices/+/tasks/+/status in 1`,
+          `topic ${NS}/replies/hq/# in 1`,
+          `topic ${NS}/devices/+/scripts out 1`,
+          `topic ${NS}/groups/+/scripts out 1`,
+          '',
+        ].join('\n'),
+      );
+      hub = spawn('mosquitto', ['-c', config], { stdio: 'ignore' });
     });
-    await store.start();
-    device = await connect(`mqtt://127.0.0.1:${store.port}`, { username: 'reg-1', password: 'reg-secret' });
-    await device.publishAsync(`${NS}/devices/reg-1/state`, 'v1', { qos: 1, retain: true });
-    const hubPort = await freePort();
-    hubUrl = `mqtt://127.0.0.1:${hubPort}`;
-    const config = join(dir, 'hub.conf');
-    writeFileSync(
-      config,
-      [
-        `listener ${hubPort} 127.0.0.1`,
-        'allow_anonymous true',
-        'persistence false',
-        'connection store-042',
-        `address 127.0.0.1:${store.port}`,
-        'remote_username hq-bridge',
-        'remote_password bridge-secret',
-        'remote_clientid hq-bridge-042',
-        'bridge_protocol_version mqttv311',
-        'try_private true',
-        'notifications false',
-        'cleansession false',
-        `topic ${NS}/devices/+/state in 1`,
-        `topic ${NS}/devices/+/tasks/+/status in 1`,
-        `topic ${NS}/replies/hq/# in 1`,
-        `topic ${NS}/devices/+/scripts out 1`,
-        `topic ${NS}/groups/+/scripts out 1`,
-        '',
-      ].join('\n'),
-    );
-    hub = spawn('mosquitto', ['-c', config], { stdio: 'ignore' });
-  });
 
-  afterAll(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.endAsync(true)));
-    if (hub && hub.exitCode === null) {
-      const exited = new Promise((resolve) => hub?.once('exit', resolve));
-      hub.kill('SIGTERM');
-      await exited;
-    }
-    await store.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+    afterAll(async () => {
+      await Promise.all(clients.splice(0).map((c) => c.endAsync(true)));
+      if (hub && hub.exitCode === null) {
+        const exited = new Promise((resolve) => hub?.once('exit', resolve));
+        hub.kill('SIGTERM');
+        await exited;
+      }
+      await store.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  it('brings state in, retained, and keeps it retained for live updates too', async () => {
-    const hq = await connect(hubUrl);
-    const v1 = next(hq, 'v1');
-    await hq.subscribeAsync(`${NS}/#`, { qos: 1 });
-    await v1; // the store's retained snapshot, once the bridge has subscribed
-    const v2 = next(hq, 'v2');
-    await device.publishAsync(`${NS}/devices/reg-1/state`, 'v2', { qos: 1, retain: true });
-    await v2;
-    const late = await connect(hubUrl);
-    const retained = next(late, 'v2');
-    await late.subscribeAsync(`${NS}/devices/+/state`, { qos: 1 });
-    expect(await retained).toEqual({ topic: `${NS}/devices/reg-1/state`, retain: true });
-  });
+    it('brings state in, retained, and keeps it retained for live updates too', async () => {
+      const hq = await connect(hubUrl);
+      const v1 = next(hq, 'v1');
+      await hq.subscribeAsync(`${NS}/#`, { qos: 1 });
+      await v1; // the store's retained snapshot, once the bridge has subscribed
+      const v2 = next(hq, 'v2');
+      await device.publishAsync(`${NS}/devices/reg-1/state`, 'v2', { qos: 1, retain: true });
+      await v2;
+      const late = await connect(hubUrl);
+      const retained = next(late, 'v2');
+      await late.subscribeAsync(`${NS}/devices/+/state`, { qos: 1 });
+      expect(await retained).toEqual({ topic: `${NS}/devices/reg-1/state`, retain: true });
+    });
 
-  it('carries scripts out to the store and replies back in', async () => {
-    await device.subscribeAsync(`${NS}/groups/all/scripts`, { qos: 1 });
-    const hq = await connect(hubUrl);
-    await hq.subscribeAsync(`${NS}/replies/hq/#`, { qos: 1 });
-    const script = next(device, '{"script":"PRINT hi"}');
-    await hq.publishAsync(`${NS}/groups/all/scripts`, '{"script":"PRINT hi"}', { qos: 1 });
-    expect((await script).topic).toBe(`${NS}/groups/all/scripts`);
-    const reply = next(hq, '{"requestId":"r1"}');
-    await device.publishAsync(`${NS}/replies/hq/r1`, '{"requestId":"r1"}', { qos: 1 });
-    expect(await reply).toEqual({ topic: `${NS}/replies/hq/r1`, retain: false });
-  });
-});
+    it('carries scripts out to the store and replies back in', async () => {
+      await device.subscribeAsync(`${NS}/groups/all/scripts`, { qos: 1 });
+      const hq = await connect(hubUrl);
+      await hq.subscribeAsync(`${NS}/replies/hq/#`, { qos: 1 });
+      const script = next(device, '{"script":"PRINT hi"}');
+      await hq.publishAsync(`${NS}/groups/all/scripts`, '{"script":"PRINT hi"}', { qos: 1 });
+      expect((await script).topic).toBe(`${NS}/groups/all/scripts`);
+      const reply = next(hq, '{"requestId":"r1"}');
+      await device.publishAsync(`${NS}/replies/hq/r1`, '{"requestId":"r1"}', { qos: 1 });
+      expect(await reply).toEqual({ topic: `${NS}/replies/hq/r1`, retain: false });
+    });
+  },
+);

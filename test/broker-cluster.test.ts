@@ -7,7 +7,8 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BrokerRedisError, StoreBroker } from '../broker/store-broker.ts';
-import { type RunningRedis, redisServerAvailable, startRedisServer } from './helpers/redis-server.ts';
+import { skipWithout } from './helpers/binaries.ts';
+import { type RunningRedis, startRedisServer } from './helpers/redis-server.ts';
 
 const NS = 'stores/7';
 const silent = pino({ level: 'silent' });
@@ -64,174 +65,177 @@ afterEach(async () => {
 });
 
 // Skipped only outside CI when redis-server is missing; CI (.ci/run) installs it, so there it always runs.
-describe.skipIf(!redisServerAvailable() && !process.env.CI)('two store brokers over one Redis', () => {
-  let redis: RunningRedis;
-  let a: StoreBroker;
-  let b: StoreBroker;
+describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'))(
+  'two store brokers over one Redis',
+  () => {
+    let redis: RunningRedis;
+    let a: StoreBroker;
+    let b: StoreBroker;
 
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    a = instance(redis.url);
-    b = instance(redis.url);
-    await a.start();
-    await b.start();
-  });
-  afterAll(async () => {
-    await Promise.allSettled([a?.stop(), b?.stop()]);
-    await redis?.stop();
-  });
-
-  it('delivers a publish on A to a subscriber on B', async () => {
-    const device = await connect(b.port, DEV);
-    await device.subscribeAsync(`${NS}/groups/all/scripts`, { qos: 1 });
-    const ctl = await connect(a.port, CTL);
-    const got = nextMessage(device, '{"script":"PRINT x"}');
-    await ctl.publishAsync(`${NS}/groups/all/scripts`, '{"script":"PRINT x"}', { qos: 1 });
-    expect(await got).toEqual({ topic: `${NS}/groups/all/scripts`, retain: false });
-  });
-
-  it('delivers every message of a burst mixing retained and plain publishes', async () => {
-    // aedes drops a message whose origin counter is lower than one already delivered to the
-    // same client (its overlap de-duplication); a retained publish waits for Redis, so a plain
-    // publish made after it overtakes it. broker/dedupe.ts keeps that from losing messages.
-    const ctl = await connect(b.port, CTL);
-    await ctl.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/replies/ctl/#`], { qos: 1 });
-    const local = await connect(a.port, CTL);
-    await local.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/replies/ctl/#`], { qos: 1 });
-    const device = await connect(a.port, DEV);
-    const expected = ['s1', 'r1', 's2', 'r2', 's3', 'r3'];
-    const remote = Promise.all(expected.map((payload) => nextMessage(ctl, payload)));
-    const near = Promise.all(expected.map((payload) => nextMessage(local, payload)));
-    await Promise.all(
-      [1, 2, 3].flatMap((n) => [
-        device.publishAsync(`${NS}/devices/reg-1/tasks/${n}/status`, `s${n}`, { qos: 1, retain: true }),
-        device.publishAsync(`${NS}/replies/ctl/${n}`, `r${n}`, { qos: 1 }),
-      ]),
-    );
-    await Promise.all([remote, near]);
-  });
-
-  it('gives a subscriber on B the message retained on A', async () => {
-    const device = await connect(a.port, DEV);
-    await device.publishAsync(`${NS}/devices/reg-1/tasks/1/status`, 'retained on A', {
-      qos: 1,
-      retain: true,
+    beforeAll(async () => {
+      redis = await startRedisServer();
+      a = instance(redis.url);
+      b = instance(redis.url);
+      await a.start();
+      await b.start();
     });
-    const ctl = await connect(b.port, CTL);
-    const got = nextMessage(ctl, 'retained on A');
-    await ctl.subscribeAsync(`${NS}/devices/+/tasks/+/status`, { qos: 1 });
-    expect(await got).toEqual({ topic: `${NS}/devices/reg-1/tasks/1/status`, retain: true });
-  });
-
-  it('shows B the last will of a client of A whose connection dropped', async () => {
-    const ctl = await connect(b.port, CTL);
-    await ctl.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
-    const device = await connect(a.port, {
-      ...DEV,
-      clientId: 'reg-1-will',
-      will: { topic: `${NS}/devices/reg-1/state`, payload: Buffer.from('offline'), qos: 1, retain: true },
+    afterAll(async () => {
+      await Promise.allSettled([a?.stop(), b?.stop()]);
+      await redis?.stop();
     });
-    const online = nextMessage(ctl, 'online');
-    await device.publishAsync(`${NS}/devices/reg-1/state`, 'online', { qos: 1, retain: true });
-    await online;
-    const offline = nextMessage(ctl, 'offline');
-    device.stream.destroy();
-    expect((await offline).topic).toBe(`${NS}/devices/reg-1/state`);
-    // And it is retained in Redis for whoever subscribes later, on either instance.
-    const late = await connect(a.port, CTL);
-    const retained = nextMessage(late, 'offline');
-    await late.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
-    expect(await retained).toEqual({ topic: `${NS}/devices/reg-1/state`, retain: true });
-  });
 
-  it('publishes the wills of its clients when an instance stops, so the other one sees them', async () => {
-    const c = instance(redis.url);
-    await c.start();
-    try {
+    it('delivers a publish on A to a subscriber on B', async () => {
+      const device = await connect(b.port, DEV);
+      await device.subscribeAsync(`${NS}/groups/all/scripts`, { qos: 1 });
+      const ctl = await connect(a.port, CTL);
+      const got = nextMessage(device, '{"script":"PRINT x"}');
+      await ctl.publishAsync(`${NS}/groups/all/scripts`, '{"script":"PRINT x"}', { qos: 1 });
+      expect(await got).toEqual({ topic: `${NS}/groups/all/scripts`, retain: false });
+    });
+
+    it('delivers every message of a burst mixing retained and plain publishes', async () => {
+      // aedes drops a message whose origin counter is lower than one already delivered to the
+      // same client (its overlap de-duplication); a retained publish waits for Redis, so a plain
+      // publish made after it overtakes it. broker/dedupe.ts keeps that from losing messages.
+      const ctl = await connect(b.port, CTL);
+      await ctl.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/replies/ctl/#`], { qos: 1 });
+      const local = await connect(a.port, CTL);
+      await local.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/replies/ctl/#`], { qos: 1 });
+      const device = await connect(a.port, DEV);
+      const expected = ['s1', 'r1', 's2', 'r2', 's3', 'r3'];
+      const remote = Promise.all(expected.map((payload) => nextMessage(ctl, payload)));
+      const near = Promise.all(expected.map((payload) => nextMessage(local, payload)));
+      await Promise.all(
+        [1, 2, 3].flatMap((n) => [
+          device.publishAsync(`${NS}/devices/reg-1/tasks/${n}/status`, `s${n}`, { qos: 1, retain: true }),
+          device.publishAsync(`${NS}/replies/ctl/${n}`, `r${n}`, { qos: 1 }),
+        ]),
+      );
+      await Promise.all([remote, near]);
+    });
+
+    it('gives a subscriber on B the message retained on A', async () => {
+      const device = await connect(a.port, DEV);
+      await device.publishAsync(`${NS}/devices/reg-1/tasks/1/status`, 'retained on A', {
+        qos: 1,
+        retain: true,
+      });
+      const ctl = await connect(b.port, CTL);
+      const got = nextMessage(ctl, 'retained on A');
+      await ctl.subscribeAsync(`${NS}/devices/+/tasks/+/status`, { qos: 1 });
+      expect(await got).toEqual({ topic: `${NS}/devices/reg-1/tasks/1/status`, retain: true });
+    });
+
+    it('shows B the last will of a client of A whose connection dropped', async () => {
       const ctl = await connect(b.port, CTL);
       await ctl.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
-      const device = await connect(c.port, {
+      const device = await connect(a.port, {
         ...DEV,
-        clientId: 'reg-1-stop',
-        will: {
-          topic: `${NS}/devices/reg-1/state`,
-          payload: Buffer.from('gone with C'),
-          qos: 1,
-          retain: true,
-        },
+        clientId: 'reg-1-will',
+        will: { topic: `${NS}/devices/reg-1/state`, payload: Buffer.from('offline'), qos: 1, retain: true },
       });
-      const closed = new Promise<void>((resolve) => device.once('close', () => resolve()));
-      const offline = nextMessage(ctl, 'gone with C');
-      await c.stop();
-      await closed;
+      const online = nextMessage(ctl, 'online');
+      await device.publishAsync(`${NS}/devices/reg-1/state`, 'online', { qos: 1, retain: true });
+      await online;
+      const offline = nextMessage(ctl, 'offline');
+      device.stream.destroy();
       expect((await offline).topic).toBe(`${NS}/devices/reg-1/state`);
-    } finally {
-      await c.stop();
-    }
-  });
-
-  it('acknowledges a SUBSCRIBE with several filters from a persistent session; the session keeps them', async () => {
-    // aedes stored the filters once per filter, and aedes-persistence-redis' waits for its
-    // announcements overwrote each other: no SUBACK (broker/subscription-store.ts).
-    const scripts = `${NS}/devices/reg-1/scripts`;
-    const group = `${NS}/groups/all/scripts`;
-    const device = await connect(a.port, { ...DEV, clientId: 'reg-1-multi', clean: false });
-    const granted = await device.subscribeAsync([scripts, group], { qos: 1 });
-    expect(granted.map((g) => [g.topic, g.qos])).toEqual([
-      [scripts, 1],
-      [group, 1],
-    ]);
-    // Two SUBSCRIBEs in flight at once, starting with the same filter, are both answered too.
-    const both = await Promise.all([
-      device.subscribeAsync([scripts, `${NS}/groups/front/scripts`], { qos: 1 }),
-      device.subscribeAsync([scripts, `${NS}/groups/back/scripts`], { qos: 1 }),
-    ]);
-    expect(both.map((g) => g.length)).toEqual([2, 2]);
-    // B learns A's subscriptions through Redis asynchronously: wait until B routes both filters
-    // to the device (a probe published on B arrives) before taking the device offline.
-    const ctl = await connect(b.port, CTL);
-    for (const topic of [scripts, group]) {
-      for (let attempt = 0; ; attempt += 1) {
-        const probe = `probe ${topic} ${attempt}`;
-        const arrived = nextMessage(device, probe, 200).then(
-          () => true,
-          () => false,
-        );
-        await ctl.publishAsync(topic, probe, { qos: 1 });
-        if (await arrived) break;
-        if (attempt > 50) throw new Error(`instance B never routed ${topic} to the device`);
-      }
-    }
-    await device.endAsync();
-    // The client's DISCONNECT may still be in A's hands: publish once A has let the session go
-    // offline, so the messages are queued for it rather than delivered to a closing socket.
-    for (let waited = 0; a.stats.clients > 0; waited += 10) {
-      if (waited > 5000) throw new Error('instance A kept the client connected');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    // Offline: what is published on B waits in the session (in Redis) and arrives on B.
-    await ctl.publishAsync(scripts, 'to the device', { qos: 1 });
-    await ctl.publishAsync(group, 'to the group', { qos: 1 });
-    const back = mqtt.connect(`mqtt://127.0.0.1:${b.port}`, {
-      ...DEV,
-      clientId: 'reg-1-multi',
-      clean: false,
-      reconnectPeriod: 0,
+      // And it is retained in Redis for whoever subscribes later, on either instance.
+      const late = await connect(a.port, CTL);
+      const retained = nextMessage(late, 'offline');
+      await late.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
+      expect(await retained).toEqual({ topic: `${NS}/devices/reg-1/state`, retain: true });
     });
-    clients.push(back);
-    const received = Promise.all([nextMessage(back, 'to the device'), nextMessage(back, 'to the group')]);
-    expect((await received).map((m) => m.topic)).toEqual([scripts, group]);
-  });
 
-  it('refuses to start when Redis cannot be reached, naming it without credentials', async () => {
-    const broker = instance('redis://someone:hunter2@127.0.0.1:1');
-    const error = await broker.start().then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(BrokerRedisError);
-    expect((error as Error).message).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
-    expect((error as Error).message).not.toContain('hunter2');
-    await broker.stop();
-  });
-});
+    it('publishes the wills of its clients when an instance stops, so the other one sees them', async () => {
+      const c = instance(redis.url);
+      await c.start();
+      try {
+        const ctl = await connect(b.port, CTL);
+        await ctl.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
+        const device = await connect(c.port, {
+          ...DEV,
+          clientId: 'reg-1-stop',
+          will: {
+            topic: `${NS}/devices/reg-1/state`,
+            payload: Buffer.from('gone with C'),
+            qos: 1,
+            retain: true,
+          },
+        });
+        const closed = new Promise<void>((resolve) => device.once('close', () => resolve()));
+        const offline = nextMessage(ctl, 'gone with C');
+        await c.stop();
+        await closed;
+        expect((await offline).topic).toBe(`${NS}/devices/reg-1/state`);
+      } finally {
+        await c.stop();
+      }
+    });
+
+    it('acknowledges a SUBSCRIBE with several filters from a persistent session; the session keeps them', async () => {
+      // aedes stored the filters once per filter, and aedes-persistence-redis' waits for its
+      // announcements overwrote each other: no SUBACK (broker/subscription-store.ts).
+      const scripts = `${NS}/devices/reg-1/scripts`;
+      const group = `${NS}/groups/all/scripts`;
+      const device = await connect(a.port, { ...DEV, clientId: 'reg-1-multi', clean: false });
+      const granted = await device.subscribeAsync([scripts, group], { qos: 1 });
+      expect(granted.map((g) => [g.topic, g.qos])).toEqual([
+        [scripts, 1],
+        [group, 1],
+      ]);
+      // Two SUBSCRIBEs in flight at once, starting with the same filter, are both answered too.
+      const both = await Promise.all([
+        device.subscribeAsync([scripts, `${NS}/groups/front/scripts`], { qos: 1 }),
+        device.subscribeAsync([scripts, `${NS}/groups/back/scripts`], { qos: 1 }),
+      ]);
+      expect(both.map((g) => g.length)).toEqual([2, 2]);
+      // B learns A's subscriptions through Redis asynchronously: wait until B routes both filters
+      // to the device (a probe published on B arrives) before taking the device offline.
+      const ctl = await connect(b.port, CTL);
+      for (const topic of [scripts, group]) {
+        for (let attempt = 0; ; attempt += 1) {
+          const probe = `probe ${topic} ${attempt}`;
+          const arrived = nextMessage(device, probe, 200).then(
+            () => true,
+            () => false,
+          );
+          await ctl.publishAsync(topic, probe, { qos: 1 });
+          if (await arrived) break;
+          if (attempt > 50) throw new Error(`instance B never routed ${topic} to the device`);
+        }
+      }
+      await device.endAsync();
+      // The client's DISCONNECT may still be in A's hands: publish once A has let the session go
+      // offline, so the messages are queued for it rather than delivered to a closing socket.
+      for (let waited = 0; a.stats.clients > 0; waited += 10) {
+        if (waited > 5000) throw new Error('instance A kept the client connected');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      // Offline: what is published on B waits in the session (in Redis) and arrives on B.
+      await ctl.publishAsync(scripts, 'to the device', { qos: 1 });
+      await ctl.publishAsync(group, 'to the group', { qos: 1 });
+      const back = mqtt.connect(`mqtt://127.0.0.1:${b.port}`, {
+        ...DEV,
+        clientId: 'reg-1-multi',
+        clean: false,
+        reconnectPeriod: 0,
+      });
+      clients.push(back);
+      const received = Promise.all([nextMessage(back, 'to the device'), nextMessage(back, 'to the group')]);
+      expect((await received).map((m) => m.topic)).toEqual([scripts, group]);
+    });
+
+    it('refuses to start when Redis cannot be reached, naming it without credentials', async () => {
+      const broker = instance('redis://someone:hunter2@127.0.0.1:1');
+      const error = await broker.start().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(BrokerRedisError);
+      expect((error as Error).message).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+      expect((error as Error).message).not.toContain('hunter2');
+      await broker.stop();
+    });
+  },
+);

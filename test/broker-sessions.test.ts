@@ -8,8 +8,9 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StoreBroker } from '../broker/store-broker.ts';
+import { skipWithout } from './helpers/binaries.ts';
 import { until } from './helpers/mqtt.ts';
-import { type RunningRedis, redisServerAvailable, startRedisServer } from './helpers/redis-server.ts';
+import { type RunningRedis, startRedisServer } from './helpers/redis-server.ts';
 
 const NS = 'stores/9';
 const silent = pino({ level: 'silent' });
@@ -41,7 +42,9 @@ function record(client: MqttClient): string[] {
 // Over Redis only where the redis-server binary exists.
 const backends = [
   { name: 'in memory', redis: false },
-  ...(redisServerAvailable() ? [{ name: 'over Redis', redis: true }] : []),
+  ...(skipWithout(['redis-server'], 'store broker sessions over Redis')
+    ? []
+    : [{ name: 'over Redis', redis: true }]),
 ];
 
 describe.each(backends)('persistent sessions on the store broker ($name)', ({ redis: useRedis }) => {

@@ -12,8 +12,9 @@ import { StoreBroker } from '../broker/store-broker.ts';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
 import { StoreController } from '../controller/store-controller.ts';
+import { skipWithout } from './helpers/binaries.ts';
 import { type Received, TestClient, until } from './helpers/mqtt.ts';
-import { type RunningRedis, redisServerAvailable, startRedisServer } from './helpers/redis-server.ts';
+import { type RunningRedis, startRedisServer } from './helpers/redis-server.ts';
 
 const NS = 'stores/cluster';
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -49,7 +50,7 @@ function isStatus(message: Received, deviceId: string, taskId: number, status: s
 }
 
 // Skipped only outside CI when redis-server is missing; CI (.ci/run) installs it, so there it always runs.
-describe.skipIf(!redisServerAvailable() && !process.env.CI)(
+describe.skipIf(skipWithout(['redis-server'], 'cluster over Redis'))(
   'a store on two broker instances over Redis',
   () => {
     let redis: RunningRedis;

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScriptSubmission } from '../bridge/contract/topics.ts';
 import type { RunningDevice } from '../cli/device.ts';
 import type { StoreController } from '../controller/store-controller.ts';
+import { skipSuite } from './helpers/binaries.ts';
 import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
 import { newController, startRealDevice, until, withCreds } from './helpers/controller-env.ts';
 
@@ -17,6 +18,7 @@ const REGISTERS = ['reg1', 'reg2', 'reg3', 'reg4', 'reg5'];
 const groupOf = (id: string): string => (Number(id.slice(3)) % 2 === 1 ? 'front' : 'back');
 
 describe.each([brokersByName.embedded, brokersByName.mosquitto])('store controller on $name', (fixture) => {
+  if (skipSuite(fixture.binaries, `store controller on ${fixture.name}`)) return;
   const ns = `stores/t${randomUUID().slice(0, 8)}`;
   let broker: RunningBroker;
   const devices = new Map<string, RunningDevice>();

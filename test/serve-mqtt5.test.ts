@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topics } from '../bridge/contract/topics.ts';
+import { skipSuite } from './helpers/binaries.ts';
 import { startTestDevice, type TestDevice, uniqueId } from './helpers/bridge-device.ts';
 import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
 import { jsonOf, TestClient } from './helpers/mqtt.ts';
@@ -14,22 +15,23 @@ let broker: RunningBroker;
 let device: TestDevice;
 let live: TestClient;
 
-beforeAll(async () => {
-  broker = await brokersByName.mosquitto.start(ns);
-  device = await startTestDevice(broker, { ns, deviceId: uniqueId('v5'), mqttProtocol: '5' });
-  live = await TestClient.connect(broker.controllerUrl, [`${ns}/replies/#`], {
-    ...broker.controllerCreds,
-    protocolVersion: 5,
-  });
-});
-
-afterAll(async () => {
-  await live?.close();
-  await device?.device.stop();
-  await broker?.stop();
-});
-
 describe('serve --mqtt-protocol 5', () => {
+  if (skipSuite(['mosquitto'], 'serve --mqtt-protocol 5 on mosquitto')) return;
+  beforeAll(async () => {
+    broker = await brokersByName.mosquitto.start(ns);
+    device = await startTestDevice(broker, { ns, deviceId: uniqueId('v5'), mqttProtocol: '5' });
+    live = await TestClient.connect(broker.controllerUrl, [`${ns}/replies/#`], {
+      ...broker.controllerCreds,
+      protocolVersion: 5,
+    });
+  });
+
+  afterAll(async () => {
+    await live?.close();
+    await device?.device.stop();
+    await broker?.stop();
+  });
+
   it('answers on the response topic with the correlation data', async () => {
     await live.publish(
       topics.deviceScripts(ns, device.deviceId),

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { StoreBroker } from '../../broker/store-broker.ts';
+import { assertInstalled } from './binaries.ts';
 import { startRedisServer } from './redis-server.ts';
 
 export interface Credentials {
@@ -40,6 +41,8 @@ export interface BrokerFixture {
   mqtt5: boolean;
   /** The store broker's ACL refuses retained scripts itself (a device cannot see the flag live in 3.1.1). */
   refusesRetainedScripts: boolean;
+  /** Programs it runs; without them the suites using it skip outside CI (helpers/binaries.ts). */
+  binaries: readonly string[];
   start(ns: string): Promise<RunningBroker>;
 }
 
@@ -155,6 +158,7 @@ const embedded: BrokerFixture = {
   name: 'aedes (store broker)',
   mqtt5: false,
   refusesRetainedScripts: true,
+  binaries: [],
   async start(ns) {
     const devices = new Map<string, string>();
     let broker = storeBroker(0, ns, devices);
@@ -196,6 +200,7 @@ async function startChildBroker(
   dir: string,
   options: { restartable: boolean },
 ): Promise<RunningBroker> {
+  assertInstalled(command);
   const child = new Child(command, ['-c', config]);
   child.start();
   await child.ready(port);
@@ -229,6 +234,7 @@ const mosquitto: BrokerFixture = {
   name: 'mosquitto',
   mqtt5: true,
   refusesRetainedScripts: false,
+  binaries: ['mosquitto'],
   async start() {
     const dir = await mkdtemp(join(tmpdir(), 'regbridge-mosquitto-'));
     const port = await freePort();
@@ -253,6 +259,7 @@ const nats: BrokerFixture = {
   name: 'nats-server (JetStream MQTT)',
   mqtt5: false,
   refusesRetainedScripts: false,
+  binaries: ['nats-server'],
   async start() {
     const dir = await mkdtemp(join(tmpdir(), 'regbridge-nats-'));
     const [clientPort, mqttPort] = [await freePort(), await freePort()];
@@ -275,7 +282,9 @@ const redisPair: BrokerFixture = {
   name: 'aedes x2 over Redis',
   mqtt5: false,
   refusesRetainedScripts: true,
+  binaries: ['redis-server'],
   async start(ns) {
+    assertInstalled('redis-server');
     const redis = await startRedisServer();
     const devices = new Map<string, string>();
     const a = storeBroker(0, ns, devices, redis.url);
