@@ -1,5 +1,5 @@
 /**
- * Route 1 of contract section 1: `GET /api/authenticate` with a JSON body (the vendor client
+ * `GET /api/authenticate` with a JSON body (docs/api.md, "Authentication"; the vendor client
  * sends it that way) and the same as `POST` for clients that cannot send a GET body.
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -17,7 +17,17 @@ export const authRoutes: FastifyPluginAsyncZod<AuthRoutesOptions> = async (app, 
       url: '/api/authenticate',
       schema: {
         tags: ['auth'],
-        summary: `Trade a user name and password for a bearer token${method === 'GET' ? ' (vendor form, JSON body)' : ''}`,
+        summary:
+          method === 'GET'
+            ? 'Trade a user name and password for a bearer token (vendor form: GET with a JSON body)'
+            : 'Trade a user name and password for a bearer token (the form for browsers and generated clients)',
+        description:
+          method === 'GET'
+            ? "The vendor's form: a GET with a JSON body, as the vendor's Java client sends it. OpenAPI 3.0 " +
+              'tools ignore a GET body (swagger-ui, browsers and generated clients cannot send it): they should ' +
+              'use POST /api/authenticate, which takes the same body and answers the same.'
+            : 'The same as GET /api/authenticate with its JSON body, for clients that cannot send a body ' +
+              'with GET: browsers, swagger-ui and clients generated from this description.',
         body: credentialsSchema,
         response: {
           200: jsonResponse('A bearer token for the other /api routes', tokenSchema),

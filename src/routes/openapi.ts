@@ -1,5 +1,5 @@
 /**
- * Route 8 of contract section 1: the OpenAPI 3 description, generated from the routes' zod
+ * The OpenAPI 3 description (docs/api.md, "OpenAPI"), generated from the routes' zod
  * schemas (so it cannot drift from what is validated), served as /openapi.json and as
  * swagger-ui at /docs. Response headers and the bearer scheme are added here, once.
  */
@@ -73,6 +73,31 @@ function pruneUnusedSchemas(document: Document): void {
   for (const name of Object.keys(schemas)) if (!reachable.has(name)) delete schemas[name];
 }
 
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * Integers as Java and other generators need them: `format: int64` where a value can exceed 32
+ * bits (task ids are about 1.8e15; the vendor's client holds them in a `long`), and no
+ * `pattern` (the generator copies the digit pattern that validates query strings; OpenAPI applies
+ * `pattern` to strings only, so on an integer it says nothing).
+ */
+function fixIntegers(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) fixIntegers(item);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const schema = node as Record<string, unknown>;
+  if (schema.type === 'integer') {
+    delete schema.pattern;
+    const max = typeof schema.maximum === 'number' ? schema.maximum : Number.POSITIVE_INFINITY;
+    const min = typeof schema.minimum === 'number' ? schema.minimum : Number.NEGATIVE_INFINITY;
+    if (max > INT32_MAX || min < -INT32_MAX - 1) schema.format = 'int64';
+    else schema.format ??= 'int32';
+  }
+  for (const value of Object.values(schema)) fixIntegers(value);
+}
+
 function finishDocument(document: Document): Document {
   const paths = document.paths ?? {};
   for (const [path, item] of Object.entries(paths)) {
@@ -89,6 +114,8 @@ function finishDocument(document: Document): Document {
   };
   document.paths = paths;
   pruneUnusedSchemas(document);
+  fixIntegers(document.paths);
+  fixIntegers(document.components?.schemas);
   return document;
 }
 
@@ -102,7 +129,7 @@ export interface OpenApiInfo {
 const DEVICE_DOCUMENT: OpenApiInfo = {
   title: 'regbridge device service',
   description:
-    'The vendor-compatible REST interface of one cash register (regbridge wire contract v1, section 1). ' +
+    'The vendor-compatible REST interface of one cash register (docs/api.md). ' +
     'Every error answers `{statusCode, error, code, message}`; see docs/errors.md for the codes.',
   tags: [
     { name: 'auth', description: 'Bearer tokens' },
