@@ -22,8 +22,9 @@ afterAll(async () => {
 
 /** Every schema object of type integer in the document, with where it is. */
 function integers(node: unknown, path = '', found: Array<[string, Json]> = []): Array<[string, Json]> {
-  if (Array.isArray(node)) node.forEach((item, i) => integers(item, `${path}[${i}]`, found));
-  else if (node && typeof node === 'object') {
+  if (Array.isArray(node)) {
+    for (const [i, item] of node.entries()) integers(item, `${path}[${i}]`, found);
+  } else if (node && typeof node === 'object') {
     const schema = node as Json;
     if (schema.type === 'integer') found.push([path, schema]);
     for (const [key, value] of Object.entries(schema)) integers(value, `${path}/${key}`, found);
