@@ -1,5 +1,5 @@
 /**
- * The device bridge's MQTT connection (contract section 3): mqtt.js options (a stable client id
+ * The device bridge's MQTT connection (docs/mqtt.md): mqtt.js options (a stable client id
  * with a persistent session, the offline state as last will, reconnection forever), the state
  * payloads, subscribing, and the clean disconnect.
  */

@@ -1,6 +1,6 @@
 /**
- * Cancels arriving on `<ns>/devices/<id>/cancel` and `<ns>/groups/<g>/cancel` (contract section
- * 1.1): read the payload (a device topic names exactly one of `id` / `requestId`, a group topic a
+ * Cancels arriving on `<ns>/devices/<id>/cancel` and `<ns>/groups/<g>/cancel` (docs/api.md,
+ * "Cancel"): read the payload (a device topic names exactly one of `id` / `requestId`, a group topic a
  * `requestId` only), let the engine cancel (TaskQueue.cancel / cancelRequest: the queued task
  * ends FAILURE `CANCELLED`, mirrored like any end; a running one is never cut), and answer on
  * `replyTo` and/or the MQTT 5 response topic with `{deviceId, requestId?, id, status}` or

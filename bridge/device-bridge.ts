@@ -1,10 +1,10 @@
 /**
- * The device side of contract section 3: connects the task queue to an MQTT broker (mqtt.js 5).
+ * The device side of docs/mqtt.md: connects the task queue to an MQTT broker (mqtt.js 5).
  * - state: retained QoS 1 online message on every (re)connect; the last will (and a clean
  *   shutdown) says offline;
  * - task statuses: one retained QoS 1 message per transition (StatusPublisher);
  * - scripts: intake from the device topic and every group topic (ScriptIntake);
- * - cancels: the device's and its groups' cancel topics (CancelIntake, contract section 1.1);
+ * - cancels: the device's and its groups' cancel topics (CancelIntake, docs/api.md);
  * - stale status topics of earlier boots are cleared once per boot (StaleStatusSweeper).
  * This file holds the connection's lifecycle; the parts are built, and messages routed to them, in
  * device-bridge-parts.ts; start()'s wait for the first connection is device-bridge-start.ts.
@@ -237,7 +237,7 @@ export class DeviceBridge {
       if (first) this.firstSubscribed = subscribed;
     }
     if (first) this.parts?.sweeper.begin();
-    // Contract section 3: after a reconnect, republish the status of every task held.
+    // docs/mqtt.md: after a reconnect, republish the status of every task held.
     this.parts?.statuses.flush(o.queue.list());
   }
 
@@ -270,7 +270,7 @@ export class DeviceBridge {
       ...this.groups.map((g) => topics.groupCancel(ns, g)),
     ];
     // MQTT 5 only: Retain As Published keeps the retain flag on live deliveries too, so a retained
-    // submission is refused even when the device was already subscribed (contract section 3).
+    // submission is refused even when the device was already subscribed (docs/mqtt.md).
     const rap = client.options.protocolVersion === 5;
     return Promise.all([subscribeEach(client, filters, logger, 1, rap), ownState]).then(() => undefined);
   }

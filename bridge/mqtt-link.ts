@@ -98,7 +98,7 @@ export class MqttLink implements BridgeLink {
    * (aedes, and the store broker's ACL for a replyTo outside what a device may publish to: 3.1.1
    * has no other way to say no), and resending that reply at every reconnect would cut the device
    * off for good. A reply answers one request; the requester repeats it with the same requestId
-   * and is answered again (idempotency, contract section 3). Statuses and state are kept.
+   * and is answered again (idempotency, docs/mqtt.md). Statuses and state are kept.
    */
   connectionLost(): void {
     this.connected = false;

@@ -1,5 +1,5 @@
 /**
- * Answers to what controllers send a device (scripts, cancels; contract sections 3 and 1.1):
+ * Answers to what controllers send a device (scripts, cancels; docs/mqtt.md, docs/api.md):
  * where they go (`replyTo` of the payload and, with MQTT 5, the response topic property with its
  * correlation data) and how they are published (QoS 1, not retained). A refusal is answered from
  * a payload that may be invalid, so the fields it needs are read leniently first.

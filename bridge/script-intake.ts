@@ -1,6 +1,6 @@
 /**
- * Scripts arriving on `<ns>/devices/<id>/scripts` and `<ns>/groups/<g>/scripts` (contract
- * section 3): read the payload, hand the script to the engine's one admission path
+ * Scripts arriving on `<ns>/devices/<id>/scripts` and `<ns>/groups/<g>/scripts`
+ * (docs/mqtt.md): read the payload, hand the script to the engine's one admission path
  * (TaskQueue.submit: blank, size, UTF-8, requestId, notAfter, queue bound), and answer on
  * `replyTo` and/or the MQTT 5 response topic. The engine's refusals are DomainErrors; here they
  * become reply errors that start with their registered code (`"<CODE>: <message>"`). Only what is
@@ -78,7 +78,7 @@ export class ScriptIntake {
     const { task, created } = result;
     const { requestId } = submission;
     if (!created) {
-      // Contract section 3: a requestId seen before executes nothing; republish and answer again.
+      // docs/mqtt.md: a requestId seen before executes nothing; republish and answer again.
       const held = this.options.queue.isHeld(task);
       this.options.logger[result.otherScript ? 'warn' : 'info'](
         { requestId, taskId: task.id, held, sameScript: !result.otherScript },

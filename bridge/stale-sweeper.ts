@@ -1,8 +1,8 @@
 /**
  * Clears status topics left on the broker by earlier boots of this device.
  *
- * Task ids of an earlier boot answer TASK_DOES_NOT_EXIST after a restart (contract section 1),
- * and the broker should hold at most `--retain` + queued task topics per device (section 3), so
+ * Task ids of an earlier boot answer TASK_DOES_NOT_EXIST after a restart (docs/api.md),
+ * and the broker should hold at most `--retain` + queued task topics per device (docs/mqtt.md), so
  * their retained status messages are stale. Once per boot, after the first connect, the bridge
  * subscribes to its own `tasks/+/status` filter, clears every retained status whose task the
  * queue does not hold, and unsubscribes once the retained messages stop coming (a quiet period,

@@ -1,5 +1,5 @@
 /**
- * Mirrors every task transition to `<ns>/devices/<id>/tasks/<taskId>/status` (contract section 3):
+ * Mirrors every task transition to `<ns>/devices/<id>/tasks/<taskId>/status` (docs/mqtt.md):
  * retained, QoS 1, one message per transition (queued, started, ended), each with this boot's
  * `bootId` and a `seq` that grows by one per status message published during the boot.
  *
@@ -36,7 +36,7 @@ export interface StatusPublisherOptions {
   maxInFlight?: number;
 }
 
-/** The status payload of contract section 3, built from the task the engine holds. */
+/** The status payload of docs/mqtt.md, built from the task the engine holds. */
 export function statusMessage(
   task: Readonly<Task>,
   deviceId: string,
@@ -118,7 +118,7 @@ export class StatusPublisher {
   }
 
   /**
-   * After every (re)connect (contract section 3): first the clears owed for evicted tasks, then
+   * After every (re)connect (docs/mqtt.md): first the clears owed for evicted tasks, then
    * the status of every held task, oldest first so `seq` follows task order; as many as the
    * in-flight bound allows now, the rest as acknowledgements come back.
    */

@@ -1,5 +1,5 @@
 /**
- * The store broker's per-role ACL over the contract section 3 topics. `<ns>` may hold several
+ * The store broker's per-role ACL over docs/mqtt.md topics. `<ns>` may hold several
  * levels (`stores/042`); every rule is a topic filter under it. docs/broker.md has the same table.
  *
  * | role       | publish                                                                  | subscribe (filter must lie within)        |
@@ -121,7 +121,7 @@ export class AccessRules {
         ];
       case 'controller':
         return [
-          // Contract section 3: a retained submission creates no task. In MQTT 3.1.1 a device
+          // docs/mqtt.md: a retained submission creates no task. In MQTT 3.1.1 a device
           // cannot see the retain flag on a live delivery ([MQTT-3.3.1-9]), so the store broker
           // refuses retained scripts itself; clearing one left by another broker stays allowed.
           { filter: `${ns}/devices/+/scripts`, retain: 'never-or-clear' },

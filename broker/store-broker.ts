@@ -1,5 +1,5 @@
 /**
- * The embedded store broker (contract section 4, `regbridge broker` and `serve --broker-port`):
+ * The embedded store broker (README "Command line", `regbridge broker` and `serve --broker-port`):
  * aedes 1.2 (MQTT 3.1.1) with per-role ACL, a TCP and an optional WebSocket listener, and
  * optional Redis so several instances share retained messages, wills and fan-out.
  */

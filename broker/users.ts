@@ -1,5 +1,5 @@
 /**
- * Store broker users (contract section 4: `--user NAME:PASSWORD:ROLE`, `--users FILE`) and the
+ * Store broker users (README "Command line": `--user NAME:PASSWORD:ROLE`, `--users FILE`) and the
  * password check. A `device` user's name is its device id, so it must be a valid id.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -51,7 +51,7 @@ export function userProblem(user: {
   if (typeof role !== 'string' || !(BROKER_ROLES as readonly string[]).includes(role)) {
     return `user ${name}: role ${JSON.stringify(role)} is not one of ${BROKER_ROLES.join(', ')}`;
   }
-  // A device's name is its device id and becomes a topic level of its ACL (contract section 3).
+  // A device's name is its device id and becomes a topic level of its ACL (docs/mqtt.md).
   if (role === 'device' && !ID_PATTERN.test(name)) {
     return `user ${name}: a device user's name is its device id and must match [A-Za-z0-9_-]{1,64}`;
   }

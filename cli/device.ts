@@ -102,7 +102,7 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
 
     let bridgeConnection: { url: string; username?: string; password?: string } | undefined;
     if (config.mqtt && !config.mqttUrl) {
-      // Contract section 4: every --user may also connect to the embedded broker as a controller;
+      // README "Command line": every --user may also connect to the embedded broker as a controller;
       // the device's own bridge gets a random credential of role `device`, never printed.
       const devicePassword = randomBytes(24).toString('base64url');
       const users: BrokerUser[] = [

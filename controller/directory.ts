@@ -1,9 +1,9 @@
 /**
  * The controller's picture of the store, built only from retained and live messages on the
- * state and status topics (contract section 3). Pure: no MQTT, no timers, so every ordering rule
+ * state and status topics (docs/mqtt.md). Pure: no MQTT, no timers, so every ordering rule
  * is unit-tested directly.
  *
- * Ordering rules (contract section 3: `bootId` + `seq` order a device's messages):
+ * Ordering rules (docs/mqtt.md: `bootId` + `seq` order a device's messages):
  * - States: a state from a boot this directory has seen superseded is ignored. (A crashed boot's
  *   last will can reach the broker after the restarted device's online state when the new boot
  *   uses another client id; it must not mark the live device offline.) Within one boot the
@@ -12,7 +12,7 @@
  *   above the one already applied is ignored, so a task never moves backwards. Ordering per
  *   task rather than per device matters on subscribe: brokers replay retained status topics in
  *   topic order, not seq order, and a device-wide cursor would drop older tasks' end statuses.
- *   Task ids are never reused (contract section 1), so a message for the same id from another
+ *   Task ids are never reused (docs/api.md), so a message for the same id from another
  *   boot is only taken when it comes from the device's current boot.
  */
 

@@ -3,11 +3,11 @@
  * device's final result. Pure (the controller feeds it messages and the clock), so the rules are
  * unit-tested without a broker.
  *
- * Rules, chosen where contract section 3 is silent:
+ * Rules, chosen where docs/mqtt.md is silent:
  * - A target is pinned to the bootId it had when the script was sent. Only replies and status
  *   messages of that boot count.
  * - The device comes back with another bootId before the task ended: FAILURE
- *   `device restarted (new bootId)` at once. Tasks live in RAM only (contract section 1), so the
+ *   `device restarted (new bootId)` at once. Tasks live in RAM only (docs/api.md), so the
  *   earlier task is gone and waiting for the deadline would only delay the same verdict.
  * - The device goes offline (`online: false`, same boot) mid-run: keep waiting. A last will
  *   also fires on a network loss while the process and its task live on, and the device

@@ -1,7 +1,7 @@
 /**
  * Decodes what the controller receives into one typed message: a device state, a task status
  * (or its clearing), or a reply to one of its submissions. Pure, so malformed and foreign
- * messages are unit-tested; nothing here throws on bad input (contract section 3 payloads are
+ * messages are unit-tested; nothing here throws on bad input (docs/mqtt.md payloads are
  * checked with the shared zod schemas of bridge/contract/topics.ts).
  */
 import {

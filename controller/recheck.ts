@@ -1,7 +1,7 @@
 /**
  * The controller's second look before NO_ANSWER. A broker may drop messages to a subscriber that
  * falls behind (mosquitto's default `max_queued_messages 1000` does, with hundreds of registers
- * answering at once), but the device's statuses are retained (contract section 3), so the result
+ * answering at once), but the device's statuses are retained (docs/mqtt.md), so the result
  * is still on the broker. Shortly before a submission's deadline the controller subscribes afresh
  * to `<ns>/devices/<id>/tasks/+/status` of each device still missing: a new subscription, or one
  * replacing an identical filter, makes the broker send the matching retained messages again

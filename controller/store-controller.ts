@@ -1,5 +1,5 @@
 /**
- * The store controller: the other end of the MQTT topic contract (contract section 3). It learns
+ * The store controller: the other end of the MQTT topic contract (docs/mqtt.md). It learns
  * the store's devices from their retained states, sends one script to many devices (one publish
  * per group, or one per device) and follows every targeted device's task through replies and
  * status messages until each has a result or the deadline passes. The submissions in flight are

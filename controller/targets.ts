@@ -2,7 +2,7 @@
  * Which devices a submission targets, decided from the directory at send time (pure).
  * - `'all'` and `{group}`: the devices known online in that group get the script through ONE
  *   publish to the group topic; known offline ones are OFFLINE. Every device is in group `all`
- *   (contract section 3). A device first seen offline has no known groups (its last will
+ *   (docs/mqtt.md). A device first seen offline has no known groups (its last will
  *   carries none), so it only counts for `all`.
  * - An id list: one publish per online id; unknown or offline ids are OFFLINE.
  */

@@ -8,7 +8,7 @@ import type { Logger } from '../src/logger.ts';
 
 export type Installation = 'cash-register' | 'cash-register+pos' | 'pos';
 
-/** One device as learnt from its retained state topic (contract section 3). */
+/** One device as learnt from its retained state topic (docs/mqtt.md). */
 export interface DeviceEntry {
   deviceId: string;
   online: boolean;
@@ -42,7 +42,7 @@ export interface SubmitOptions {
   to: FanoutTarget;
   /** How long to wait for every targeted device's end status; then NO_ANSWER. */
   deadlineMs: number;
-  /** Epoch ms passed through to the devices (contract section 3): later, the task ends FAILURE EXPIRED. */
+  /** Epoch ms passed through to the devices (docs/mqtt.md): later, the task ends FAILURE EXPIRED. */
   notAfter?: number;
   /** Default: a random UUID. Must be usable as one topic level (no `/`, `+`, `#`). */
   requestId?: string;

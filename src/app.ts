@@ -1,5 +1,5 @@
 /**
- * The device service's REST API (contract section 1) as a fastify instance: routes 1–8, one
+ * The device service's REST API (docs/api.md) as a fastify instance: routes 1–8, one
  * error body for every failure, bearer auth, metrics and the OpenAPI description. buildApp()
  * never listens and never starts or stops the queue; close() ends in-flight long polls and
  * stops the app's own timers and metrics.
@@ -72,7 +72,7 @@ export async function buildApp(options: AppOptions, internals: AppInternals = {}
     routerOptions: { maxParamLength: 1024 },
   });
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
-  // Contract section 1: all bodies are JSON; a text/plain body is 415, not a string to validate.
+  // docs/api.md: all bodies are JSON; a text/plain body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app);
   app.setValidatorCompiler(validatorCompiler);

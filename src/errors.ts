@@ -1,5 +1,5 @@
 /**
- * The one registry of error codes (contract sections 1, 1.1 and 3): the REST API's codes with
+ * The one registry of error codes (docs/api.md, docs/mqtt.md): the REST API's codes with
  * their HTTP statuses, and the task engine's domain codes, which REST answers with a status and
  * MQTT with a reply whose `error` starts with the code. docs/errors.md lists the same codes;
  * test/errors-docs.test.ts keeps the two in step.
@@ -166,7 +166,7 @@ export class DomainError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
-  /** The MQTT form (contract section 3): the `error` of a reply starts with the code. */
+  /** The MQTT form (docs/mqtt.md): the `error` of a reply starts with the code. */
   get coded(): string {
     return coded(this.code, this.message);
   }

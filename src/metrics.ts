@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one device (contract section 1, route 7). They live in the device's
+ * Prometheus metrics of one device (docs/api.md, route 7). They live in the device's
  * own Registry (several devices may share a process: the demo, tests) and follow the task
  * engine through its events only. stop() removes the listeners and the metrics.
  */

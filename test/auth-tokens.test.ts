@@ -1,5 +1,5 @@
 /**
- * Bearer tokens, credentials and the failed-attempt limiter (contract section 1), as units and
+ * Bearer tokens, credentials and the failed-attempt limiter (docs/api.md), as units and
  * through the app with an injected clock, so expiry and windows need no sleeping.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';

@@ -99,7 +99,7 @@ describe('status backpressure: a broker that does not acknowledge', () => {
     cleanups.push(() => live.close());
     await bridge.start();
 
-    // Normal case (contract section 3): one message per transition, nothing held back.
+    // Normal case (docs/mqtt.md): one message per transition, nothing held back.
     const first = queue.submit('PRINT first', { source: 'rest' }).task;
     const firstTopic = topics.taskStatus(ns, deviceId, first.id);
     await live.waitFor((m) => m.topic === firstTopic && json(m)?.status === 'FINISHED', 'first FINISHED');
@@ -153,7 +153,7 @@ describe('status backpressure: a broker that does not acknowledge', () => {
     expect(seqs.length).toBeLessThan(3 * TASKS);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
 
-    // The broker holds exactly the held tasks' statuses (contract section 3, eviction clears).
+    // The broker holds exactly the held tasks' statuses (docs/mqtt.md, eviction clears).
     const fresh = await TestClient.connect(
       broker.controllerUrl,
       [topics.deviceTaskStatuses(ns, deviceId), barrierTopic],

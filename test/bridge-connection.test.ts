@@ -174,7 +174,7 @@ describe('on one broker', () => {
 });
 
 describe('docs/asyncapi.yaml', () => {
-  it('names every topic of contract sections 3 and 1.1, with examples that satisfy the payload schemas', async () => {
+  it('names every topic of docs/mqtt.md, docs/api.md, with examples that satisfy the payload schemas', async () => {
     const doc = parse(await readFile(new URL('../docs/asyncapi.yaml', import.meta.url), 'utf8')) as {
       channels: Record<string, unknown>;
       components: { messages: Record<string, { examples?: Array<{ payload: unknown }> }> };

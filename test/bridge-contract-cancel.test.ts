@@ -1,5 +1,5 @@
 /**
- * The MQTT cancel of contract section 1.1, against every broker of the contract suite (store
+ * The MQTT cancel of docs/api.md, against every broker of the contract suite (store
  * broker, store brokers over Redis, mosquitto, nats-server): the device and group cancel topics,
  * their payload rules and replies, the cancel-before-script rule, and the mirrored FAILURE.
  */

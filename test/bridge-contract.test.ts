@@ -264,7 +264,7 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     expect(done).toMatchObject({ status: 'FINISHED', report: 'café', requestId: 'latin-1' });
   });
 
-  // Contract section 3: a retained submission creates no task. The store broker refuses it
+  // docs/mqtt.md: a retained submission creates no task. The store broker refuses it
   // itself (its ACL); on other brokers the device sees the retain flag and refuses it on replyTo.
   it('creates no task for a retained submission', async () => {
     const deviceId = uniqueId('retained');

@@ -1,5 +1,5 @@
 /**
- * The bridge when the broker goes away (contract section 3, "after a reconnect the device
+ * The bridge when the broker goes away (docs/mqtt.md, "after a reconnect the device
  * republishes its state and the status of every task it holds"): nothing published while
  * disconnected is lost, superseded statuses are not queued, evictions are still cleared, no
  * task runs twice, and a broker that drops the connection over a refused reply causes no loop.

@@ -1,5 +1,5 @@
 /**
- * The store broker's ACL and authentication over real sockets (contract sections 3 and 4,
+ * The store broker's ACL and authentication over real sockets (docs/mqtt.md, README "Command line",
  * docs/broker.md): mqtt.js clients against a StoreBroker on free ports, namespace `stores/042`.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';

@@ -1,5 +1,5 @@
 /**
- * `regbridge broker` as a child process (contract section 4): flags and REGBRIDGE_<FLAG>
+ * `regbridge broker` as a child process (README "Command line"): flags and REGBRIDGE_<FLAG>
  * variables, the printed ports, configuration errors (exit 2, no stack), SIGTERM (exit 0).
  */
 import { type ChildProcess, spawn } from 'node:child_process';

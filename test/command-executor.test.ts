@@ -1,5 +1,5 @@
 /**
- * Executor `command` (contract section 2) with real child processes: report from stdout,
+ * Executor `command` (docs/simulator.md) with real child processes: report from stdout,
  * failures with the stderr tail, time-out, output cap, spawn errors, programs that ignore stdin
  * or leave children behind; and createExecutor / splitCommandLine.
  */

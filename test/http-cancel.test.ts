@@ -1,5 +1,5 @@
 /**
- * `DELETE /api/tasks/{id}` (contract section 1.1), every row with its exact body: a queued task
+ * `DELETE /api/tasks/{id}` (docs/api.md), every row with its exact body: a queued task
  * ends FAILURE `CANCELLED`; a running one is 409 TASK_RUNNING (never cut); an ended one 409
  * TASK_ENDED with id and status; an unknown one 404 TASK_DOES_NOT_EXIST; and the OpenAPI route.
  */

@@ -1,5 +1,5 @@
 /**
- * Every error of contract section 1, with its exact body and headers, and that the service
+ * Every error of docs/api.md, with its exact body and headers, and that the service
  * keeps serving after each.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

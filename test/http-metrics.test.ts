@@ -1,4 +1,4 @@
-/** Device metrics (contract section 1, route 7): counted from queue events, one registry per device. */
+/** Device metrics (docs/api.md, route 7): counted from queue events, one registry per device. */
 import { describe, expect, it } from 'vitest';
 import { parseServeConfig } from '../cli/serve-config.ts';
 import { buildApp } from '../src/app.ts';

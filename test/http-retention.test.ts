@@ -1,5 +1,5 @@
 /**
- * Contract section 1, retention and restarts over HTTP: the last 128 ended tasks are kept, older
+ * docs/api.md, retention and restarts over HTTP: the last 128 ended tasks are kept, older
  * ids answer TASK_DOES_NOT_EXIST; after a restart (a new app and queue, everything in RAM gone)
  * every earlier id answers TASK_DOES_NOT_EXIST and new ids are larger than all of them.
  */
@@ -44,7 +44,7 @@ function notFound(id: number) {
   };
 }
 
-describe('retention of ended tasks (contract section 1)', () => {
+describe('retention of ended tasks (docs/api.md)', () => {
   it('keeps the last 128 of 130 tasks, forgets the first two, and forgets everything on restart', async () => {
     const first = await startTestApp();
     apps.push(first);

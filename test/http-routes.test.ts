@@ -1,5 +1,5 @@
 /**
- * Routes 1–8 of contract section 1 through app.inject(), with whole-body assertions.
+ * Routes 1–8 of docs/api.md through app.inject(), with whole-body assertions.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bearer, login, startTestApp, type TestApp, USER, until } from './http-helpers.ts';

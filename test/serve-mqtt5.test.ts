@@ -1,7 +1,7 @@
 /**
  * `serve --mqtt-protocol 5` against a real MQTT 5 broker (a mosquitto the test starts): the device
  * answers the MQTT 5 response topic with the correlation data, and refuses a retained script even
- * when it is delivered live, thanks to Retain As Published (contract section 3).
+ * when it is delivered live, thanks to Retain As Published (docs/mqtt.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topics } from '../bridge/contract/topics.ts';

@@ -1,5 +1,5 @@
 /**
- * The built-in simulator (contract section 2, docs/simulator.md): lines, comments, case,
+ * The built-in simulator (docs/simulator.md): lines, comments, case,
  * PRINT, SLEEP, FAIL, unknown commands, limits. Fiscal commands: simulator-fiscal.test.ts.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';

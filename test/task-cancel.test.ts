@@ -1,5 +1,5 @@
 /**
- * Cancel in the engine (contract section 1.1): by id and by requestId, the cancel-before-script
+ * Cancel in the engine (docs/api.md): by id and by requestId, the cancel-before-script
  * rule within the requestId memory, and the domain refusals REST and MQTT translate.
  */
 import { afterEach, describe, expect, it } from 'vitest';

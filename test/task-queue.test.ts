@@ -1,5 +1,5 @@
 /**
- * The task engine (contract section 1, "Semantics"), driven by an executor whose scripts end
+ * The task engine (docs/api.md, "Semantics"), driven by an executor whose scripts end
  * when the test says so: one at a time in arrival order, ids, events, retention, idempotency,
  * QUEUE_FULL, long-poll waits, stop(), and bounded memory.
  */

@@ -10,7 +10,7 @@ import {
   topics,
 } from '../bridge/contract/topics.ts';
 
-describe('topic contract (contract section 3)', () => {
+describe('topic contract (docs/mqtt.md)', () => {
   it('builds every topic of the contract', () => {
     expect(topics.state('pos', 'reg-1')).toBe('pos/devices/reg-1/state');
     expect(topics.taskStatus('stores/042', 'reg_2', 1795000000000001)).toBe(

@@ -29,7 +29,7 @@ async function startMqtt(url: string, username: string, password: string, ns: st
   mqttClient = client;
   client.on('message', (topic, payload) => {
     const t = nowMs();
-    // Zero-byte retained messages clear evicted tasks' topics (contract section 3).
+    // Zero-byte retained messages clear evicted tasks' topics (docs/mqtt.md).
     if (payload.length === 0) return;
     const message = JSON.parse(payload.toString('utf8')) as { id: number; deviceId: string; status: string };
     if (message.status === 'FINISHED')

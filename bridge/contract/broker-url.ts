@@ -1,5 +1,5 @@
 /**
- * Broker URLs may carry credentials (`mqtt://NAME:PASSWORD@host:port`, contract section 4).
+ * Broker URLs may carry credentials (`mqtt://NAME:PASSWORD@host:port`, README "Command line").
  * They are split off here, once: the URL without them is what logs and /health show.
  * `--mqtt-url` may also list several brokers (`mqtt://h1:1883,mqtt://h2:1883`): instances of one
  * cluster that the bridge and the controller fail over between (bridge/contract/failover.ts).

@@ -1,5 +1,5 @@
 /**
- * The MQTT topic contract (contract sections 3 and 1.1): topic builders and parsers, payload
+ * The MQTT topic contract (docs/mqtt.md, docs/api.md): topic builders and parsers, payload
  * types and zod schemas. Shared by the device bridge, the store controller and every client, so both ends
  * of a topic always agree.
  */
@@ -44,7 +44,7 @@ export const topics = {
     `${ns}/devices/${assertId('device', deviceId)}/tasks/${taskId}/status`,
   deviceScripts: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/scripts`,
   groupScripts: (ns: string, group: string) => `${ns}/groups/${assertId('group', group)}/scripts`,
-  /** Cancels (contract section 1.1): one device (by id or requestId), or a group (by requestId). */
+  /** Cancels (docs/api.md): one device (by id or requestId), or a group (by requestId). */
   deviceCancel: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/cancel`,
   groupCancel: (ns: string, group: string) => `${ns}/groups/${assertId('group', group)}/cancel`,
   /** Subscription filters. */
@@ -156,7 +156,7 @@ export const scriptSubmissionSchema = z.object({
 });
 
 /**
- * A cancel on `<ns>/devices/<id>/cancel` (contract section 1.1): exactly one of `id` (the task)
+ * A cancel on `<ns>/devices/<id>/cancel` (docs/api.md): exactly one of `id` (the task)
  * and `requestId` (the submission, seen or still to come).
  */
 export const deviceCancelSchema = z

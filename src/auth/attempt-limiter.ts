@@ -1,5 +1,5 @@
 /**
- * Failed-authentication limiting per remote address (contract section 1: 429
+ * Failed-authentication limiting per remote address (docs/api.md: 429
  * TOO_MANY_ATTEMPTS with `Retry-After`). After `maxFailures` failures within `windowMs` an
  * address is refused until its oldest failure leaves the window; a success clears its record.
  * Refused attempts are not counted, so `Retry-After` is exact and a client that honours it

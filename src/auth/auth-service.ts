@@ -1,5 +1,5 @@
 /**
- * Authentication of the REST API (contract section 1): `/api/authenticate` trades a user name
+ * Authentication of the REST API (docs/api.md): `/api/authenticate` trades a user name
  * and password for a bearer token; every other `/api` route needs one unless `--auth off`.
  * Holds the users, the token store and the failed-attempt limiter; start()/stop() own the
  * limiter's timer. Nothing here logs a password or a token.

@@ -1,5 +1,5 @@
 /**
- * User name / password checks for `/api/authenticate` (contract section 1). Passwords are
+ * User name / password checks for `/api/authenticate` (docs/api.md). Passwords are
  * compared in constant time: both sides are hashed with sha256 (equal lengths whatever the
  * input) and compared with timingSafeEqual; an unknown user name is compared against a random
  * digest, so the answer takes the same work whether the user exists or not.

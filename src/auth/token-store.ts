@@ -1,5 +1,5 @@
 /**
- * Opaque bearer tokens (contract section 1: tokens expire after `--token-ttl`). A token is 32
+ * Opaque bearer tokens (docs/api.md: tokens expire after `--token-ttl`). A token is 32
  * random bytes, base64url; only its sha256 is kept, so a heap dump reveals no usable token.
  *
  * Memory is bounded: every token lives `ttl` seconds, so insertion order is expiry order and

@@ -1,5 +1,5 @@
 /**
- * DeviceClient: the TypeScript mirror of the device vendor's Java client class (contract section 1).
+ * DeviceClient: the TypeScript mirror of the device vendor's Java client class (docs/api.md).
  * Same constructors, same calls, same asynchronous flow (vendorScript, then poll the task until it
  * ends), same exceptions. Authentication is lazy and renewed once after a 401 (token expiry).
  */

@@ -1,6 +1,6 @@
 /**
  * Types of the TypeScript client that mirrors the device vendor's Java client class
- * (contract section 1). The wire bodies are validated with zod, so a misbehaving server gives a
+ * (docs/api.md). The wire bodies are validated with zod, so a misbehaving server gives a
  * RestException, never an object of the wrong shape.
  */
 import type { Dispatcher } from 'undici';
@@ -13,7 +13,7 @@ import { z } from 'zod';
 export type TaskStatusName = 'RUNNING' | 'FINISHED' | 'FAILURE' | 'TASK_DOES_NOT_EXIST';
 
 /**
- * What `getTaskStatus` resolves to: the task body of contract section 1, or `{id, status:
+ * What `getTaskStatus` resolves to: the task body of docs/api.md, or `{id, status:
  * 'TASK_DOES_NOT_EXIST'}`. `status` is typed open (`string`) on purpose: a status this client does
  * not know is passed through, and `waitForTask` reports it as an InternalErrorException.
  */

@@ -1,5 +1,5 @@
 /**
- * Executor `command` (contract section 2): the script goes to the program's stdin, its stdout
+ * Executor `command` (docs/simulator.md): the script goes to the program's stdin, its stdout
  * (capped) is the report, exit 0 is FINISHED; a non-zero exit, a signal, a spawn error or a
  * time-out is FAILURE with the end of stderr. Whatever the program does (floods stdout, ignores
  * stdin, never exits, leaves children behind) the service neither crashes, hangs nor holds more

@@ -1,6 +1,6 @@
 /**
  * The simulated cash register's memory: daily counters (since the last Z report) and lifetime
- * counters, for the life of the process (contract section 2; nothing is persisted). Scripts
+ * counters, for the life of the process (docs/simulator.md; nothing is persisted). Scripts
  * talk to it through a FiscalSession (fiscal-session.ts), one per script.
  */
 import { formatMoney, formatRate, VAT_GROUPS, VAT_RATES, type VatGroup } from './fiscal-format.ts';

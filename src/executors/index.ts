@@ -1,5 +1,5 @@
 /**
- * The executor named by `--executor` (contract section 2): `simulator` (the default) or
+ * The executor named by `--executor` (docs/simulator.md): `simulator` (the default) or
  * `command` with `--command "<program> [args]"`.
  */
 import { ConfigError, type DeviceCoreConfig } from '../config.ts';

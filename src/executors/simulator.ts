@@ -1,5 +1,5 @@
 /**
- * The built-in simulator (executor `simulator`, the default; contract section 2). Lines end in
+ * The built-in simulator (executor `simulator`, the default; docs/simulator.md). Lines end in
  * CR LF or LF; blank lines and `#` comments are skipped; keywords are case-insensitive; the
  * report is the produced lines joined with `\n`. PRINT, SLEEP and FAIL are the contract's; the
  * fiscal commands (fiscal-session.ts) make it behave like a cash register. docs/simulator.md.
@@ -24,7 +24,7 @@ export const MAX_SLEEP_MS = 60_000;
 /** A long script gives the event loop (HTTP, MQTT) a turn this often. */
 const COMMANDS_PER_TURN = 1000;
 
-/** `FAIL <message>`: the task's error is exactly the message (contract section 2). */
+/** `FAIL <message>`: the task's error is exactly the message (docs/simulator.md). */
 class FailCommand extends Error {}
 
 function reasonText(reason: unknown): string {
@@ -57,7 +57,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 export class SimulatorExecutor implements Executor {
   readonly name = 'simulator';
-  /** Counters persist for this executor's life, across scripts (contract section 2). */
+  /** Counters persist for this executor's life, across scripts (docs/simulator.md). */
   readonly register: FiscalRegister;
   private readonly timeoutMs: number;
   private readonly outputCap: number;

@@ -1,5 +1,5 @@
 /**
- * The REST form of an error (contract section 1): a registered code with its HTTP status, the
+ * The REST form of an error (docs/api.md): a registered code with its HTTP status, the
  * headers it needs and the body `{statusCode, error, code, message}` (+ the code's extra fields).
  * Only the REST layer (routes, auth) speaks in these; the engine's DomainErrors are translated
  * here, once.

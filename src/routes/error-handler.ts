@@ -1,5 +1,5 @@
 /**
- * One error body for everything (contract section 1): `{statusCode, error, code, message}`
+ * One error body for everything (docs/api.md): `{statusCode, error, code, message}`
  * (+ `id`, `status` for TASK_DOES_NOT_EXIST), whether the error is ours (ApiError), the task
  * engine's (DomainError, translated by api-error.ts), a failed zod validation, one of fastify's
  * own (bad JSON, wrong content type, body too large), an unknown route or a bug (500, logged

@@ -1,5 +1,5 @@
 /**
- * Request bodies are JSON in UTF-8 (contract section 1). fastify's own JSON parser decodes the
+ * Request bodies are JSON in UTF-8 (docs/api.md). fastify's own JSON parser decodes the
  * bytes leniently, turning invalid UTF-8 into U+FFFD, so a script could run as something other
  * than what was sent. This parser reads the bytes, refuses invalid UTF-8 with the engine's rule
  * (src/tasks/script-text.ts: 400 INVALID_REQUEST, as the MQTT side refuses such a payload), then

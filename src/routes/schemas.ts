@@ -1,12 +1,12 @@
 /**
- * The zod schemas of the REST API (contract section 1). They validate requests, serialize
+ * The zod schemas of the REST API (docs/api.md). They validate requests, serialize
  * responses and generate /openapi.json, so the three can never disagree. Messages are
  * predicates ("is required", "must be ...") that the error handler prefixes with the field.
  */
 import { z } from 'zod';
 import { type HttpErrorCode, httpErrorCodes } from '../errors.ts';
 
-/** Long poll bound of `GET /api/tasks/{id}?waitMs=` (contract section 1). */
+/** Long poll bound of `GET /api/tasks/{id}?waitMs=` (docs/api.md). */
 export const MAX_WAIT_MS = 30_000;
 /** Our bound of `POST /api/fm-script?timeoutMs=` (the contract leaves it open): 10 minutes. */
 export const MAX_FM_SCRIPT_TIMEOUT_MS = 600_000;

@@ -1,4 +1,4 @@
-/** Routes 6 and 7 of contract section 1: /health and /metrics, both without auth. */
+/** Routes 6 and 7 of docs/api.md: /health and /metrics, both without auth. */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * Routes 2–5 of contract section 1 and the cancel of section 1.1: submit a script
+ * Routes 2–5 of docs/api.md and the cancel of section 1.1: submit a script
  * (asynchronously or waiting for its end), read one task (with long polling), cancel a queued
  * one, list tasks. Every route here needs a bearer token unless
  * `--auth off`; the check runs on request, before the body is even read.
@@ -38,7 +38,7 @@ export interface TaskRoutesOptions {
 const security = [{ bearerAuth: [] }];
 
 /**
- * The 202 body `{"id": <int>, "status": "RUNNING"}` (contract section 1, route 2), written
+ * The 202 body `{"id": <int>, "status": "RUNNING"}` (docs/api.md, route 2), written
  * directly: fastify sends a string with a JSON content type as is, skipping the zod response
  * serializer (a validation plus JSON.stringify), the hottest part of a submission. The body is
  * exactly what `acceptedSchema` describes (id: a positive safe integer from the queue), and the

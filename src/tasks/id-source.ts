@@ -1,6 +1,6 @@
 /**
  * Task ids: positive integers below 2^53, strictly increasing, never reused, not even across a
- * restart (contract section 1). Nothing is persisted, so the counter is seeded from the clock in
+ * restart (docs/api.md). Nothing is persisted, so the counter is seeded from the clock in
  * microseconds: a restarted device starts above every id it could have issued before, unless it
  * issued more than a million ids a second. 2^53 microseconds after the epoch is the year 2255.
  */

@@ -1,10 +1,10 @@
 /**
  * The engine's two idempotency rules, decided in one place:
- * - REST `Idempotency-Key` (contract section 1): the same key with the same script is the first
+ * - REST `Idempotency-Key` (docs/api.md): the same key with the same script is the first
  *   task, for as long as that task is held; another script is IDEMPOTENCY_CONFLICT.
- * - MQTT `requestId` (contract section 3): seen in the last `requestIdMemory` submissions,
+ * - MQTT `requestId` (docs/mqtt.md): seen in the last `requestIdMemory` submissions,
  *   nothing new runs whatever the script (a repeat with another script is flagged, for the log);
- *   cancelled before its script arrived (contract section 1.1), the script is refused CANCELLED.
+ *   cancelled before its script arrived (docs/api.md), the script is refused CANCELLED.
  */
 import { DomainError } from '../errors.ts';
 import { RequestIdMemory, type RequestRecord } from './request-ids.ts';

@@ -15,7 +15,7 @@ export interface TaskQueueOptions {
   maxQueue: number;
   /** Scripts over this many bytes of UTF-8 are refused with SCRIPT_TOO_LARGE (default 1 MiB). */
   maxScriptBytes?: number;
-  /** How many submissions' requestIds are remembered (contract section 3: 1000). */
+  /** How many submissions' requestIds are remembered (docs/mqtt.md: 1000). */
   requestIdMemory?: number;
   idSource?: IdSource;
   /** When to try again after QUEUE_FULL, in seconds (REST sends it as Retry-After). */

@@ -1,5 +1,5 @@
 /**
- * MQTT idempotency (contract section 3): a `requestId` seen in the last N submissions to this
+ * MQTT idempotency (docs/mqtt.md): a `requestId` seen in the last N submissions to this
  * device (default 1000) executes nothing new. QoS 1 is "at least once" ([MQTT-4.3.2]), so a
  * controller that retries, or a broker that redelivers with DUP set, must not run a script twice.
  *
@@ -8,13 +8,13 @@
  * repeat is still answered with the task's id and its last status: at eviction the record keeps
  * a small copy of the task without its report or error.
  *
- * A cancel for a requestId not seen yet (contract section 1.1) takes a place in the same memory:
+ * A cancel for a requestId not seen yet (docs/api.md) takes a place in the same memory:
  * the script that arrives later with it creates no task, so a cancel that overtakes its script
  * still wins.
  */
 import type { Task } from './task.ts';
 
-/** Default of `--request-id-memory` (contract section 3: the last 1000 submissions). */
+/** Default of `--request-id-memory` (docs/mqtt.md: the last 1000 submissions). */
 export const DEFAULT_REQUEST_ID_MEMORY = 1000;
 
 export interface TaskRecord {

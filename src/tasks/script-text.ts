@@ -11,7 +11,7 @@ import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { DomainError } from '../errors.ts';
 
-/** Default of `--max-script-bytes` (contract section 1: 1 MiB). */
+/** Default of `--max-script-bytes` (docs/api.md: 1 MiB). */
 export const DEFAULT_MAX_SCRIPT_BYTES = 1024 * 1024;
 
 /**

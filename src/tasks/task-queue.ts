@@ -28,7 +28,7 @@ function yieldTurn(): Promise<void> {
 }
 
 /**
- * The device's FIFO of scripts: one runs at a time, in arrival order (contract section 1).
+ * The device's FIFO of scripts: one runs at a time, in arrival order (docs/api.md).
  * Memory is bounded by `maxQueue` waiting tasks plus `retain` ended ones; a task's script is
  * dropped when it ends and its report is dropped when it is evicted.
  *
@@ -154,7 +154,7 @@ export class TaskQueue extends TaskEventEmitter {
   }
 
   /**
-   * Contract section 1.1: a queued task ends FAILURE with `CANCELLED: <reason>`, mirrored like
+   * docs/api.md: a queued task ends FAILURE with `CANCELLED: <reason>`, mirrored like
    * any end; a running script is never cut (TASK_RUNNING: a half-printed receipt is worse than a
    * late one); an ended task is TASK_ENDED, an unknown one TASK_DOES_NOT_EXIST.
    */

@@ -1,6 +1,6 @@
 /**
  * A task as the engine holds it, and the bodies the REST API and the bridge derive from it.
- * Contract section 1 ("Task body") and section 3 (status payload).
+ * docs/api.md ("Task body") and docs/mqtt.md (status payload).
  */
 export type TaskState = 'queued' | 'running' | 'finished' | 'failed';
 
@@ -49,7 +49,7 @@ export function isEnded(task: Task): boolean {
   return task.state === 'finished' || task.state === 'failed';
 }
 
-/** Contract section 1: `report` exactly when FINISHED, `error` exactly when FAILURE. */
+/** docs/api.md: `report` exactly when FINISHED, `error` exactly when FAILURE. */
 export function toTaskBody(task: Task): TaskBody {
   const body: TaskBody = { id: task.id, status: statusOf(task.state), queuedAt: task.queuedAt.toISOString() };
   if (task.state === 'finished') body.report = task.report ?? '';

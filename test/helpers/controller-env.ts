@@ -1,7 +1,7 @@
 /**
  * A store for the controller suites: real devices (startDevice, connected to a real broker from
  * test/helpers/brokers.ts) and fake devices (a raw mqtt client that speaks the device side of
- * contract section 3 only as far as a test tells it to).
+ * docs/mqtt.md only as far as a test tells it to).
  */
 import { randomUUID } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
