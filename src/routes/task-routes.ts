@@ -1,5 +1,5 @@
 /**
- * Routes 2–5 of docs/api.md and the cancel of section 1.1: submit a script
+ * Routes 2–5 of docs/api.md and its cancel (5a): submit a script
  * (asynchronously or waiting for its end), read one task (with long polling), cancel a queued
  * one, list tasks. Every route here needs a bearer token unless
  * `--auth off`; the check runs on request, before the body is even read.
