@@ -25,6 +25,7 @@ const SCENARIOS: ScenarioSpec[] = [
   { name: 'fanout', file: 'bench/scenarios/fanout.ts', quickTimeout: 60, fullTimeout: 300 },
   { name: 'memory', file: 'bench/scenarios/memory.ts', quickTimeout: 40, fullTimeout: 300 },
   { name: 'overload', file: 'bench/scenarios/overload.ts', quickTimeout: 40, fullTimeout: 120 },
+  { name: 'deep-body', file: 'bench/scenarios/deep-body.ts', quickTimeout: 60, fullTimeout: 120 },
   { name: 'cluster', file: 'bench/scenarios/cluster.ts', quickTimeout: 40, fullTimeout: 180 },
   {
     name: 'controller-service',

@@ -23,6 +23,7 @@ import { looseFields, Replier, replyTargets } from './replies.ts';
 export type CancelResult = 'accepted' | 'remembered' | 'refused';
 
 export interface CancelIntakeOptions {
+  ns: string;
   deviceId: string;
   queue: TaskQueue;
   link: BridgeLink;
@@ -43,7 +44,8 @@ export class CancelIntake {
   handle(topic: string, scope: 'device' | 'group', payload: Buffer, packet: IPublishPacket): CancelResult {
     const { logger, protocolVersion, queue } = this.options;
     const loose = looseFields(payload);
-    const targets = replyTargets(packet, loose.replyTo, protocolVersion);
+    // A replyTo under the device and group topics is never answered (bridge/replies.ts).
+    const targets = replyTargets(this.options.ns, packet, loose.replyTo, protocolVersion);
     const refuse = (error: string, level: 'info' | 'warn' = 'warn'): CancelResult => {
       logger[level]({ topic, requestId: loose.requestId, error }, 'cancel refused');
       this.replies.refused(targets, loose.requestId, error);

@@ -53,6 +53,7 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
     ...(o.maxStatusesInFlight !== undefined && { maxInFlight: o.maxStatusesInFlight }),
   });
   const intake = new ScriptIntake({
+    ns: o.ns,
     deviceId: o.deviceId,
     queue: o.queue,
     statuses,
@@ -60,7 +61,14 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
     logger,
     protocolVersion,
   });
-  const cancels = new CancelIntake({ deviceId: o.deviceId, queue: o.queue, link, logger, protocolVersion });
+  const cancels = new CancelIntake({
+    ns: o.ns,
+    deviceId: o.deviceId,
+    queue: o.queue,
+    link,
+    logger,
+    protocolVersion,
+  });
   const sweeper = new StaleStatusSweeper({
     ns: o.ns,
     deviceId: o.deviceId,

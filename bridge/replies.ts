@@ -10,6 +10,7 @@ import type { BridgeLink } from './bridge-link.ts';
 import {
   type ReplyAccepted,
   type ReplyRefused,
+  replyTopicProblem,
   replyTopicSchema,
   requestIdSchema,
 } from './contract/topics.ts';
@@ -19,8 +20,13 @@ export interface ReplyTarget {
   correlationData?: Buffer;
 }
 
-/** Where answers go: `replyTo` of the payload and, with MQTT 5, the response topic property. */
+/**
+ * Where answers go: `replyTo` of the payload and, with MQTT 5, the response topic property;
+ * never a topic under `<ns>/devices/` or `<ns>/groups/` (replyTopicProblem: a reply there would
+ * overwrite a state or status, or land on a script or cancel topic).
+ */
 export function replyTargets(
+  ns: string,
   packet: IPublishPacket,
   replyTo: string | undefined,
   protocolVersion: 4 | 5,
@@ -29,8 +35,11 @@ export function replyTargets(
   const properties = protocolVersion === 5 ? packet.properties : undefined;
   const correlationData = properties?.correlationData;
   const responseTopic = properties?.responseTopic;
-  const validResponse = responseTopic !== undefined && replyTopicSchema.safeParse(responseTopic).success;
-  if (replyTo !== undefined) {
+  const validResponse =
+    responseTopic !== undefined &&
+    replyTopicSchema.safeParse(responseTopic).success &&
+    replyTopicProblem(ns, responseTopic) === undefined;
+  if (replyTo !== undefined && replyTopicProblem(ns, replyTo) === undefined) {
     targets.push({
       topic: replyTo,
       // [MQTT-3.3.2.3.6] correlation data travels with the answer to the response topic; when

@@ -14,13 +14,19 @@ import { decodeUtf8 } from '../src/tasks/script-text.ts';
 import { statusOf } from '../src/tasks/task.ts';
 import type { SubmitResult, TaskQueue } from '../src/tasks/task-queue.ts';
 import type { BridgeLink } from './bridge-link.ts';
-import { decodePayload, type ScriptSubmission, scriptSubmissionSchema } from './contract/topics.ts';
+import {
+  decodePayload,
+  replyTopicProblem,
+  type ScriptSubmission,
+  scriptSubmissionSchema,
+} from './contract/topics.ts';
 import { looseFields, Replier, replyTargets } from './replies.ts';
 import type { StatusPublisher } from './status-publisher.ts';
 
 export type IntakeResult = 'accepted' | 'duplicate' | 'refused';
 
 export interface ScriptIntakeOptions {
+  ns: string;
   deviceId: string;
   queue: TaskQueue;
   statuses: StatusPublisher;
@@ -42,9 +48,9 @@ export class ScriptIntake {
   handle(topic: string, payload: Buffer, packet: IPublishPacket): IntakeResult {
     const { logger, protocolVersion } = this.options;
     const loose = looseFields(payload);
-    const targets = replyTargets(packet, loose.replyTo, protocolVersion);
-    const refuse = (error: string): IntakeResult => {
-      logger.warn({ topic, requestId: loose.requestId, error }, 'script submission refused');
+    const targets = replyTargets(this.options.ns, packet, loose.replyTo, protocolVersion);
+    const refuse = (error: string, details: Record<string, unknown> = {}): IntakeResult => {
+      logger.warn({ topic, requestId: loose.requestId, ...details, error }, 'script submission refused');
       this.replies.refused(targets, loose.requestId, error);
       return 'refused';
     };
@@ -65,6 +71,12 @@ export class ScriptIntake {
       const decoded = decodePayload(scriptSubmissionSchema, decodeUtf8(payload, 'the payload'));
       if (!decoded.ok) return refuse(coded('INVALID_REQUEST', decoded.error));
       submission = decoded.value;
+      // Never answered there (replyTargets left it out); the MQTT 5 response topic, if any, is.
+      const replyProblem =
+        submission.replyTo === undefined ? undefined : replyTopicProblem(this.options.ns, submission.replyTo);
+      if (replyProblem !== undefined) {
+        return refuse(coded('INVALID_REQUEST', replyProblem), { replyTo: submission.replyTo });
+      }
       result = this.options.queue.submit(submission.script, {
         source: 'mqtt',
         ...(submission.requestId !== undefined && { requestId: submission.requestId }),

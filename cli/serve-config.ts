@@ -56,9 +56,27 @@ export const serveFlags = {
     wholeNumber(1),
     { default: '5' },
   ),
+  authUserMaxFailures: flag(
+    '--auth-user-max-failures <n>',
+    'failed authentications per user name (from any address) within --auth-window before 429',
+    wholeNumber(1),
+    { default: '10' },
+  ),
   authWindow: flag('--auth-window <duration>', 'window of --auth-max-failures', positiveDuration, {
     default: '60s',
   }),
+  authBodyLimit: flag(
+    '--auth-body-limit <bytes>',
+    'largest body /api/authenticate reads (413 BODY_TOO_LARGE above)',
+    wholeNumber(64),
+    { default: '4096' },
+  ),
+  maxJsonDepth: flag(
+    '--max-json-depth <n>',
+    'deepest nesting of a JSON request body, refused (400) before it is parsed',
+    wholeNumber(1, 1000),
+    { default: '32' },
+  ),
   mqttUrl: mqttUrlFlag(
     'use this broker instead of the embedded one (mqtt://USER:PASS@host:port, mqtts://, ws://); a comma-separated list fails over between instances',
   ),

@@ -13,13 +13,14 @@ import type { MqttHealth } from './health.ts';
 import type { Logger } from './logger.ts';
 import { createDeviceMetrics, createHttpMetrics, METRIC_NAMES } from './metrics.ts';
 import { authRoutes } from './routes/auth-routes.ts';
-import { installErrorHandling } from './routes/error-handler.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './routes/error-handler.ts';
 import { installJsonBodyParser } from './routes/json-body.ts';
 import { registerOpenApi } from './routes/openapi.ts';
 import { serviceRoutes } from './routes/service-routes.ts';
 import { taskRoutes } from './routes/task-routes.ts';
 import { Waits } from './routes/waits.ts';
 import type { TaskQueue } from './tasks/task-queue.ts';
+import type { TlsFiles } from './tls.ts';
 
 export interface AppOptions {
   config: DeviceCoreConfig;
@@ -31,6 +32,8 @@ export interface AppOptions {
   registry: Registry;
   /** Absent => `{ state: 'disabled' }`. */
   mqttHealth?: () => MqttHealth;
+  /** PEM certificate and key: the app is served over HTTPS (`--tls-cert`, `--tls-key`). */
+  tls?: TlsFiles;
 }
 
 /** Knobs for tests; not part of the service's configuration. */
@@ -62,19 +65,24 @@ export async function buildApp(options: AppOptions, internals: AppInternals = {}
   // The engine owns the script limit; the body limit follows from it.
   const bodyLimit = bodyLimitFor(queue.maxScriptBytes);
   const app = Fastify({
+    ...(options.tls && { https: { cert: options.tls.cert, key: options.tls.key } }),
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit,
     // The vendor's GET /api/authenticate carries a body; HEAD routes would clash with that.
     exposeHeadRoutes: false,
     // While closing, answer in-flight keep-alive requests normally rather than fastify's own 503 body.
     return503OnClosing: false,
-    // Over-long ids must reach the route and get INVALID_REQUEST, not ROUTE_NOT_FOUND.
-    routerOptions: { maxParamLength: 1024 },
-  });
+    // Over-long ids must reach the route and get INVALID_REQUEST: node refuses a request line
+    // over 16 KiB (431) before any parameter could be longer than this.
+    routerOptions: { maxParamLength: 16 * 1024 },
+    // Bad percent-encoding and parser errors answer in the contract's error body too.
+    frameworkErrors,
+    clientErrorHandler,
+  }) as unknown as FastifyInstance;
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   // docs/api.md: all bodies are JSON; a text/plain body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
-  installJsonBodyParser(app);
+  installJsonBodyParser(app, config.maxJsonDepth);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, bodyLimit);
@@ -84,6 +92,7 @@ export async function buildApp(options: AppOptions, internals: AppInternals = {}
     enabled: config.auth === 'on',
     tokenTtlSeconds: config.tokenTtl,
     maxFailures: config.authMaxFailures,
+    userMaxFailures: config.authUserMaxFailures,
     windowMs: config.authWindow,
     ...(internals.now && { now: internals.now }),
     ...(internals.maxTokens !== undefined && { maxTokens: internals.maxTokens }),
@@ -125,7 +134,7 @@ export async function buildApp(options: AppOptions, internals: AppInternals = {}
   });
 
   await registerOpenApi(app);
-  await app.register(authRoutes, { auth });
+  await app.register(authRoutes, { auth, bodyLimit: config.authBodyLimit });
   await app.register(taskRoutes, { auth, queue, config, waits });
   await app.register(serviceRoutes, {
     config,

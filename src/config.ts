@@ -81,6 +81,11 @@ export interface DeviceCoreConfig {
   /** Seconds. */
   readonly tokenTtl: number;
   readonly authMaxFailures: number;
+  readonly authUserMaxFailures: number;
+  /** Bytes of body /api/authenticate reads (413 BODY_TOO_LARGE above). */
+  readonly authBodyLimit: number;
+  /** Deepest nesting of objects and arrays a JSON body may have (400 above). */
+  readonly maxJsonDepth: number;
   readonly authWindow: number;
   readonly maxQueue: number;
   readonly retain: number;

@@ -28,6 +28,12 @@ export const errorRegistry = {
     description:
       'Malformed JSON, a missing or mistyped field, an empty script, a non-integer task id. Also a body or payload that is not valid UTF-8 and a blank script.',
   },
+  MALFORMED_HTTP: {
+    statusCode: 400,
+    error: 'Bad Request',
+    mqtt: [],
+    description: 'A request the HTTP parser refuses (an unknown method, a malformed request line or header).',
+  },
   INVALID_CREDENTIALS: {
     statusCode: 401,
     error: 'Unauthorized',
@@ -84,11 +90,24 @@ export const errorRegistry = {
     description:
       'Controller service: the job has already ended (cancel). The body also carries `jobId`, `status`.',
   },
+  REQUEST_TIMEOUT: {
+    statusCode: 408,
+    error: 'Request Timeout',
+    mqtt: [],
+    description: 'The request line, headers or body did not arrive in time.',
+  },
   SCRIPT_TOO_LARGE: {
     statusCode: 413,
     error: 'Payload Too Large',
     mqtt: ['script refusal'],
     description: 'Script (or request body) over the limit (default 1 MiB of UTF-8).',
+  },
+  BODY_TOO_LARGE: {
+    statusCode: 413,
+    error: 'Payload Too Large',
+    mqtt: [],
+    description:
+      'A body over the limit of a route that carries no script (authenticate: `--auth-body-limit`).',
   },
   UNSUPPORTED_MEDIA_TYPE: {
     statusCode: 415,
@@ -100,7 +119,14 @@ export const errorRegistry = {
     statusCode: 429,
     error: 'Too Many Requests',
     mqtt: [],
-    description: 'Repeated failed authentications from one address. Carries `Retry-After`.',
+    description:
+      'Repeated failed authentications from one address or for one user name. Carries `Retry-After`.',
+  },
+  HEADERS_TOO_LARGE: {
+    statusCode: 431,
+    error: 'Request Header Fields Too Large',
+    mqtt: [],
+    description: 'The request line and headers are over the size limit (16 KiB, the default of node).',
   },
   INTERNAL_ERROR: {
     statusCode: 500,

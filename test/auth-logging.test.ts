@@ -59,3 +59,34 @@ it('no log line contains a password or a token, even at trace level', async () =
     await t.close();
   }
 });
+
+it('a password typed into the user name field never reaches a log (issue 10 item 9)', async () => {
+  const t = await startTestApp({ authMaxFailures: 2 });
+  try {
+    const typedIntoUserField = 'Pa55-typed-in-the-wrong-field!';
+    for (const method of ['GET', 'POST'] as const) {
+      const response = await t.app.inject({
+        method,
+        url: '/api/authenticate',
+        payload: { userName: typedIntoUserField, password: '' },
+      });
+      expect(response.statusCode).toBe(401);
+    }
+    // The third from this address is refused by the limiter: that path logs nothing of it either.
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/authenticate',
+      payload: { userName: typedIntoUserField, password: 'x' },
+    });
+    const refusals = t.logs.filter((line) => line.includes('"msg":"authentication refused"'));
+    expect(refusals).toHaveLength(3);
+    // The same attempted name has the same digest, so an operator can still tell repeats apart.
+    const digests = refusals.map((line) => (JSON.parse(line) as { userNameDigest: string }).userNameDigest);
+    expect(digests[0]).toMatch(/^[0-9a-f]{16}$/);
+    expect(new Set(digests).size).toBe(1);
+    expect(JSON.parse(refusals[0]!)).toMatchObject({ knownUser: false });
+    for (const line of t.logs) expect(line).not.toContain(typedIntoUserField);
+  } finally {
+    await t.close();
+  }
+});

@@ -264,6 +264,37 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     expect(done).toMatchObject({ status: 'FINISHED', report: 'café', requestId: 'latin-1' });
   });
 
+  // Issue 10 item 8 (docs/mqtt.md, "replyTo"): a reply never lands on a device or group topic.
+  it('refuses a replyTo under the device and group topics: no task, nothing published there', async () => {
+    const deviceId = uniqueId('replyto');
+    const reply = replyTopic();
+    const live = await controller([`${ns}/devices/${deviceId}/#`, `${ns}/groups/#`, reply]);
+    const d = await device({ deviceId });
+    await live.waitFor((m) => m.topic === topics.state(ns, deviceId) && json(m)?.online === true, 'online');
+    const forbidden = [
+      topics.state(ns, deviceId),
+      `${ns}/devices/${deviceId}/tasks/1/status`,
+      topics.deviceScripts(ns, 'other-device'),
+      topics.groupScripts(ns, 'all'),
+    ];
+    for (const [i, replyTo] of forbidden.entries()) {
+      await publishScript(live, deviceId, { script: 'PRINT hijack', requestId: `hijack-${i}`, replyTo });
+    }
+    // A valid submission after them is the sync point: the device handled the four before it.
+    await publishScript(live, deviceId, { script: 'PRINT ok', requestId: 'fine', replyTo: reply });
+    const ok = json(await live.waitFor((m) => m.topic === reply, 'accepted'));
+    expect(ok).toMatchObject({ requestId: 'fine', deviceId, status: 'RUNNING' });
+    await live.waitFor(ended(deviceId, ok.id as number), 'finished');
+    expect(d.device.queue.list()).toHaveLength(1);
+    const hijacked = live.messages.filter(
+      (m) => m.topic !== topics.deviceScripts(ns, deviceId) && m.payload.toString('utf8').includes('hijack'),
+    );
+    expect(hijacked).toEqual([]);
+    for (const m of live.messages.filter((m) => m.topic === topics.state(ns, deviceId))) {
+      expect(json(m).online).toBe(true);
+    }
+  });
+
   // docs/mqtt.md: a retained submission creates no task. The store broker refuses it
   // itself (its ACL); on other brokers the device sees the retain flag and refuses it on replyTo.
   it('creates no task for a retained submission', async () => {

@@ -145,6 +145,23 @@ export const replyTopicSchema = z
   );
 
 /**
+ * Why a device must not answer on `replyTo` (or the MQTT 5 response topic), or undefined when it
+ * may. Everything under `<ns>/devices/` and `<ns>/groups/` is refused: a reply there would
+ * overwrite a device's retained state or task status (its own or, on a broker without access
+ * rules, another's) or land on a script or cancel topic. Replies belong under `<ns>/replies/`
+ * (the store broker lets devices publish only there) or any topic outside the namespace.
+ */
+export function replyTopicProblem(ns: string, topic: string): string | undefined {
+  for (const tree of ['devices', 'groups']) {
+    const prefix = `${ns}/${tree}/`;
+    if (topic.startsWith(prefix) || topic === `${ns}/${tree}`) {
+      return `replyTo must not be under ${prefix} (device and group topics); use ${ns}/replies/...`;
+    }
+  }
+  return undefined;
+}
+
+/**
  * The shape of a submission. Whether its script is acceptable (not blank, well-formed, within
  * the size limit) is the device's decision, the same for REST and MQTT.
  */

@@ -1,7 +1,9 @@
 /**
- * Failed-authentication limiting per remote address (docs/api.md: 429
- * TOO_MANY_ATTEMPTS with `Retry-After`). After `maxFailures` failures within `windowMs` an
- * address is refused until its oldest failure leaves the window; a success clears its record.
+ * Failed-authentication limiting per key (docs/api.md: 429 TOO_MANY_ATTEMPTS with
+ * `Retry-After`); AuthService keeps one limiter keyed by remote address and one keyed by user
+ * name. After `maxFailures` failures within `windowMs` a key is refused until its oldest failure
+ * leaves the window; recordSuccess() clears one key's record (AuthService uses it only for the
+ * user name that logged in, never for an address: docs/security.md).
  * Refused attempts are not counted, so `Retry-After` is exact and a client that honours it
  * gets through.
  *

@@ -4,6 +4,7 @@
  * Holds the users, the token store and the failed-attempt limiter; start()/stop() own the
  * limiter's timer. Nothing here logs a password or a token.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import { ApiError } from '../routes/api-error.ts';
 import { AttemptLimiter } from './attempt-limiter.ts';
 import { Credentials, type UserSpec } from './credentials.ts';
@@ -14,7 +15,10 @@ export interface AuthServiceOptions {
   /** false = `--auth off`: no token needed, authenticate accepts any credentials. */
   enabled: boolean;
   tokenTtlSeconds: number;
+  /** Failures per remote address within `windowMs` before 429. */
   maxFailures: number;
+  /** Failures per user name within `windowMs` before 429 (whatever the address). */
+  userMaxFailures: number;
   windowMs: number;
   maxTokens?: number;
   maxAddresses?: number;
@@ -32,6 +36,9 @@ export class AuthService {
   private readonly credentials: Credentials;
   private readonly tokens: TokenStore;
   private readonly limiter: AttemptLimiter;
+  private readonly userLimiter: AttemptLimiter;
+  /** Key of userNameDigest(): a per-process secret, so a logged digest cannot be brute-forced. */
+  private readonly digestKey = randomBytes(32);
 
   constructor(options: AuthServiceOptions) {
     this.enabled = options.enabled;
@@ -47,6 +54,21 @@ export class AuthService {
       ...(options.maxAddresses !== undefined && { maxAddresses: options.maxAddresses }),
       ...(options.now && { now: options.now }),
     });
+    this.userLimiter = new AttemptLimiter({
+      maxFailures: options.userMaxFailures,
+      windowMs: options.windowMs,
+      ...(options.maxAddresses !== undefined && { maxAddresses: options.maxAddresses }),
+      ...(options.now && { now: options.now }),
+    });
+  }
+
+  /**
+   * What a log line may say about an attempted user name: a keyed digest (16 hex characters),
+   * equal for equal names during this process's life. The name itself may be a password typed
+   * into the wrong field, so it never reaches a log on a failed login.
+   */
+  userNameDigest(userName: string): string {
+    return createHmac('sha256', this.digestKey).update(userName, 'utf8').digest('hex').slice(0, 16);
   }
 
   get userCount(): number {
@@ -55,34 +77,48 @@ export class AuthService {
 
   start(): void {
     this.limiter.start();
+    this.userLimiter.start();
   }
 
   stop(): void {
     this.limiter.stop();
+    this.userLimiter.stop();
     this.tokens.clear();
   }
 
   /**
-   * Checks the credentials of a caller at `address`; throws TOO_MANY_ATTEMPTS while the
-   * address is locked out and INVALID_CREDENTIALS on a mismatch (which counts as a failure).
+   * Checks the credentials of a caller at `address`; throws TOO_MANY_ATTEMPTS while the address
+   * or the user name is locked out and INVALID_CREDENTIALS on a mismatch (a failure of both).
+   * A success clears the failures of that user name only: the address keeps its count, so a
+   * caller who knows one valid login cannot interleave it to guess another user's password.
    */
   authenticate(address: string, userName: string, password: string): IssuedToken {
     if (!this.enabled) return this.tokens.issue(userName);
-    const retryAfter = this.limiter.retryAfterSeconds(address);
+    const userKey = this.userNameDigest(userName);
+    const byAddress = this.limiter.retryAfterSeconds(address);
+    const byUser = this.userLimiter.retryAfterSeconds(userKey);
+    const retryAfter = Math.max(byAddress, byUser);
     if (retryAfter > 0) {
+      const what = byAddress >= byUser ? 'from this address' : 'for this user name';
       throw new ApiError(
         'TOO_MANY_ATTEMPTS',
-        `Too many failed authentications from this address; try again in ${retryAfter} s`,
+        `Too many failed authentications ${what}; try again in ${retryAfter} s`,
         { headers: { 'retry-after': String(retryAfter) } },
       );
     }
     if (!this.credentials.verify(userName, password)) {
       this.limiter.recordFailure(address);
+      this.userLimiter.recordFailure(userKey);
       // RFC 9110 section 15.5.2: every 401 names its scheme.
       throw new ApiError('INVALID_CREDENTIALS', 'Wrong user name or password', { headers: WWW_AUTHENTICATE });
     }
-    this.limiter.recordSuccess(address);
+    this.userLimiter.recordSuccess(userKey);
     return this.tokens.issue(userName);
+  }
+
+  /** Whether `userName` is a configured user (for log lines; never for the answer). */
+  knows(userName: string): boolean {
+    return this.credentials.has(userName);
   }
 
   /**

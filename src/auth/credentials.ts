@@ -29,6 +29,10 @@ export class Credentials {
     return this.digests.size;
   }
 
+  has(userName: string): boolean {
+    return this.digests.has(userName);
+  }
+
   /** True when `userName` exists and `password` is its password. */
   verify(userName: string, password: string): boolean {
     const expected = this.digests.get(userName);

@@ -8,13 +8,17 @@ import { credentialsSchema, errorResponse, errorResponses, jsonResponse, tokenSc
 
 export interface AuthRoutesOptions {
   auth: AuthService;
+  /** `--auth-body-limit`: bytes of body authenticate reads; a credential pair needs far less. */
+  bodyLimit: number;
 }
 
-export const authRoutes: FastifyPluginAsyncZod<AuthRoutesOptions> = async (app, { auth }) => {
+export const authRoutes: FastifyPluginAsyncZod<AuthRoutesOptions> = async (app, { auth, bodyLimit }) => {
   for (const method of ['GET', 'POST'] as const) {
     app.route({
       method,
       url: '/api/authenticate',
+      // Anyone may call this route: it reads a few KiB, not the scripts' 2 MiB (docs/security.md).
+      bodyLimit,
       schema: {
         tags: ['auth'],
         summary:
@@ -33,9 +37,11 @@ export const authRoutes: FastifyPluginAsyncZod<AuthRoutesOptions> = async (app, 
           200: jsonResponse('A bearer token for the other /api routes', tokenSchema),
           400: errorResponses.invalid,
           401: errorResponse('INVALID_CREDENTIALS: wrong user name or password'),
-          413: errorResponses.tooLarge,
+          413: errorResponse('BODY_TOO_LARGE: the body is over --auth-body-limit'),
           415: errorResponses.mediaType,
-          429: errorResponse('TOO_MANY_ATTEMPTS: too many failures from this address; see Retry-After'),
+          429: errorResponse(
+            'TOO_MANY_ATTEMPTS: too many failures from this address or for this user name; see Retry-After',
+          ),
           500: errorResponses.internal,
         },
       },
@@ -46,7 +52,15 @@ export const authRoutes: FastifyPluginAsyncZod<AuthRoutesOptions> = async (app, 
           request.log.info({ userName }, 'authenticated');
           return issued;
         } catch (error) {
-          request.log.warn({ userName, remoteAddress: request.ip }, 'authentication refused');
+          // Never the name itself: it may be a password typed into the wrong field.
+          request.log.warn(
+            {
+              userNameDigest: auth.userNameDigest(userName),
+              knownUser: auth.knows(userName),
+              remoteAddress: request.ip,
+            },
+            'authentication refused',
+          );
           throw error;
         }
       },

@@ -1,28 +1,83 @@
 /**
- * Request bodies are JSON in UTF-8 (docs/api.md). fastify's own JSON parser decodes the
- * bytes leniently, turning invalid UTF-8 into U+FFFD, so a script could run as something other
- * than what was sent. This parser reads the bytes, refuses invalid UTF-8 with the engine's rule
- * (src/tasks/script-text.ts: 400 INVALID_REQUEST, as the MQTT side refuses such a payload), then
- * hands the text to fastify's parser (empty body, prototype poisoning and syntax errors as before).
+ * The one JSON body parser of the REST API (docs/api.md: bodies are JSON in UTF-8;
+ * docs/security.md, "Limits"). In front of fastify's own parser (which keeps refusing
+ * `__proto__` and `constructor` poisoning and reports syntax errors) it:
+ * - does not parse at all for a route that reads no body (`/health`, `/api/tasks/{id}`, ...);
+ * - lets an empty body through as "no body" on GET, which many HTTP clients send with
+ *   `Content-Type: application/json` on every request; a route that needs a body then says
+ *   which field is missing, and POST keeps refusing an empty JSON body;
+ * - refuses invalid UTF-8 with the engine's rule (src/tasks/script-text.ts: 400 INVALID_REQUEST,
+ *   as the MQTT side refuses such a payload): fastify's parser would turn it into U+FFFD, so a
+ *   script could run as something other than what was sent;
+ * - refuses a document nested deeper than `--max-json-depth` after one linear scan, before
+ *   JSON.parse builds it: a 2 MB body of a million `[` otherwise costs a third of a second of
+ *   CPU on a route anyone may call.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { decodeUtf8 } from '../tasks/script-text.ts';
+import { ApiError } from './api-error.ts';
 
-export function installJsonBodyParser(app: FastifyInstance): void {
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Whether `text` nests objects and arrays deeper than `limit` (the scan stops there). Brackets
+ * inside strings do not count. Malformed JSON is left to the parser: this only has to be right
+ * for documents that would parse.
+ */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) i += 1;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) {
+      inString = true;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      depth += 1;
+      if (depth > limit) return true;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth -= 1;
+    }
+  }
+  return false;
+}
+
+/** True when the matched route declares a body schema (authenticate, vendor-script, fm-script). */
+function routeReadsBody(request: FastifyRequest): boolean {
+  const schema = request.routeOptions.schema as { body?: unknown } | undefined;
+  return schema?.body !== undefined;
+}
+
+export function installJsonBodyParser(app: FastifyInstance, maxDepth: number): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    // DELETE carries no body; many HTTP clients still send `Content-Type: application/json` with
-    // every request, and an empty body there is no error.
-    if (request.method === 'DELETE' && (body as Buffer).length === 0) {
+    const bytes = body as Buffer;
+    if (!routeReadsBody(request)) {
       done(null, undefined);
+      return;
+    }
+    if (bytes.length === 0) {
+      if (request.method === 'GET') done(null, undefined);
+      else done(new ApiError('INVALID_REQUEST', 'Body is empty but Content-Type is application/json'));
       return;
     }
     let text: string;
     try {
-      text = decodeUtf8(body as Buffer, 'Body');
+      text = decodeUtf8(bytes, 'Body');
     } catch (error) {
       done(error as Error, undefined);
+      return;
+    }
+    if (jsonDepthExceeds(text, maxDepth)) {
+      done(new ApiError('INVALID_REQUEST', `Body is nested deeper than ${maxDepth} levels`));
       return;
     }
     // fastify's parser is synchronous: it calls done() before returning.
