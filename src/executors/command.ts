@@ -8,6 +8,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import type { Logger } from '../logger.ts';
 import type { ExecutionResult, Executor } from './executor.ts';
+import { ensureWatchdog, MARK_VARIABLE, newRunMark, signalTree } from './process-tree.ts';
 import { utf8Prefix } from './report-cap.ts';
 
 export interface CommandExecutorOptions {
@@ -70,6 +71,8 @@ class CommandRun {
   private settled = false;
   private readonly grace: number;
   private readonly tailBytes: number;
+  /** Carried by the program and every descendant (src/executors/process-tree.ts). */
+  private readonly mark = newRunMark();
 
   constructor(
     private readonly options: CommandExecutorOptions,
@@ -86,12 +89,14 @@ class CommandRun {
       return;
     }
     let child: ChildProcessWithoutNullStreams;
+    ensureWatchdog();
     try {
-      // detached: the program leads its own process group, so a time-out kills what it forked too.
+      // detached: the program leads its own process group, so a time-out kills what it forked
+      // too; the mark reaches what left the group (setsid) and what the watchdog must end.
       child = spawn(program, [...args], {
         stdio: 'pipe',
         detached: true,
-        env: this.options.env ?? childEnvironment(),
+        env: { ...(this.options.env ?? childEnvironment()), [MARK_VARIABLE]: this.mark },
       });
     } catch (error) {
       this.settle({ ok: false, error: spawnFailure(program, error) });
@@ -155,9 +160,10 @@ class CommandRun {
 
   private onExit(code: number | null, exitSignal: NodeJS.Signals | null): void {
     this.exit = { code, signal: exitSignal };
-    // What the program left running in its group would hold our pipes open: it goes too.
+    // Whatever the program left running (in its group, or in a session of its own) would hold
+    // our pipes open and outlive its task: it goes too.
     this.killGroup('SIGKILL');
-    // A descendant that left the group may still hold the pipes; do not wait for it forever.
+    // A descendant that still holds the pipes after that is not ours to wait for forever.
     this.later(this.grace, () => this.finish());
   }
 
@@ -174,14 +180,11 @@ class CommandRun {
     });
   }
 
+  /** The program's process group and every process carrying its mark. */
   private killGroup(signal: NodeJS.Signals): void {
     const pid = this.child?.pid;
     if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // ESRCH: the group is gone already.
-    }
+    void signalTree(pid, this.mark, signal);
   }
 
   /** The program has exited and its output is read (or we stopped waiting for it). */
@@ -240,6 +243,8 @@ class CommandRun {
       child.stderr.destroy();
     }
     this.stdout.length = 0;
-    this.resolve(result);
+    // The task ends only once nothing of its tree is left (a last sweep: a descendant may have
+    // been forked after the first kill).
+    void signalTree(child?.pid, this.mark, 'SIGKILL').finally(() => this.resolve(result));
   }
 }

@@ -1,0 +1,146 @@
+/**
+ * Ending the whole tree of a `command` executor's program (docs/simulator.md, "Command
+ * executor"; docs/security.md). Every program is started with `RB_TASK_MARK=<process mark>.<run>`
+ * in its environment; its descendants inherit it, also those that call `setsid` (a new session
+ * and process group, out of reach of a group kill) or are orphaned by a double fork. At the end
+ * of a task its process group is signalled, then every process whose environment (as
+ * /proc/<pid>/environ shows it) carries the run's mark, until none is left.
+ *
+ * So that nothing outlives the service even when it is killed with SIGKILL (no handler runs
+ * then), one watchdog per service process is started with the first program: a `sh` reading a
+ * pipe from the service. When the service's end closes, for whatever reason, the watchdog kills
+ * every process carrying the service's mark and exits. No cgroup is needed (they are rarely
+ * writable in containers) and no native helper: `sh`, `cat`, `grep` and `kill` are all it uses.
+ *
+ * Not covered: a descendant that replaces its whole environment (`env -i`) AND leaves the
+ * process group escapes both. Without /proc (not Linux) only the process group is signalled.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import type { Socket } from 'node:net';
+
+export const MARK_VARIABLE = 'RB_TASK_MARK';
+
+/** This service process's mark: random, so two services on one host never touch each other's programs. */
+const processMark = randomBytes(8).toString('hex');
+let runs = 0;
+
+const hasProc = existsSync('/proc/self/environ');
+
+/** A fresh mark for one program run. */
+export function newRunMark(): string {
+  runs += 1;
+  return `${processMark}.${runs}`;
+}
+
+/**
+ * PIDs (not this process) whose environment has `RB_TASK_MARK=<mark>` exactly, or starting with
+ * `<mark>.` when `prefix` is set. Processes that vanish or cannot be read are skipped.
+ */
+export async function markedProcesses(mark: string, prefix = false): Promise<number[]> {
+  if (!hasProc) return [];
+  const exact = Buffer.from(`\0${MARK_VARIABLE}=${mark}\0`);
+  const start = Buffer.from(`\0${MARK_VARIABLE}=${mark}.`);
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  const found: number[] = [];
+  await Promise.all(
+    entries.map(async (entry) => {
+      const pid = Number(entry);
+      if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return;
+      const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+      if (!environ || environ.length === 0) return;
+      const padded = Buffer.concat([Buffer.from([0]), environ, Buffer.from([0])]);
+      if (padded.includes(exact) || (prefix && padded.includes(start))) found.push(pid);
+    }),
+  );
+  return found;
+}
+
+/** The process group of `pid` (field 5 of /proc/<pid>/stat), undefined when it is gone. */
+async function groupOf(pid: number): Promise<number | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => undefined);
+  if (stat === undefined) return undefined;
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
+function signal(pid: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, sig);
+    return true;
+  } catch {
+    return false; // ESRCH: gone already; EPERM: not ours
+  }
+}
+
+/**
+ * Signals the process group `groupId` (the program, started detached, leads it) and every
+ * process carrying `mark`. With SIGKILL the scan repeats until it finds nobody new (a process
+ * may fork while the scan runs), at most `passes` times.
+ */
+export async function signalTree(
+  groupId: number | undefined,
+  mark: string,
+  sig: NodeJS.Signals,
+  passes = 10,
+): Promise<void> {
+  if (groupId !== undefined) signal(-groupId, sig);
+  const signalled = new Set<number>();
+  for (let pass = 0; pass < (sig === 'SIGKILL' ? passes : 1); pass += 1) {
+    const fresh = (await markedProcesses(mark)).filter((pid) => !signalled.has(pid));
+    if (fresh.length === 0) return;
+    for (const pid of fresh) {
+      signalled.add(pid);
+      // The group had this signal already; one SIGTERM each, not two.
+      if (groupId !== undefined && (await groupOf(pid)) === groupId) continue;
+      signal(pid, sig);
+    }
+  }
+}
+
+// `cat` returns when the service's end of the pipe closes; grep -z matches one variable per
+// NUL-separated entry of every /proc/<pid>/environ; repeated in case something forked meanwhile.
+const WATCHDOG_SCRIPT = `
+cat >/dev/null
+i=0
+while [ "$i" -lt 10 ]; do
+  pids=$(grep -lsz "^${MARK_VARIABLE}=$1\\." /proc/[0-9]*/environ | cut -d/ -f3)
+  [ -z "$pids" ] && exit 0
+  kill -KILL $pids 2>/dev/null
+  i=$((i + 1))
+done
+`;
+
+let watchdog: ChildProcess | undefined;
+
+/**
+ * Starts the service's watchdog once (later calls do nothing). It does not keep the service's
+ * event loop alive, and it is not in the service's process group, so a signal to that group (a
+ * terminal's Ctrl-C) does not take it away while programs still run.
+ */
+export function ensureWatchdog(): void {
+  if (watchdog || !hasProc) return;
+  const env = { ...process.env };
+  delete env[MARK_VARIABLE];
+  try {
+    watchdog = spawn('sh', ['-c', WATCHDOG_SCRIPT, 'regbridge-watchdog', processMark], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+      detached: true,
+      env,
+    });
+  } catch {
+    return; // no sh: task ends still kill the tree; only the SIGKILL case is uncovered
+  }
+  watchdog.on('error', () => {
+    watchdog = undefined;
+  });
+  watchdog.stdin?.on('error', () => undefined);
+  watchdog.unref();
+  (watchdog.stdin as Socket | null)?.unref();
+}
+
+/** The watchdog's pid, for tests. */
+export function watchdogPid(): number | undefined {
+  return watchdog?.pid;
+}

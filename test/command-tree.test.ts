@@ -1,0 +1,151 @@
+/**
+ * Issue 10 item 10 (docs/simulator.md, "Command executor"): the whole tree of a command's
+ * descendants ends with its task, also programs that call `setsid` (a session and process group
+ * of their own), and nothing outlives the service, even one killed with SIGKILL. Real child
+ * processes throughout; a process's death has no event to await, so it is polled, bounded.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { CommandExecutor } from '../src/executors/command.ts';
+import type { ExecutionResult } from '../src/executors/executor.ts';
+
+const never = new AbortController().signal;
+const dir = mkdtempSync(join(tmpdir(), 'regbridge-tree-'));
+const leftovers: number[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  // Whatever a failing test left behind goes, so one failure does not leave sleepers around.
+  for (const pid of leftovers.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone, as it should be
+    }
+  }
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function until(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function readPids(file: string): number[] {
+  try {
+    return readFileSync(file, 'utf8').split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** sh that starts `sleep 300` in a new session (setsid, double fork) and records its pid in `file`. */
+function escapee(file: string): string {
+  return `setsid sh -c 'sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> ${file}'`;
+}
+
+function sh(script: string, timeoutMs = 20_000): CommandExecutor {
+  return new CommandExecutor({
+    program: 'sh',
+    args: ['-c', script],
+    timeoutMs,
+    outputCap: 1000,
+    killGraceMs: 300,
+  });
+}
+
+describe('the command executor ends the whole tree with the task', () => {
+  it('a descendant in a session of its own is gone when the task finishes', async () => {
+    const file = join(dir, 'finish.pids');
+    const result: ExecutionResult = await sh(`${escapee(file)}; echo done`).execute('', never);
+    expect(result).toEqual({ ok: true, report: 'done' });
+    const [pid] = readPids(file);
+    leftovers.push(pid!);
+    expect(pid).toBeGreaterThan(0);
+    await until('the setsid descendant to die', () => !alive(pid!));
+  });
+
+  it('a time-out takes the program and its setsid descendants', async () => {
+    const file = join(dir, 'timeout.pids');
+    const result = await sh(
+      `${escapee(file)}; ${escapee(file)}; echo $$ >> ${file}; exec sleep 300`,
+      500,
+    ).execute('', never);
+    expect(result).toEqual({ ok: false, error: 'timed out after 500 ms' });
+    const pids = readPids(file);
+    leftovers.push(...pids);
+    expect(pids).toHaveLength(3);
+    await until('every process of the tree to die', () => pids.every((pid) => !alive(pid)));
+  });
+
+  it('an abort (the service stopping) takes them too', async () => {
+    const file = join(dir, 'abort.pids');
+    const controller = new AbortController();
+    const running = sh(`${escapee(file)}; echo $$ >> ${file}; exec sleep 300`).execute('', controller.signal);
+    await until('both pids recorded', () => readPids(file).length === 2);
+    controller.abort(new Error('service stopping'));
+    expect(await running).toEqual({ ok: false, error: 'aborted (service stopping)' });
+    const pids = readPids(file);
+    leftovers.push(...pids);
+    await until('every process of the tree to die', () => pids.every((pid) => !alive(pid)));
+  });
+});
+
+it('nothing outlives a service killed with SIGKILL (serve --executor command)', async () => {
+  const file = join(dir, 'sigkill.pids');
+  const script = `${escapee(file)}; echo $$ >> ${file}; exec sleep 300`;
+  const serve = spawn(
+    process.execPath,
+    [
+      'bin/regbridge.js',
+      'serve',
+      '--no-mqtt',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--auth',
+      'off',
+      '--executor',
+      'command',
+      '--command',
+      `sh -c "${script.replaceAll('"', '\\"').replaceAll('$', '\\$')}"`,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  children.push(serve);
+  let out = '';
+  serve.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  serve.stderr!.resume();
+  await until('serve to listen', () => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), 30_000);
+  const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1];
+  const response = await fetch(`http://127.0.0.1:${port}/api/vendor-script`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ vendorScript: 'anything' }),
+  });
+  expect(response.status).toBe(202);
+  await until('the program and its descendant to start', () => readPids(file).length === 2);
+  const pids = readPids(file);
+  leftovers.push(...pids);
+  expect(pids.every(alive)).toBe(true);
+  serve.kill('SIGKILL');
+  await until('every process of the tree to die after the service', () => pids.every((pid) => !alive(pid)));
+});
