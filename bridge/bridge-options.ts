@@ -14,8 +14,12 @@ export interface DeviceBridgeOptions {
   /** Override the URLs' credentials (all of them). */
   username?: string;
   password?: string;
-  /** Default 4 (MQTT 3.1.1); 5 also answers on the response topic with correlation data. */
-  protocolVersion?: 4 | 5;
+  /**
+   * Default 4 (MQTT 3.1.1); 5 also answers on the response topic with correlation data and
+   * refuses live retained scripts; 'auto' uses 5 where the broker accepts it, else 3.1.1
+   * (bridge/protocol-negotiation.ts).
+   */
+  protocolVersion?: 4 | 5 | 'auto';
   ns: string;
   deviceId: string;
   /** Extra groups; group `all` is implicit. */

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { BrokerEndpoint } from './contract/broker-url.ts';
 import { applyEndpoint } from './contract/failover.ts';
 import { type OfflineState, type OnlineState, topics } from './contract/topics.ts';
+import { SESSION_EXPIRY_SECONDS } from './protocol-negotiation.ts';
 
 export interface ClientOptionsInput {
   ns: string;
@@ -39,7 +40,7 @@ export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
     // (QoS 1) and arrive when it connects again; notAfter keeps stale ones from running.
     clean: false,
     // MQTT 5 ends a session at disconnect unless told otherwise ([MQTT-3.1.2-23]): keep a week.
-    ...(protocolVersion === 5 && { properties: { sessionExpiryInterval: 7 * 24 * 3600 } }),
+    ...(protocolVersion === 5 && { properties: { sessionExpiryInterval: SESSION_EXPIRY_SECONDS } }),
     reconnectPeriod: input.reconnectPeriodMs ?? 1000,
     // Keep trying after a refusal too (a broker restarting with its user list not loaded yet);
     // start() gives up on refusals retrying cannot fix.

@@ -30,7 +30,7 @@ export interface BridgePartsInput {
   options: DeviceBridgeOptions;
   bootId: string;
   logger: Logger;
-  protocolVersion: 4 | 5;
+  protocolVersion: () => 4 | 5;
   /** The bridge's client once connect() created it (the sweeper subscribes through it). */
   client: () => MqttClient | undefined;
   /** The bridge's phase is `connected` (the presence guard also asks the link). */

@@ -11,6 +11,8 @@ export interface FirstConnectInput {
   /** Resolves once the first connection is usable (its script subscriptions acknowledged). */
   ready: () => Promise<void>;
   timeoutMs: number;
+  /** A refusal the bridge answers itself (`--mqtt-protocol auto` falling back to 3.1.1): not fatal. */
+  recoverable?: (error: Error) => boolean;
   /** The broker still unreachable after `timeoutMs`: start() resolves anyway. */
   onTimeout: () => void;
   /** A refusal retrying cannot fix: give up the client; returns the error start() rejects with. */
@@ -47,6 +49,7 @@ export function waitForFirstConnect(client: MqttClient, input: FirstConnectInput
     };
     const onFirstError = (error: Error): void => {
       if (!(error instanceof ErrorWithReasonCode) || !FATAL_CONNACK_CODES.has(error.code)) return;
+      if (input.recoverable?.(error)) return;
       settle(input.onFatal(error));
     };
     timer = setTimeout(() => {

@@ -28,6 +28,7 @@ import { BrokerRotation } from './contract/failover.ts';
 import { ALL_GROUP, assertId, assertNamespace, topics } from './contract/topics.ts';
 import { type BridgeParts, createBridgeParts, routeMessage } from './device-bridge-parts.ts';
 import { waitForFirstConnect } from './device-bridge-start.ts';
+import { ProtocolNegotiation } from './protocol-negotiation.ts';
 
 type Phase = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'stopped';
 
@@ -40,6 +41,7 @@ export class DeviceBridge {
   private readonly options: DeviceBridgeOptions;
   /** The broker list (one URL, or several to fail over between) and the one in use. */
   private rotation: BrokerRotation | undefined;
+  private negotiation: ProtocolNegotiation | undefined;
   private client: MqttClient | undefined;
   private phase: Phase = 'idle';
   private everConnected = false;
@@ -81,12 +83,18 @@ export class DeviceBridge {
     this.groups = [...new Set([ALL_GROUP, ...o.groups])];
     this.startedAt = o.startedAt ?? new Date();
     const logger = o.logger.child({ component: 'mqtt-bridge', deviceId: o.deviceId, bootId: this.bootId });
-    const protocolVersion = o.protocolVersion ?? 4;
+    const rotationForUrl = this.rotation;
+    const negotiation = new ProtocolNegotiation(
+      o.protocolVersion ?? 4,
+      logger,
+      () => rotationForUrl.current.url,
+    );
+    this.negotiation = negotiation;
     const parts = createBridgeParts({
       options: o,
       bootId: this.bootId,
       logger,
-      protocolVersion,
+      protocolVersion: () => negotiation.current,
       client: () => this.client,
       connected: () => this.phase === 'connected',
       republish: () => this.publishOnline(),
@@ -102,7 +110,7 @@ export class DeviceBridge {
         ns: o.ns,
         deviceId: o.deviceId,
         bootId: this.bootId,
-        protocolVersion,
+        protocolVersion: negotiation.initial,
         endpoint: rotation.current,
         ...(o.clientId !== undefined && { clientId: o.clientId }),
         ...(o.reconnectPeriodMs !== undefined && { reconnectPeriodMs: o.reconnectPeriodMs }),
@@ -112,6 +120,8 @@ export class DeviceBridge {
     // Several URLs: every reconnect attempt goes to the next broker (a stopped instance's devices
     // move to another one); the session, if the brokers share one, is resumed there.
     rotation.attach(client);
+    // After the rotation: at a reconnect it picks the protocol for the broker the rotation chose.
+    negotiation.attach(client);
     parts.link.attach(client);
     // Before the first-connect listeners: wire()'s connect handler must run first and subscribe.
     this.wire(client, logger);
@@ -120,6 +130,7 @@ export class DeviceBridge {
       timeoutMs: o.startTimeoutMs ?? 5000,
       onTimeout: () =>
         logger.warn({ urls: rotation.urls }, 'MQTT broker not reachable yet; retrying in the background'),
+      recoverable: (error) => negotiation.recoverable(error),
       onFatal: (error) => {
         this.detach();
         this.phase = 'stopped';
@@ -144,6 +155,7 @@ export class DeviceBridge {
     this.phase = 'stopped';
     this.detach();
     this.rotation?.detach();
+    this.negotiation?.detach();
     this.parts?.sweeper.end();
     const client = this.client;
     if (!client) return;
@@ -170,6 +182,9 @@ export class DeviceBridge {
         : 'offline';
     const health: MqttHealth = { state };
     if (this.rotation) health.url = this.rotation.current.url;
+    if (this.phase === 'connected' && this.negotiation) {
+      health.protocol = this.negotiation.current === 5 ? '5' : '3.1.1';
+    }
     health.pending = (this.parts?.statuses.pending ?? 0) + (this.parts?.link.inFlight ?? 0);
     return health;
   }

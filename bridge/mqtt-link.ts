@@ -11,7 +11,8 @@ import type { BridgeMetrics } from './bridge-metrics.ts';
 export interface MqttLinkOptions {
   logger: Logger;
   metrics: BridgeMetrics;
-  protocolVersion: 4 | 5;
+  /** The protocol of the connection in use (it may change at a reconnect: `--mqtt-protocol auto`). */
+  protocolVersion: () => 4 | 5;
 }
 
 export class MqttLink implements BridgeLink {
@@ -58,7 +59,7 @@ export class MqttLink implements BridgeLink {
       return;
     }
     const { logger, metrics, protocolVersion } = this.options;
-    const properties = protocolVersion === 5 ? options.properties : undefined;
+    const properties = protocolVersion() === 5 ? options.properties : undefined;
     const done = (error?: Error): void => {
       if (error && !this.closed) logger.warn({ topic, kind, err: error.message }, 'MQTT publish failed');
       onDone?.(error);

@@ -32,7 +32,8 @@ export interface ScriptIntakeOptions {
   statuses: StatusPublisher;
   link: BridgeLink;
   logger: Logger;
-  protocolVersion: 4 | 5;
+  /** The protocol of the connection in use (it may change at a reconnect: `--mqtt-protocol auto`). */
+  protocolVersion: () => 4 | 5;
 }
 
 export class ScriptIntake {
@@ -48,7 +49,7 @@ export class ScriptIntake {
   handle(topic: string, payload: Buffer, packet: IPublishPacket): IntakeResult {
     const { logger, protocolVersion } = this.options;
     const loose = looseFields(payload);
-    const targets = replyTargets(this.options.ns, packet, loose.replyTo, protocolVersion);
+    const targets = replyTargets(this.options.ns, packet, loose.replyTo, protocolVersion());
     const refuse = (error: string, details: Record<string, unknown> = {}): IntakeResult => {
       logger.warn({ topic, requestId: loose.requestId, ...details, error }, 'script submission refused');
       this.replies.refused(targets, loose.requestId, error);

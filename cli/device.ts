@@ -164,7 +164,7 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
         queue,
         registry,
         logger,
-        protocolVersion: config.mqttProtocol,
+        protocolVersion: bridgeProtocol(config.mqttProtocol, bridgeConnection.url === config.mqttUrl),
         maxStatusesInFlight: config.mqttMaxInflight,
       });
     }
@@ -213,4 +213,14 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
     portFallbacks,
     stop,
   };
+}
+
+/**
+ * `--mqtt-protocol` as the bridge takes it. The embedded broker (aedes) speaks 3.1.1 only, so
+ * `auto` uses 3.1.1 there at once instead of finding out with a refused connection.
+ */
+function bridgeProtocol(mode: 'auto' | '3.1.1' | '5', external: boolean): 4 | 5 | 'auto' {
+  if (mode === '5') return 5;
+  if (mode === '3.1.1' || !external) return 4;
+  return 'auto';
 }

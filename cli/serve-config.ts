@@ -81,15 +81,14 @@ export const serveFlags = {
     'use this broker instead of the embedded one (mqtt://USER:PASS@host:port, mqtts://, ws://); a comma-separated list fails over between instances',
   ),
   mqttProtocol: flag(
-    '--mqtt-protocol <4|5>',
-    'MQTT protocol of the bridge: 4 (3.1.1) or 5 (adds response topic, correlation data)',
-    z.union([z.number(), z.string()]).transform((value, ctx) => {
-      const version = Number(value);
-      if (version === 4 || version === 5) return version;
-      ctx.addIssue({ code: 'custom', message: `expected 4 or 5, got ${JSON.stringify(value)}` });
-      return z.NEVER;
-    }),
-    { default: '4' },
+    '--mqtt-protocol <auto|3.1.1|5>',
+    'MQTT protocol of the bridge: auto (5 where the broker accepts it, else 3.1.1), 3.1.1 or 5 (4: old name of 3.1.1)',
+    z
+      .union([z.string(), z.number()])
+      .transform(String)
+      .pipe(z.enum(['auto', '3.1.1', '4', '5'], { error: 'expected auto, 3.1.1 or 5 (4 = 3.1.1)' }))
+      .transform((value): 'auto' | '3.1.1' | '5' => (value === '4' ? '3.1.1' : value)),
+    { default: 'auto' },
   ),
   mqttMaxInflight: flag(
     '--mqtt-max-inflight <n>',
@@ -189,9 +188,9 @@ function serveCrossChecks(input: ServeConfigInput): string[] {
   // On the embedded broker the device's own bridge logs in with the device id as its user name
   // (a `device` user's name is its id, docs/broker.md), so no --user may take that name.
   const embedded = input.mqtt !== false && !input.mqttUrl;
-  if (embedded && String(input.mqttProtocol ?? '4') === '5') {
+  if (embedded && String(input.mqttProtocol ?? 'auto') === '5') {
     problems.push(
-      '--mqtt-protocol: the embedded broker (aedes) speaks MQTT 3.1.1 only: use 4, or 5 with --mqtt-url',
+      '--mqtt-protocol: the embedded broker (aedes) speaks MQTT 3.1.1 only: use auto or 3.1.1, or 5 with --mqtt-url',
     );
   }
   const deviceId = typeof input.deviceId === 'string' ? input.deviceId : defaultDeviceId();

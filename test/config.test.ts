@@ -27,7 +27,7 @@ describe('serve config', () => {
       scriptTimeout: 120_000,
       maxScriptBytes: 1024 * 1024,
       fmScriptTimeout: 60_000,
-      mqttProtocol: 4,
+      mqttProtocol: 'auto',
       mqttMaxInflight: 1000,
       requestIdMemory: 1000,
     });
@@ -149,11 +149,14 @@ describe('serve cross-checks and flag names', () => {
     );
   });
 
-  it('accepts --mqtt-protocol 4 or 5, and 5 only with an external broker', () => {
-    expect(parseServeConfig({ deviceId: 'd' }).mqttProtocol).toBe(4);
+  it('accepts --mqtt-protocol auto (default), 3.1.1 (or 4) and 5, and 5 only with an external broker', () => {
+    expect(parseServeConfig({ deviceId: 'd' }).mqttProtocol).toBe('auto');
+    expect(parseServeConfig({ deviceId: 'd', mqttProtocol: '3.1.1' }).mqttProtocol).toBe('3.1.1');
+    expect(parseServeConfig({ deviceId: 'd', mqttProtocol: '4' }).mqttProtocol).toBe('3.1.1');
+    expect(parseServeConfig({ deviceId: 'd', mqttProtocol: 4 }).mqttProtocol).toBe('3.1.1');
     expect(
       parseServeConfig({ deviceId: 'd', mqttProtocol: '5', mqttUrl: 'mqtt://h:1883' }).mqttProtocol,
-    ).toBe(5);
+    ).toBe('5');
     expect(() => parseServeConfig({ deviceId: 'd', mqttProtocol: '5' })).toThrow(
       /--mqtt-protocol: the embedded broker/,
     );

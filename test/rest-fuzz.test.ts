@@ -49,12 +49,12 @@ function checkAnswer(what: string, status: number, body: string, method: string)
     throw new Error(`${what}: error body is not JSON: ${body.slice(0, 200)}`);
   }
   const code = parsed.code as keyof typeof errorRegistry;
-  const entry = errorRegistry[code];
+  const entry = errorRegistry[code] as { statusCode?: number; error?: string } | undefined;
   expect(entry, `${what}: unregistered code in ${body.slice(0, 300)}`).toBeDefined();
   expect(parsed.statusCode, what).toBe(status);
-  expect(entry.statusCode, what).toBe(status);
+  expect(entry?.statusCode, what).toBe(status);
   expect(parsed.error, what).toBe(STATUS_CODES[status]);
-  expect(parsed.error, what).toBe(entry.error);
+  expect(parsed.error, what).toBe(entry?.error);
   expect(typeof parsed.message, what).toBe('string');
   expect(Object.keys(parsed).sort(), what).toEqual(
     ['code', 'error', 'message', 'statusCode', ...(EXTRA[code] ?? [])].sort(),

@@ -52,6 +52,9 @@ export async function startTestDevice(
     ns,
     mqttUrl: deviceUrl(broker, deviceId),
     logLevel: 'silent',
+    // auto would first try MQTT 5 on 3.1.1-only brokers and fall back after one reconnect period
+    // (test/mqtt-protocol.test.ts covers that); the suites need not pay it for every device.
+    mqttProtocol: broker.mqtt5 ? 'auto' : '3.1.1',
     ...rest,
   });
   const device = await startDevice(config, {

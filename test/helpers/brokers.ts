@@ -33,6 +33,8 @@ export interface RunningBroker {
   halt?(): Promise<void>;
   resume?(): Promise<void>;
   stop(): Promise<void>;
+  /** Speaks MQTT 5 too (from its fixture): devices use `--mqtt-protocol auto` there, 3.1.1 elsewhere. */
+  mqtt5?: boolean;
 }
 
 export interface BrokerFixture {
@@ -312,11 +314,19 @@ const redisPair: BrokerFixture = {
   },
 };
 
-export const brokers: BrokerFixture[] = [embedded, mosquitto, nats, redisPair];
+/** Every running broker knows whether it speaks MQTT 5. */
+function tagged(fixture: BrokerFixture): BrokerFixture {
+  return {
+    ...fixture,
+    start: async (ns) => Object.assign(await fixture.start(ns), { mqtt5: fixture.mqtt5 }),
+  };
+}
 
 export const brokersByName = {
-  embedded,
-  mosquitto,
-  nats,
-  redisPair,
+  embedded: tagged(embedded),
+  mosquitto: tagged(mosquitto),
+  nats: tagged(nats),
+  redisPair: tagged(redisPair),
 } as const;
+
+export const brokers: BrokerFixture[] = Object.values(brokersByName);
