@@ -11,6 +11,8 @@ export interface DeviceBridgeOptions {
    * "Several brokers"). A URL without credentials uses those of the first URL that has some.
    */
   url: string | readonly string[];
+  /** PEM CA certificate(s) trusted for mqtts:// and wss:// brokers besides the system's (`--mqtt-ca`). */
+  ca?: Buffer;
   /** Override the URLs' credentials (all of them). */
   username?: string;
   password?: string;

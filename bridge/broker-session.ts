@@ -19,6 +19,8 @@ export interface ClientOptionsInput {
   endpoint: BrokerEndpoint;
   clientId?: string;
   reconnectPeriodMs?: number;
+  /** Private CA for TLS brokers (`--mqtt-ca`). */
+  ca?: Buffer;
 }
 
 /** `regbridge_<ns with / as _>_<deviceId>`: stable across restarts, distinct per namespace. */
@@ -42,6 +44,8 @@ export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
     // MQTT 5 ends a session at disconnect unless told otherwise ([MQTT-3.1.2-23]): keep a week.
     ...(protocolVersion === 5 && { properties: { sessionExpiryInterval: SESSION_EXPIRY_SECONDS } }),
     reconnectPeriod: input.reconnectPeriodMs ?? 1000,
+    // A private CA for mqtts:// / wss:// (docs/security.md); the system's CAs otherwise.
+    ...(input.ca && { ca: input.ca }),
     // Keep trying after a refusal too (a broker restarting with its user list not loaded yet);
     // start() gives up on refusals retrying cannot fix.
     reconnectOnConnackError: true,

@@ -114,6 +114,7 @@ export class DeviceBridge {
         endpoint: rotation.current,
         ...(o.clientId !== undefined && { clientId: o.clientId }),
         ...(o.reconnectPeriodMs !== undefined && { reconnectPeriodMs: o.reconnectPeriodMs }),
+        ...(o.ca && { ca: o.ca }),
       }),
     );
     this.client = client;

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { mqttUrlSchema } from '../bridge/contract/broker-url.ts';
 import { namespaceSchema } from '../bridge/contract/topics.ts';
+import { type PemKind, pemProblem } from '../src/tls.ts';
 import { flag } from './flags.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -32,4 +33,44 @@ export function mqttUrlFlag(help: string) {
 /** `--mqtt-url` that must be given; `missing` is the message when it is not. */
 export function requiredMqttUrlFlag(help: string, missing: string) {
   return flag('--mqtt-url <url>', help, mqttUrlSchema(missing), { required: true, defaultHelp: 'required' });
+}
+
+/** A readable PEM file holding a `kind` block; the configuration keeps its path. */
+function pemFile(kind: PemKind) {
+  return z
+    .string()
+    .min(1)
+    .superRefine((path, ctx) => {
+      const problem = pemProblem(path, kind);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+}
+
+/**
+ * `--tls-cert FILE --tls-key FILE`: HTTPS instead of HTTP on `--port` (serve; the controller
+ * service takes the same pair). Check the pair with tlsPairProblems().
+ */
+export function tlsFlags() {
+  return {
+    tlsCert: flag(
+      '--tls-cert <file>',
+      'PEM certificate (chain) to serve HTTPS instead of HTTP; needs --tls-key',
+      pemFile('CERTIFICATE'),
+      { defaultHelp: 'off' },
+    ),
+    tlsKey: flag('--tls-key <file>', 'PEM private key of --tls-cert', pemFile('PRIVATE KEY')),
+  };
+}
+
+/** `--tls-cert` and `--tls-key` come together. */
+export function tlsPairProblems(input: { tlsCert?: unknown; tlsKey?: unknown }): string[] {
+  if ((input.tlsCert === undefined) === (input.tlsKey === undefined)) return [];
+  return input.tlsCert === undefined
+    ? ['--tls-key: needs --tls-cert too']
+    : ['--tls-cert: needs --tls-key too'];
+}
+
+/** A private CA (PEM, one or more certificates) a client trusts besides the system's. */
+export function caFileFlag(flags: '--ca <file>' | '--mqtt-ca <file>', help: string) {
+  return flag(flags, `${help} (besides the system's)`, pemFile('CERTIFICATE'));
 }

@@ -4,6 +4,7 @@
  * `buildApp` never listens; this runner owns listening and the order of start and stop. The CLI
  * (`serve`), the demo, the benchmarks and the tests all start devices through it.
  */
+
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
@@ -15,6 +16,7 @@ import type { MqttHealth } from '../src/health.ts';
 import type { Logger } from '../src/logger.ts';
 import { createMetricsRegistry } from '../src/metrics.ts';
 import { TaskQueue } from '../src/tasks/task-queue.ts';
+import { loadTlsFiles, readPem } from '../src/tls.ts';
 import { VERSION } from '../src/version.ts';
 import type { ServeConfig } from './serve-config.ts';
 
@@ -164,12 +166,14 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
         queue,
         registry,
         logger,
+        ...(config.mqttCa !== undefined && { ca: readPem(config.mqttCa) }),
         protocolVersion: bridgeProtocol(config.mqttProtocol, bridgeConnection.url === config.mqttUrl),
         maxStatusesInFlight: config.mqttMaxInflight,
       });
     }
     const mqttHealth = (): MqttHealth => bridge?.health() ?? { state: 'disabled' };
-    const builtApp = await buildApp({ config, queue, logger, registry, mqttHealth });
+    const tls = loadTlsFiles(config.tlsCert, config.tlsKey);
+    const builtApp = await buildApp({ config, queue, logger, registry, mqttHealth, ...(tls && { tls }) });
     app = builtApp;
     appBuilt = true;
     try {

@@ -10,7 +10,8 @@ import { DeviceClient } from '../src/client/device-client.ts';
 import { RestException, TaskProcessingException, TimeoutException } from '../src/client/rest-exception.ts';
 import { positiveDuration, userSpecSchema } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
-import { logLevelFlag } from './common-flags.ts';
+import { readPem } from '../src/tls.ts';
+import { caFileFlag, logLevelFlag } from './common-flags.ts';
 import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
 import { cliLogger } from './logging.ts';
 import { reportStartError } from './options.ts';
@@ -27,6 +28,7 @@ export const runFlags = {
     { default: 'http://127.0.0.1:8080' },
   ),
   user: flag('--user <NAME:PASSWORD>', 'credentials; leave out for a device with --auth off', userSpecSchema),
+  ca: caFileFlag('--ca <file>', 'PEM CA certificate(s) to trust for an https:// device'),
   timeout: flag('--timeout <duration>', 'how long to wait for the script to end', positiveDuration, {
     default: '60s',
   }),
@@ -86,7 +88,7 @@ export async function runScript(config: RunConfig, io: RunIo): Promise<number> {
   const credentials = config.user
     ? { userName: config.user.name, password: config.user.password }
     : undefined;
-  const client = DeviceClient.fromUrl(config.url, credentials);
+  const client = DeviceClient.fromUrl(config.url, credentials, config.ca ? { ca: readPem(config.ca) } : {});
   try {
     let report: string | null;
     if (config.async) {

@@ -58,7 +58,10 @@ export function registerServeCommand(program: Command): void {
       const shown = (host: string): string => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
       const shownHost = shown(config.host);
       const shownBrokerHost = shown(config.brokerHost);
-      console.log(`regbridge device ${config.deviceId} listening on http://${shownHost}:${device.httpPort}`);
+      const scheme = config.tlsCert ? 'https' : 'http';
+      console.log(
+        `regbridge device ${config.deviceId} listening on ${scheme}://${shownHost}:${device.httpPort}`,
+      );
       if (device.brokerPort !== undefined) {
         console.log(
           `embedded MQTT broker on mqtt://${shownBrokerHost}:${device.brokerPort} (namespace ${config.ns})`,

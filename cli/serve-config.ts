@@ -19,7 +19,15 @@ import {
   wholeNumber,
 } from '../src/config.ts';
 import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
-import { hostValue, logLevelFlag, mqttUrlFlag, nsFlag } from './common-flags.ts';
+import {
+  caFileFlag,
+  hostValue,
+  logLevelFlag,
+  mqttUrlFlag,
+  nsFlag,
+  tlsFlags,
+  tlsPairProblems,
+} from './common-flags.ts';
 import { flag, flagSchema, labeler, negatedFlag, repeatableFlag } from './flags.ts';
 
 const MIB = String(1024 * 1024);
@@ -27,6 +35,7 @@ const MIB = String(1024 * 1024);
 export const serveFlags = {
   port: flag('--port <port>', 'HTTP port (0 picks a free one)', port, { default: '8080' }),
   host: flag('--host <host>', 'HTTP listen address', hostValue, { default: '0.0.0.0' }),
+  ...tlsFlags(),
   deviceId: flag('--device-id <id>', 'device id, [A-Za-z0-9_-]{1,64}', idSchema, {
     default: defaultDeviceId,
     defaultHelp: 'the host name',
@@ -80,6 +89,7 @@ export const serveFlags = {
   mqttUrl: mqttUrlFlag(
     'use this broker instead of the embedded one (mqtt://USER:PASS@host:port, mqtts://, ws://); a comma-separated list fails over between instances',
   ),
+  mqttCa: caFileFlag('--mqtt-ca <file>', 'PEM CA certificate(s) to trust for an mqtts:// or wss:// broker'),
   mqttProtocol: flag(
     '--mqtt-protocol <auto|3.1.1|5>',
     'MQTT protocol of the bridge: auto (5 where the broker accepts it, else 3.1.1), 3.1.1 or 5 (4: old name of 3.1.1)',
@@ -173,7 +183,7 @@ export const serveConfigSchema = flagSchema(serveFlags);
  * schema's own problems (zod skips refinements of an object that already has issues).
  */
 function serveCrossChecks(input: ServeConfigInput): string[] {
-  const problems: string[] = [];
+  const problems: string[] = tlsPairProblems(input);
   if (input.executor === 'command' && !input.command) {
     problems.push('--command: --executor command needs --command "<program> [args]"');
   }

@@ -1,7 +1,8 @@
 /**
- * Certificates for HTTPS (`serve`, `controller`: `--tls-cert FILE --tls-key FILE`) and private CAs
- * for clients (`--ca FILE`, `--mqtt-ca FILE`), read once at start with errors that name the flag.
- * Shared by every command that serves or calls HTTPS or MQTT over TLS (docs/security.md).
+ * PEM files for TLS (docs/security.md, "Deploying with TLS"): the certificate and key a server
+ * answers HTTPS with (`serve`, `controller`: `--tls-cert FILE --tls-key FILE`) and the private
+ * CAs clients trust (`--ca FILE`, `--mqtt-ca FILE`). Configuration checks them once with
+ * pemProblem() (every problem reported at once); the command reads them at start.
  */
 import { readFileSync } from 'node:fs';
 
@@ -10,46 +11,33 @@ export interface TlsFiles {
   readonly key: Buffer;
 }
 
-export class TlsFileError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TlsFileError';
-  }
-}
+export type PemKind = 'CERTIFICATE' | 'PRIVATE KEY';
 
-function readPem(flag: string, path: string, kind: RegExp): Buffer {
-  let content: Buffer;
+const MARKERS: Record<PemKind, RegExp> = {
+  CERTIFICATE: /-----BEGIN CERTIFICATE-----/,
+  'PRIVATE KEY': /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
+};
+
+/** Why `path` is not a readable PEM file with a `kind` block, or undefined when it is. */
+export function pemProblem(path: string, kind: PemKind): string | undefined {
+  let text: string;
   try {
-    content = readFileSync(path);
+    text = readFileSync(path, 'latin1');
   } catch (error) {
-    throw new TlsFileError(
-      `${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? error})`,
-    );
+    return `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
   }
-  if (!kind.test(content.toString('latin1'))) {
-    throw new TlsFileError(`${flag}: ${path} holds no PEM ${kind.source.replace(/\\/g, '')} block`);
-  }
-  return content;
+  return MARKERS[kind].test(text) ? undefined : `${path} holds no PEM ${kind} block`;
 }
 
-const CERTIFICATE = /-----BEGIN CERTIFICATE-----/;
-const PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
+export function readPem(path: string): Buffer {
+  return readFileSync(path);
+}
 
-/** `--tls-cert` and `--tls-key`: both or neither. */
+/** The server's certificate and key, or undefined for plain HTTP. */
 export function loadTlsFiles(
   certPath: string | undefined,
   keyPath: string | undefined,
 ): TlsFiles | undefined {
-  if (certPath === undefined && keyPath === undefined) return undefined;
-  if (certPath === undefined) throw new TlsFileError('--tls-key: needs --tls-cert too');
-  if (keyPath === undefined) throw new TlsFileError('--tls-cert: needs --tls-key too');
-  return {
-    cert: readPem('--tls-cert', certPath, CERTIFICATE),
-    key: readPem('--tls-key', keyPath, PRIVATE_KEY),
-  };
-}
-
-/** `--ca FILE` / `--mqtt-ca FILE`: the CA certificates (PEM, one or more) that clients trust. */
-export function loadCaFile(flag: string, path: string | undefined): Buffer | undefined {
-  return path === undefined ? undefined : readPem(flag, path, CERTIFICATE);
+  if (certPath === undefined || keyPath === undefined) return undefined;
+  return { cert: readPem(certPath), key: readPem(keyPath) };
 }

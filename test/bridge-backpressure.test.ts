@@ -160,6 +160,9 @@ describe('status backpressure: a broker that does not acknowledge', () => {
       broker.controllerCreds,
     );
     cleanups.push(() => fresh.close());
+    // aedes streams retained messages from its store after the SUBACK, so a barrier alone can
+    // overtake them: wait for as many as there should be, then the barrier catches any extra.
+    await fresh.waitForCount((m) => m.retain, held.size, 'the retained statuses');
     await fresh.barrier(barrierTopic);
     const retained = fresh.messages.filter((m) => m.retain);
     expect(new Set(retained.map((m) => json(m)?.id))).toEqual(held);

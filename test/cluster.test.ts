@@ -115,7 +115,7 @@ describe.skipIf(skipWithout(['redis-server'], 'cluster over Redis'))(
 
     it('connects every device to the first broker of its list', () => {
       expect(devices.map((d) => d.device.bridge?.health())).toEqual(
-        DEVICE_IDS.map(() => ({ state: 'connected', url: urlA, pending: 0 })),
+        DEVICE_IDS.map(() => ({ state: 'connected', url: urlA, pending: 0, protocol: '3.1.1' })),
       );
     });
 

@@ -80,6 +80,7 @@ export class DeviceClient {
       requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       connections: options.connections ?? 4,
       dispatcher: options.dispatcher,
+      ca: options.ca,
     });
   }
 

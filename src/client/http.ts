@@ -30,6 +30,8 @@ export interface HttpTransportOptions {
   requestTimeoutMs: number;
   connections: number;
   dispatcher?: Dispatcher;
+  /** Private CA for https (DeviceClientOptions.ca). */
+  ca?: string | Buffer | undefined;
 }
 
 export class HttpTransport {
@@ -45,7 +47,10 @@ export class HttpTransport {
   private dispatcher(): Dispatcher {
     if (this.closed) throw new ConnectionException('client is closed');
     if (this.options.dispatcher) return this.options.dispatcher;
-    this.pool ??= new Pool(this.options.origin, { connections: this.options.connections });
+    this.pool ??= new Pool(this.options.origin, {
+      connections: this.options.connections,
+      ...(this.options.ca !== undefined && { connect: { ca: this.options.ca } }),
+    });
     return this.pool;
   }
 

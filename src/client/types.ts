@@ -33,6 +33,8 @@ export interface TasksResponse {
 export interface DeviceClientOptions {
   /** Talk https instead of http (default false). */
   https?: boolean;
+  /** PEM CA certificate(s) to trust for https besides the system's (a store's private CA). */
+  ca?: string | Buffer;
   /** Path prefix in front of `/api/...`, e.g. behind a reverse proxy (default ''). */
   basePath?: string;
   /**
