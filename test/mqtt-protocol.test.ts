@@ -56,6 +56,8 @@ describe('on mosquitto (speaks MQTT 5)', () => {
   it('auto connects with MQTT 5 and refuses a live retained script', async () => {
     const d = await device(broker, 'auto');
     expect(d.device.bridge!.health()).toMatchObject({ state: 'connected', protocol: '5' });
+    const health = (await (await fetch(`${d.baseUrl}/health`)).json()) as { mqtt: unknown };
+    expect(health.mqtt).toMatchObject({ state: 'connected', protocol: '5' });
     const reply = `${ns}/replies/${uniqueId('r')}`;
     const live = await controller(broker, [reply]);
     const scripts = topics.deviceScripts(ns, d.deviceId);

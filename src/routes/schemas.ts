@@ -181,6 +181,10 @@ export const healthSchema = z.object({
   mqtt: z.object({
     state: z.enum(['disabled', 'connecting', 'connected', 'reconnecting', 'offline']),
     url: z.string().optional(),
+    protocol: doc(
+      z.enum(['3.1.1', '5']).optional(),
+      'MQTT protocol of the connection in use, while connected',
+    ),
     pending: z.number().int().nonnegative().optional(),
   }),
 });
