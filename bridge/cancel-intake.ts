@@ -28,7 +28,8 @@ export interface CancelIntakeOptions {
   queue: TaskQueue;
   link: BridgeLink;
   logger: Logger;
-  protocolVersion: 4 | 5;
+  /** The protocol of the connection in use (it may change at a reconnect: `--mqtt-protocol auto`). */
+  protocolVersion: () => 4 | 5;
 }
 
 export class CancelIntake {
@@ -45,7 +46,7 @@ export class CancelIntake {
     const { logger, protocolVersion, queue } = this.options;
     const loose = looseFields(payload);
     // A replyTo under the device and group topics is never answered (bridge/replies.ts).
-    const targets = replyTargets(this.options.ns, packet, loose.replyTo, protocolVersion);
+    const targets = replyTargets(this.options.ns, packet, loose.replyTo, protocolVersion());
     const refuse = (error: string, level: 'info' | 'warn' = 'warn'): CancelResult => {
       logger[level]({ topic, requestId: loose.requestId, error }, 'cancel refused');
       this.replies.refused(targets, loose.requestId, error);
