@@ -9,11 +9,11 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
-import { AuthService } from '../../src/auth/auth-service.ts';
+import { AuthService, DEFAULT_AUTH_USER_MAX_FAILURES } from '../../src/auth/auth-service.ts';
 import type { Logger } from '../../src/logger.ts';
 import { createHttpMetrics } from '../../src/metrics.ts';
 import { installErrorHandling } from '../../src/routes/error-handler.ts';
-import { installJsonBodyParser } from '../../src/routes/json-body.ts';
+import { DEFAULT_MAX_JSON_DEPTH, installJsonBodyParser } from '../../src/routes/json-body.ts';
 import { registerOpenApi } from '../../src/routes/openapi.ts';
 import type { AuditLog } from '../audit-log.ts';
 import type { JobEngine } from '../job-engine.ts';
@@ -55,7 +55,11 @@ export interface ControllerAppOptions {
   https?: ServerOptions;
   /** Failed logins per address (and per user name) before 429; default 5 per 60 s. */
   authMaxFailures?: number;
+  /** Failed logins per user name before 429 (docs/security.md); default as `serve`'s. */
+  authUserMaxFailures?: number;
   authWindowMs?: number;
+  /** Deepest JSON body nesting parsed (docs/security.md); default as `serve`'s. */
+  maxJsonDepth?: number;
 }
 
 export async function buildControllerApp(options: ControllerAppOptions): Promise<FastifyInstance> {
@@ -70,7 +74,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   }) as unknown as FastifyInstance;
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   app.removeContentTypeParser('text/plain');
-  installJsonBodyParser(app);
+  installJsonBodyParser(app, options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, bodyLimit);
@@ -80,6 +84,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     enabled: true,
     tokenTtlSeconds: options.tokenTtl,
     maxFailures: options.authMaxFailures ?? 5,
+    userMaxFailures: options.authUserMaxFailures ?? DEFAULT_AUTH_USER_MAX_FAILURES,
     windowMs: options.authWindowMs ?? 60_000,
   });
   auth.start();

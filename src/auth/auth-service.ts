@@ -25,6 +25,9 @@ export interface AuthServiceOptions {
   now?: () => number;
 }
 
+/** `--auth-user-max-failures` of `serve` (its flag table holds the same default); other services use this. */
+export const DEFAULT_AUTH_USER_MAX_FAILURES = 10;
+
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer' };
 
 function unauthorized(message: string): ApiError {

@@ -17,6 +17,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { decodeUtf8 } from '../tasks/script-text.ts';
 import { ApiError } from './api-error.ts';
 
+/** `--max-json-depth` of `serve` (its flag table holds the same default); other services use this. */
+export const DEFAULT_MAX_JSON_DEPTH = 32;
+
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACE = 0x7d;
