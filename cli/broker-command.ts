@@ -14,7 +14,7 @@ import {
 import { port, positiveDuration, wholeNumber } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
-import { brokerTlsFlags, brokerTlsOption, tlsProblems } from './broker-tls-flags.ts';
+import { brokerTlsFlags, brokerTlsOption, brokerTlsProblems } from './broker-tls-flags.ts';
 import { hostValue, logLevelFlag, nsFlag } from './common-flags.ts';
 import { addFlags, booleanValue, flag, flagSchema, parseFlags, repeatableFlag } from './flags.ts';
 import { cliLogger } from './logging.ts';
@@ -83,7 +83,6 @@ export const brokerFlags = {
 };
 
 export const brokerConfigSchema = flagSchema(brokerFlags).superRefine((config, ctx) => {
-  for (const [key, message] of tlsProblems(config)) ctx.addIssue({ code: 'custom', path: [key], message });
   const all = [...config.user, ...(config.users?.users ?? [])];
   const names = new Set<string>();
   for (const user of all) {
@@ -133,14 +132,15 @@ export function registerBrokerCommand(program: Command): void {
     );
   addFlags(command, brokerFlags).action(async (_flags: unknown, command: Command) => {
     let config: BrokerConfig;
+    let tls: ReturnType<typeof brokerTlsOption>;
     try {
-      config = parseFlags(command, brokerFlags, brokerConfigSchema);
+      config = parseFlags(command, brokerFlags, brokerConfigSchema, { extra: brokerTlsProblems });
+      tls = brokerTlsOption({ ...config, port: config.tlsPort });
     } catch (error) {
       reportStartError(command, error);
       return;
     }
     const logger = cliLogger(config.logLevel, 'regbridge-broker');
-    const tls = brokerTlsOption(config);
     const broker = new StoreBroker({
       port: config.port,
       host: config.host,

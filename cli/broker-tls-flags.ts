@@ -1,98 +1,67 @@
 /**
- * `regbridge broker`'s TLS flags (docs/broker.md, "TLS"): `--tls-cert FILE --tls-key FILE` serve
- * MQTT over TLS on `--tls-port` (8883 when a certificate is given), `--client-ca FILE` accepts
- * device certificates. Files are read once while the configuration is validated; a problem
- * names the flag and the file, never the file's content.
+ * The store broker's TLS flags (docs/broker.md, "TLS"), for `regbridge broker` (`--tls-port`,
+ * `--client-ca`) and `serve`'s embedded broker (`--broker-tls-port`, `--broker-client-ca`). The
+ * certificate and key are the shared `--tls-cert`/`--tls-key` (cli/common-flags.ts); here is what
+ * only a broker has, and the StoreBroker `tls` option made from the paths.
  */
-import { readFileSync } from 'node:fs';
-import { createSecureContext } from 'node:tls';
-import { z } from 'zod';
 import { port } from '../src/config.ts';
+import { readPem } from '../src/tls.ts';
+import { certificateFileFlag, tlsFlags, tlsProblems } from './common-flags.ts';
 import { flag } from './flags.ts';
 
 export const DEFAULT_TLS_PORT = 8883;
 
-function pemFile(kind: 'certificate' | 'private key') {
-  const marker =
-    kind === 'certificate' ? /-----BEGIN CERTIFICATE-----/ : /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
-  // A string, not a Buffer: the configuration is deep-frozen, and PEM is ASCII.
-  return z.string().transform((path, ctx): string => {
-    let content: string;
-    try {
-      content = readFileSync(path, 'latin1');
-    } catch (error) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`,
-      });
-      return z.NEVER;
-    }
-    if (!marker.test(content)) {
-      ctx.addIssue({ code: 'custom', message: `${path} holds no PEM ${kind}` });
-      return z.NEVER;
-    }
-    return content;
-  });
-}
+const CLIENT_CA_HELP =
+  'CA (PEM) of device certificates: a client certificate it signed logs in as the device named by its CN';
 
+/** `regbridge broker`: MQTT over TLS on --tls-port, 8883 once a certificate is given. */
 export const brokerTlsFlags = {
-  tlsCert: flag(
-    '--tls-cert <file>',
-    'server certificate (PEM) for MQTT over TLS on --tls-port',
-    pemFile('certificate'),
-  ),
-  tlsKey: flag('--tls-key <file>', 'private key (PEM) of --tls-cert', pemFile('private key')),
+  ...tlsFlags('serve MQTT over TLS on --tls-port'),
   tlsPort: flag(
     '--tls-port <port>',
     `MQTT over TLS port; ${DEFAULT_TLS_PORT} when --tls-cert is given, off otherwise (0 picks a free one)`,
     port,
     { defaultHelp: 'off' },
   ),
-  clientCa: flag(
-    '--client-ca <file>',
-    'CA (PEM) of device certificates: a client certificate it signed logs in as the device named by its CN',
-    pemFile('certificate'),
+  clientCa: certificateFileFlag('--client-ca <file>', CLIENT_CA_HELP),
+};
+
+/** `serve`: the embedded broker's TLS listener, off unless --broker-tls-port is given. */
+export const embeddedBrokerTlsFlags = {
+  brokerTlsPort: flag(
+    '--broker-tls-port <port>',
+    'MQTT over TLS port of the embedded broker, with the --tls-cert/--tls-key of HTTPS (0 picks a free one)',
+    port,
+    { defaultHelp: 'off' },
+  ),
+  brokerClientCa: certificateFileFlag(
+    '--broker-client-ca <file>',
+    `${CLIENT_CA_HELP}; needs --broker-tls-port`,
   ),
 };
 
-interface TlsInput {
+/** `regbridge broker`'s TLS problems (raw input). */
+export function brokerTlsProblems(input: Record<string, unknown>): string[] {
+  return tlsProblems(input, {
+    '--tls-port': input.tlsPort,
+    '--client-ca': input.clientCa,
+  });
+}
+
+/** The StoreBroker `tls` option (files read now), or undefined without a certificate. */
+export function brokerTlsOption(config: {
   tlsCert?: string | undefined;
   tlsKey?: string | undefined;
-  tlsPort?: number | undefined;
+  port?: number | undefined;
   clientCa?: string | undefined;
-}
-
-/** Problems across the TLS flags, as `[flag, message]`. */
-export function tlsProblems(config: TlsInput): [string, string][] {
-  const problems: [string, string][] = [];
-  if (config.tlsCert && !config.tlsKey) problems.push(['tlsKey', 'required with --tls-cert']);
-  if (config.tlsKey && !config.tlsCert) problems.push(['tlsCert', 'required with --tls-key']);
-  if (!config.tlsCert && !config.tlsKey) {
-    if (config.tlsPort !== undefined) problems.push(['tlsPort', 'needs --tls-cert and --tls-key']);
-    if (config.clientCa)
-      problems.push(['clientCa', 'needs --tls-cert and --tls-key (device certificates come over TLS)']);
-  }
-  if (config.tlsCert && config.tlsKey) {
-    try {
-      createSecureContext({
-        cert: config.tlsCert,
-        key: config.tlsKey,
-        ...(config.clientCa && { ca: config.clientCa }),
-      });
-    } catch (error) {
-      problems.push(['tlsKey', `cannot use --tls-cert with --tls-key: ${(error as Error).message}`]);
-    }
-  }
-  return problems;
-}
-
-/** The StoreBroker `tls` option, or undefined without a certificate. */
-export function brokerTlsOption(config: TlsInput) {
+  portFlag?: string;
+}) {
   if (!config.tlsCert || !config.tlsKey) return undefined;
   return {
-    port: config.tlsPort ?? DEFAULT_TLS_PORT,
-    cert: config.tlsCert,
-    key: config.tlsKey,
-    ...(config.clientCa && { clientCa: config.clientCa }),
+    port: config.port ?? DEFAULT_TLS_PORT,
+    cert: readPem(config.tlsCert),
+    key: readPem(config.tlsKey),
+    ...(config.clientCa && { clientCa: readPem(config.clientCa) }),
+    ...(config.portFlag && { portFlag: config.portFlag }),
   };
 }

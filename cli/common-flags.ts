@@ -2,10 +2,11 @@
  * Flag declarations several commands share (cli/flags.ts explains the mechanism): the log level,
  * the topic namespace, the broker connection of the controller commands, listen addresses.
  */
+import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { mqttUrlSchema } from '../bridge/contract/broker-url.ts';
 import { namespaceSchema } from '../bridge/contract/topics.ts';
-import { type PemKind, pemProblem } from '../src/tls.ts';
+import { type PemKind, pemProblem, readPem } from '../src/tls.ts';
 import { flag } from './flags.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -47,14 +48,17 @@ function pemFile(kind: PemKind) {
 }
 
 /**
- * `--tls-cert FILE --tls-key FILE`: HTTPS instead of HTTP on `--port` (serve; the controller
- * service takes the same pair). Check the pair with tlsPairProblems().
+ * `--tls-cert FILE --tls-key FILE`, the one declaration of a server's certificate and key
+ * (docs/security.md, "Deploying with TLS"): HTTPS instead of HTTP on `serve`'s and the
+ * controller service's `--port`, MQTT over TLS on `broker`'s `--tls-port` and `serve`'s
+ * `--broker-tls-port`. Paths are checked here; tlsProblems() checks the pair; the command reads
+ * the files at start (src/tls.ts).
  */
-export function tlsFlags() {
+export function tlsFlags(purpose = 'serve HTTPS instead of HTTP') {
   return {
     tlsCert: flag(
       '--tls-cert <file>',
-      'PEM certificate (chain) to serve HTTPS instead of HTTP; needs --tls-key',
+      `PEM certificate (chain) to ${purpose}; needs --tls-key`,
       pemFile('CERTIFICATE'),
       { defaultHelp: 'off' },
     ),
@@ -62,15 +66,42 @@ export function tlsFlags() {
   };
 }
 
-/** `--tls-cert` and `--tls-key` come together. */
-export function tlsPairProblems(input: { tlsCert?: unknown; tlsKey?: unknown }): string[] {
-  if ((input.tlsCert === undefined) === (input.tlsKey === undefined)) return [];
-  return input.tlsCert === undefined
-    ? ['--tls-key: needs --tls-cert too']
-    : ['--tls-cert: needs --tls-key too'];
+/**
+ * Checks across the TLS flags, on the raw input so they are reported with the schema's own
+ * problems: `--tls-cert` and `--tls-key` come together and match; `needing` names the flags
+ * given that only make sense with them (`--tls-port`, `--client-ca`, ...).
+ */
+export function tlsProblems(
+  input: { tlsCert?: unknown; tlsKey?: unknown },
+  needing: Record<string, unknown> = {},
+): string[] {
+  const { tlsCert, tlsKey } = input;
+  if (tlsCert === undefined && tlsKey === undefined) {
+    return Object.entries(needing)
+      .filter(([, value]) => value !== undefined)
+      .map(([name]) => `${name}: needs --tls-cert and --tls-key`);
+  }
+  if (tlsCert === undefined) return ['--tls-key: needs --tls-cert too'];
+  if (tlsKey === undefined) return ['--tls-cert: needs --tls-key too'];
+  if (typeof tlsCert !== 'string' || typeof tlsKey !== 'string') return [];
+  // Unreadable files are reported by the flags themselves.
+  if (pemProblem(tlsCert, 'CERTIFICATE') || pemProblem(tlsKey, 'PRIVATE KEY')) return [];
+  try {
+    createSecureContext({ cert: readPem(tlsCert), key: readPem(tlsKey) });
+  } catch (error) {
+    return [`--tls-key: cannot be used with --tls-cert: ${(error as Error).message}`];
+  }
+  return [];
+}
+
+type PemFileFlag = '--ca <file>' | '--mqtt-ca <file>' | '--client-ca <file>' | '--broker-client-ca <file>';
+
+/** A PEM file of one or more certificates: a private CA a client trusts, or that signs device certificates. */
+export function certificateFileFlag(flags: PemFileFlag, help: string) {
+  return flag(flags, help, pemFile('CERTIFICATE'));
 }
 
 /** A private CA (PEM, one or more certificates) a client trusts besides the system's. */
 export function caFileFlag(flags: '--ca <file>' | '--mqtt-ca <file>', help: string) {
-  return flag(flags, `${help} (besides the system's)`, pemFile('CERTIFICATE'));
+  return certificateFileFlag(flags, `${help} (besides the system's)`);
 }

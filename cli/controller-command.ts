@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { parseConfig } from '../src/config.ts';
+import { loadTlsFiles } from '../src/tls.ts';
 import {
   type ControllerConfig,
   controllerConfigSchema,
@@ -47,13 +48,8 @@ export function registerControllerCommand(program: Command): void {
     }
     const logger = cliLogger(config.logLevel);
     try {
-      const service = await startControllerService(
-        {
-          ...config,
-          ...(config.tlsCert && config.tlsKey && { https: { cert: config.tlsCert, key: config.tlsKey } }),
-        },
-        { logger },
-      );
+      const https = loadTlsFiles(config.tlsCert, config.tlsKey);
+      const service = await startControllerService({ ...config, ...(https && { https }) }, { logger });
       onShutdownSignal(async () => {
         logger.info('shutting down');
         await service.stop();

@@ -2,13 +2,13 @@
  * `regbridge controller`'s flags, declared once (cli/flags.ts): commander options, their
  * REGBRIDGE_<FLAG> variables, help with defaults and the one configuration schema
  * (docs/controller.md, "The controller service"). Validated once with every problem reported at
- * once, then frozen. TLS files are read here, so a missing one is a configuration error.
+ * once, then frozen. TLS files are checked here (the shared `--tls-cert`/`--tls-key`,
+ * cli/common-flags.ts), so a missing one is a configuration error, and read at start.
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
 import { durationIn, port, userSpecSchema } from '../src/config.ts';
-import { hostValue, logLevelFlag, mqttUrlFlag, nsFlag } from './common-flags.ts';
+import { hostValue, logLevelFlag, mqttUrlFlag, nsFlag, tlsFlags, tlsProblems } from './common-flags.ts';
 import { flag, flagSchema, repeatableFlag } from './flags.ts';
 
 /** Messages never echo the spec: it holds a password. */
@@ -17,18 +17,6 @@ const brokerUserSpec = z.string().transform((spec, ctx): BrokerUser => {
     return parseUserSpec(spec);
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return z.NEVER;
-  }
-});
-
-const pemFile = z.string().transform((path, ctx) => {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code}`,
-    });
     return z.NEVER;
   }
 });
@@ -79,8 +67,7 @@ export const controllerFlags = {
       default: '3600',
     },
   ),
-  tlsCert: flag('--tls-cert <file>', 'PEM certificate: HTTPS instead of HTTP (with --tls-key)', pemFile),
-  tlsKey: flag('--tls-key <file>', 'PEM private key of --tls-cert', pemFile),
+  ...tlsFlags('serve the API and the dashboard over HTTPS instead of HTTP'),
   logLevel: logLevelFlag('info'),
 };
 
@@ -89,7 +76,7 @@ export type ControllerConfig = Readonly<z.infer<typeof controllerConfigSchema>>;
 
 /** Checks across flags, on the raw input, so they are reported with the schema's own problems. */
 export function controllerCrossProblems(input: Record<string, unknown>): string[] {
-  const problems: string[] = [];
+  const problems: string[] = tlsProblems(input);
   const hasUrl = input.mqttUrl !== undefined;
   const embedded = input.brokerPort !== undefined;
   if (hasUrl && embedded) problems.push('--broker-port: give either --mqtt-url or --broker-port, not both');
@@ -102,8 +89,6 @@ export function controllerCrossProblems(input: Record<string, unknown>): string[
     problems.push('--mqtt-user: only with --mqtt-url (the embedded broker needs none)');
   if (((input.brokerUsers as unknown[] | undefined)?.length ?? 0) > 0 && !embedded)
     problems.push('--broker-user: only with --broker-port (users of the embedded broker)');
-  if ((input.tlsCert === undefined) !== (input.tlsKey === undefined))
-    problems.push('--tls-cert: --tls-cert and --tls-key go together');
   const names = new Set<string>();
   for (const spec of (input.users as unknown[] | undefined) ?? []) {
     const name = typeof spec === 'string' ? spec.split(':')[0] : undefined;

@@ -18,6 +18,7 @@ import { createMetricsRegistry } from '../src/metrics.ts';
 import { TaskQueue } from '../src/tasks/task-queue.ts';
 import { loadTlsFiles, readPem } from '../src/tls.ts';
 import { VERSION } from '../src/version.ts';
+import { brokerTlsOption } from './broker-tls-flags.ts';
 import type { ServeConfig } from './serve-config.ts';
 
 export interface RunningDevice {
@@ -30,6 +31,8 @@ export interface RunningDevice {
   readonly httpPort: number;
   readonly brokerPort: number | undefined;
   readonly brokerWsPort: number | undefined;
+  /** MQTT over TLS of the embedded broker (--broker-tls-port), with serve's --tls-cert/--tls-key. */
+  readonly brokerTlsPort: number | undefined;
   /** Defaulted ports that were taken and replaced by free ones (see StartDeviceOptions). */
   readonly portFallbacks: readonly string[];
   stop(): Promise<void>;
@@ -111,6 +114,18 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
         ...config.users.map((u) => ({ name: u.name, password: u.password, role: 'controller' as const })),
         { name: config.deviceId, password: devicePassword, role: 'device' },
       ];
+      // The embedded broker's TLS listener answers with the device's own certificate: one host,
+      // one identity (docs/decisions.md, "TLS of the embedded broker").
+      const tls =
+        config.brokerTlsPort === undefined
+          ? undefined
+          : brokerTlsOption({
+              tlsCert: config.tlsCert,
+              tlsKey: config.tlsKey,
+              port: config.brokerTlsPort,
+              clientCa: config.brokerClientCa,
+              portFlag: '--broker-tls-port',
+            });
       const newBroker = (port: number): StoreBroker =>
         new StoreBroker({
           port,
@@ -121,6 +136,7 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
           logger: logger.child({ component: 'broker' }),
           portFlag: '--broker-port',
           wsPortFlag: '--broker-ws-port',
+          ...(tls && { tls }),
           limits: {
             maxPacketBytes: config.brokerMaxPacketBytes,
             connectTimeoutMs: config.brokerConnectTimeout,
@@ -214,6 +230,7 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
     httpPort,
     brokerPort: broker?.port,
     brokerWsPort: broker?.wsPort,
+    brokerTlsPort: broker?.tlsPort,
     portFallbacks,
     stop,
   };

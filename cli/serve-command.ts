@@ -67,6 +67,8 @@ export function registerServeCommand(program: Command): void {
           `embedded MQTT broker on mqtt://${shownBrokerHost}:${device.brokerPort} (namespace ${config.ns})`,
         );
       }
+      if (device.brokerTlsPort !== undefined)
+        console.log(`embedded MQTT broker over TLS on mqtts://${shownBrokerHost}:${device.brokerTlsPort}`);
       if (device.brokerWsPort !== undefined)
         console.log(`embedded MQTT broker WebSocket on ws://${shownBrokerHost}:${device.brokerWsPort}`);
       for (const fallback of device.portFallbacks)
@@ -85,6 +87,7 @@ export function registerServeCommand(program: Command): void {
           deviceId: config.deviceId,
           httpPort: device.httpPort,
           brokerPort: device.brokerPort,
+          brokerTlsPort: device.brokerTlsPort,
           executor: config.executor,
         },
         'device started',

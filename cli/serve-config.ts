@@ -19,6 +19,7 @@ import {
   wholeNumber,
 } from '../src/config.ts';
 import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
+import { embeddedBrokerTlsFlags } from './broker-tls-flags.ts';
 import {
   caFileFlag,
   hostValue,
@@ -26,7 +27,7 @@ import {
   mqttUrlFlag,
   nsFlag,
   tlsFlags,
-  tlsPairProblems,
+  tlsProblems,
 } from './common-flags.ts';
 import { flag, flagSchema, labeler, negatedFlag, repeatableFlag } from './flags.ts';
 
@@ -124,6 +125,7 @@ export const serveFlags = {
   brokerWsPort: flag('--broker-ws-port <port>', 'embedded broker WebSocket port', port, {
     defaultHelp: 'off',
   }),
+  ...embeddedBrokerTlsFlags,
   // The embedded broker's limits (defaults in broker/limits.ts).
   brokerMaxPacketBytes: maxPacketBytesFlag('broker-max-packet-bytes'),
   brokerConnectTimeout: connectTimeoutFlag('broker-connect-timeout'),
@@ -183,7 +185,12 @@ export const serveConfigSchema = flagSchema(serveFlags);
  * schema's own problems (zod skips refinements of an object that already has issues).
  */
 function serveCrossChecks(input: ServeConfigInput): string[] {
-  const problems: string[] = tlsPairProblems(input);
+  const problems: string[] = tlsProblems(input, {
+    '--broker-tls-port': input.brokerTlsPort,
+    '--broker-client-ca': input.brokerClientCa,
+  });
+  if (input.brokerClientCa !== undefined && input.brokerTlsPort === undefined)
+    problems.push('--broker-client-ca: needs --broker-tls-port (device certificates come over TLS)');
   if (input.executor === 'command' && !input.command) {
     problems.push('--command: --executor command needs --command "<program> [args]"');
   }
@@ -198,6 +205,8 @@ function serveCrossChecks(input: ServeConfigInput): string[] {
   // On the embedded broker the device's own bridge logs in with the device id as its user name
   // (a `device` user's name is its id, docs/broker.md), so no --user may take that name.
   const embedded = input.mqtt !== false && !input.mqttUrl;
+  if (!embedded && input.brokerTlsPort !== undefined)
+    problems.push('--broker-tls-port: only with the embedded broker (not with --mqtt-url or --no-mqtt)');
   if (embedded && String(input.mqttProtocol ?? 'auto') === '5') {
     problems.push(
       '--mqtt-protocol: the embedded broker (aedes) speaks MQTT 3.1.1 only: use auto or 3.1.1, or 5 with --mqtt-url',

@@ -160,7 +160,9 @@ describe('regbridge broker', () => {
     expect(lines).toContain(
       '  - --redis-url (from REGBRIDGE_REDIS_URL, read by regbridge broker): expected redis://[user:password@]host:port[/db] or rediss://',
     );
-    expect(lines).toContain(`  - --tls-cert: ${fileURLToPath(import.meta.url)} holds no PEM certificate`);
+    expect(lines).toContain(
+      `  - --tls-cert: ${fileURLToPath(import.meta.url)} holds no PEM CERTIFICATE block`,
+    );
     expect(lines).toContain('  - --client-ca: cannot read /nonexistent/ca.pem (ENOENT)');
     expect(r.stderr()).not.toContain('secret');
     expect(r.stderr()).not.toMatch(/\n\s+at /);

@@ -79,7 +79,7 @@ describe('regbridge controller', () => {
     expect(both.stderr).toContain(
       '--tls-cert (from REGBRIDGE_TLS_CERT, read by regbridge controller): cannot read',
     );
-    expect(both.stderr).toContain('--tls-cert: --tls-cert and --tls-key go together');
+    expect(both.stderr).toContain('--tls-cert: needs --tls-key too');
   });
 
   it('embeds a store broker, prints its login once, and keeps jobs and the audit trail across a restart', async () => {

@@ -1,0 +1,288 @@
+/**
+ * TLS of the long-running commands as child processes (docs/security.md, "Deploying with TLS";
+ * docs/broker.md, "TLS"): `serve --broker-tls-port` (MQTT over TLS on the embedded broker with
+ * serve's --tls-cert/--tls-key, device certificates with --broker-client-ca), `serve` HTTPS with
+ * an expired certificate, and the controller service over HTTPS. The CAs and certificates are
+ * made by the test with openssl (test/helpers/certs.ts); a wrong CA, plain HTTP and expired
+ * certificates are refused.
+ */
+import { request } from 'node:https';
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type Pem, TestPki } from './helpers/certs.ts';
+import { type CliProcess, startCli, stopAll, waitForOutput } from './helpers/cli-process.ts';
+
+const pki = new TestPki();
+let ca: Pem;
+let otherCa: Pem;
+let server: Pem;
+const clients: MqttClient[] = [];
+
+beforeAll(() => {
+  ca = pki.ca('store-ca');
+  otherCa = pki.ca('other-ca');
+  server = pki.issue('store-ca', 'server', 'localhost', { server: true });
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.endAsync(true)));
+});
+afterAll(() => {
+  stopAll();
+  pki.remove();
+});
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/** An HTTPS request trusting `trusted` only; rejects with the TLS error (its code) when refused. */
+function https(
+  url: string,
+  trusted: Buffer,
+  options: { method?: string; body?: unknown; token?: string } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const req = request(
+      url,
+      {
+        method: options.method ?? 'GET',
+        ca: trusted,
+        headers: {
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+          ...(options.token !== undefined && { authorization: `Bearer ${options.token}` }),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function refusalCode(promise: Promise<unknown>): Promise<string> {
+  return promise.then(
+    () => {
+      throw new Error('the request was answered');
+    },
+    (error: NodeJS.ErrnoException) => error.code ?? error.message,
+  );
+}
+
+/** Resolves on CONNACK 0; rejects with the CONNACK code, the TLS error, or 'closed'. */
+function connect(url: string, options: IClientOptions): Promise<MqttClient> {
+  const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 5000, ...options });
+  clients.push(client);
+  return new Promise((resolve, reject) => {
+    client.once('connect', () => resolve(client));
+    client.once('error', reject);
+    client.once('close', () => reject(new Error('closed before CONNACK')));
+  });
+}
+
+async function mqttRefusal(url: string, options: IClientOptions): Promise<string> {
+  try {
+    await connect(url, options);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'number' ? `CONNACK ${code}` : ((code as string) ?? (error as Error).message);
+  }
+  throw new Error('the connection was accepted');
+}
+
+/** Waits (bounded) until the process logged `text` on stderr. */
+async function logged(started: CliProcess, text: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!started.stderr().includes(text)) {
+    if (Date.now() > deadline) throw new Error(`not logged: ${text}\n${started.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function stopped(started: CliProcess): Promise<number | null> {
+  started.child.kill('SIGTERM');
+  return (await started.exit).code;
+}
+
+describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => {
+  let serve: CliProcess;
+  let tlsUrl: string;
+  let httpsUrl: string;
+
+  beforeAll(async () => {
+    serve = startCli([
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--broker-port',
+      '0',
+      '--broker-host',
+      '127.0.0.1',
+      '--broker-tls-port',
+      '0',
+      '--broker-client-ca',
+      ca.certPath,
+      '--tls-cert',
+      server.certPath,
+      '--tls-key',
+      server.keyPath,
+      '--device-id',
+      'till-tls',
+      '--user',
+      'hq:hq-password-1',
+    ]);
+    const tlsPort = await waitForOutput(
+      serve,
+      /embedded MQTT broker over TLS on mqtts:\/\/127\.0\.0\.1:(\d+)/,
+    );
+    const httpPort = await waitForOutput(serve, /listening on https:\/\/127\.0\.0\.1:(\d+)/);
+    tlsUrl = `mqtts://localhost:${tlsPort}`;
+    httpsUrl = `https://localhost:${httpPort}`;
+  });
+  afterAll(async () => {
+    expect(await stopped(serve)).toBe(0);
+  });
+
+  it('prints the mqtts:// line; a controller with the CA runs a script on the device over TLS', async () => {
+    const hq = await connect(tlsUrl, { ca: ca.cert, username: 'hq', password: 'hq-password-1' });
+    const finished = new Promise<Record<string, unknown>>((resolve) => {
+      hq.on('message', (_topic, payload) => {
+        const status = JSON.parse(payload.toString()) as Record<string, unknown>;
+        if (status.status === 'FINISHED') resolve(status);
+      });
+    });
+    await hq.subscribeAsync('pos/devices/till-tls/tasks/+/status', { qos: 1 });
+    await hq.publishAsync(
+      'pos/devices/till-tls/scripts',
+      JSON.stringify({ script: 'PRINT over mqtts', requestId: 'tls-1' }),
+      { qos: 1 },
+    );
+    expect(await finished).toMatchObject({ status: 'FINISHED', report: 'over mqtts' });
+    // The same certificate answers HTTPS on --port.
+    expect((await https(`${httpsUrl}/health`, ca.cert)).status).toBe(200);
+  });
+
+  it('a device certificate of --broker-client-ca logs in as the device of its CN', async () => {
+    const device = pki.issue('store-ca', 'reg-9', 'reg-9');
+    const client = await connect(tlsUrl, { ca: ca.cert, cert: device.cert, key: device.key });
+    expect((await client.subscribeAsync('pos/devices/reg-9/scripts', { qos: 1 }))[0]?.qos).toBe(1);
+    // Its ACL is a device's: another device's topics are refused (granted 0x80; mqtt.js rejects).
+    await expect(client.subscribeAsync('pos/devices/till-tls/scripts', { qos: 1 })).rejects.toThrow(
+      /Subscribe error/,
+    );
+  });
+
+  it('a client trusting another CA refuses the broker; an expired device certificate is refused', async () => {
+    expect(
+      await mqttRefusal(tlsUrl, { ca: otherCa.cert, username: 'hq', password: 'hq-password-1' }),
+    ).toMatch(/SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/);
+    const expired = pki.issue('store-ca', 'reg-9-expired', 'reg-9', { days: -1 });
+    const outcome = await mqttRefusal(tlsUrl, { ca: ca.cert, cert: expired.cert, key: expired.key });
+    expect(outcome).not.toMatch(/^CONNACK/); // ended after the handshake, before any MQTT packet
+    await logged(serve, 'client certificate refused: CERT_HAS_EXPIRED');
+    expect(serve.child.exitCode).toBeNull();
+  });
+});
+
+describe('serve --broker-tls-port configuration', () => {
+  it('needs --tls-cert/--tls-key and the embedded broker; --broker-client-ca needs the TLS port', async () => {
+    const missing = startCli(['serve', '--broker-tls-port', '0', '--broker-client-ca', ca.certPath]);
+    expect((await missing.exit).code).toBe(2);
+    expect(missing.stderr()).toContain('--broker-tls-port: needs --tls-cert and --tls-key');
+    const external = startCli([
+      'serve',
+      '--mqtt-url',
+      'mqtt://127.0.0.1:1',
+      '--tls-cert',
+      server.certPath,
+      '--tls-key',
+      server.keyPath,
+      '--broker-tls-port',
+      '0',
+    ]);
+    expect((await external.exit).code).toBe(2);
+    expect(external.stderr()).toContain('--broker-tls-port: only with the embedded broker');
+    const noPort = startCli(['serve', '--no-mqtt', '--broker-client-ca', ca.certPath]);
+    expect((await noPort.exit).code).toBe(2);
+    expect(noPort.stderr()).toContain('--broker-client-ca: needs --broker-tls-port');
+    const mismatched = startCli([
+      'serve',
+      '--no-mqtt',
+      '--tls-cert',
+      server.certPath,
+      '--tls-key',
+      ca.keyPath,
+    ]);
+    expect((await mismatched.exit).code).toBe(2);
+    expect(mismatched.stderr()).toContain('--tls-key: cannot be used with --tls-cert');
+  });
+});
+
+describe('serve HTTPS with an expired certificate', () => {
+  it('a client with the CA refuses the device: CERT_HAS_EXPIRED', async () => {
+    const expired = pki.issue('store-ca', 'server-expired', 'localhost', { server: true, days: -1 });
+    const serve = startCli([
+      'serve',
+      '--no-mqtt',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--tls-cert',
+      expired.certPath,
+      '--tls-key',
+      expired.keyPath,
+    ]);
+    const port = await waitForOutput(serve, /listening on https:\/\/127\.0\.0\.1:(\d+)/);
+    expect(await refusalCode(https(`https://localhost:${port}/health`, ca.cert))).toBe('CERT_HAS_EXPIRED');
+    // The same device with a valid certificate is reached with that CA (test/tls.test.ts).
+    expect(await stopped(serve)).toBe(0);
+  });
+});
+
+describe('regbridge controller over HTTPS', () => {
+  it('answers HTTPS with the CA; another CA and plain HTTP are refused', async () => {
+    const controller = startCli([
+      'controller',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--broker-port',
+      '0',
+      '--broker-host',
+      '127.0.0.1',
+      '--db',
+      ':memory:',
+      '--user',
+      'hq:hq-password-1',
+      '--tls-cert',
+      server.certPath,
+      '--tls-key',
+      server.keyPath,
+    ]);
+    const port = await waitForOutput(controller, /controller listening on https:\/\/127\.0\.0\.1:(\d+)/);
+    const base = `https://localhost:${port}`;
+    const login = await https(`${base}/api/authenticate`, ca.cert, {
+      method: 'POST',
+      body: { userName: 'hq', password: 'hq-password-1' },
+    });
+    expect(login.status).toBe(200);
+    const { token } = JSON.parse(login.body) as { token: string };
+    const devices = await https(`${base}/api/devices`, ca.cert, { token });
+    expect(devices.status).toBe(200);
+    expect(await refusalCode(https(`${base}/health`, otherCa.cert))).toBe('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    expect(await stopped(controller)).toBe(0);
+  });
+});
