@@ -10,6 +10,9 @@ const HOW: Record<string, string> = {
   mosquitto: 'apt-get install mosquitto, or brew install mosquitto',
   'nats-server': 'apt-get install nats-server, or brew install nats-server',
   'redis-server': 'apt-get install redis-server, or brew install redis',
+  mosquitto_sub: 'apt-get install mosquitto-clients, or brew install mosquitto',
+  mosquitto_pub: 'apt-get install mosquitto-clients, or brew install mosquitto',
+  curl: 'apt-get install curl, or brew install curl',
 };
 
 const known = new Map<string, boolean>();
