@@ -1,9 +1,11 @@
 /**
  * The aedes hooks of the store broker: who may connect (CONNACK codes per [MQTT-3.2.2-3]), what
  * each role may publish and subscribe (access-rules.ts), and the counters. Credentials never
- * reach a log: only user names, client ids and topics do.
+ * reach a log: only configured user names, client ids and topics do (an unknown user name of a
+ * refused login is logged as a digest: it may be a password in the wrong field).
  */
 
+import { createHmac, randomBytes } from 'node:crypto';
 import { TLSSocket } from 'node:tls';
 import type {
   AedesOptions,
@@ -72,6 +74,8 @@ export class Gatekeeper {
   readonly #allowAnonymous: boolean;
   readonly #logger: Logger;
   readonly #logins: LoginLimiter;
+  /** Key of the user-name digests in log lines; per process, so a digest cannot be brute-forced. */
+  readonly #digestKey = randomBytes(32);
   readonly #identities = new WeakMap<Client, Identity>();
   readonly #wills = new WeakMap<Client, Will>();
   /** Clients whose CONNECT carried a zero-length client id (aedes has made one up by now). */
@@ -159,7 +163,12 @@ export class Gatekeeper {
     if (result instanceof Error) {
       this.stats.connectRefused++;
       this.#logger.warn(
-        { clientId: client.id, user: username, returnCode: result.returnCode, reason: result.message },
+        {
+          clientId: client.id,
+          ...this.#userForLog(username),
+          returnCode: result.returnCode,
+          reason: result.message,
+        },
         'connection refused',
       );
       callback(result, false);
@@ -167,6 +176,22 @@ export class Gatekeeper {
     }
     this.#identities.set(client, result);
     callback(null, true);
+  }
+
+  /**
+   * A refused login's user name as a log line may carry it (docs/security.md, "Store broker"):
+   * a configured user's name as it is; anything else only as a keyed digest, equal for equal names
+   * while the broker runs, because it may be a password typed into the user name field.
+   */
+  #userForLog(username: string | undefined): { user: string } | { userNameDigest: string } | undefined {
+    if (username === undefined || username === '') return undefined;
+    if (this.#users().get(username)) return { user: username };
+    return {
+      userNameDigest: createHmac('sha256', this.#digestKey)
+        .update(username, 'utf8')
+        .digest('hex')
+        .slice(0, 16),
+    };
   }
 
   onClientReady(client: Client): void {

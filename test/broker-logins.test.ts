@@ -3,6 +3,7 @@
  * success for one user name never resets another's count. Peers on other loopback addresses
  * (127.0.0.x as the local address) stand for other machines; the broker listens on 127.0.0.1.
  */
+import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StoreBroker } from '../broker/store-broker.ts';
@@ -12,6 +13,8 @@ const MAX = 3;
 let broker: StoreBroker;
 const opened: RawClient[] = [];
 let ids = 0;
+/** The broker's log lines (JSON), for what a refused login logs. */
+const logged: string[] = [];
 
 beforeAll(async () => {
   broker = new StoreBroker({
@@ -24,7 +27,15 @@ beforeAll(async () => {
       { name: 'd2', password: 'd2-pw', role: 'device' },
       { name: 'd3', password: 'd3-pw', role: 'device' },
     ],
-    logger: pino({ level: 'silent' }),
+    logger: pino(
+      { level: 'warn' },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          logged.push(chunk.toString());
+          done();
+        },
+      }),
+    ),
     limits: { loginMaxFailures: MAX, loginWindowMs: 60_000 },
   });
   await broker.start();
@@ -81,4 +92,22 @@ describe('failed MQTT logins', () => {
     for (let i = 0; i < MAX - 1; i++) expect(await login(`127.0.2.${i + 1}`, 'hq', 'wrong')).toBe(4);
     expect(await login('127.0.2.9', 'hq', 'hq-pw')).toBe(0);
   });
+});
+
+it('a refused login logs a configured user name, and any other name only as a digest', async () => {
+  // A password typed into the user name field must not reach the log.
+  expect(await login('127.0.3.1', 'S3cret-typed-as-name', 'x')).toBe(4);
+  expect(await login('127.0.3.2', 'S3cret-typed-as-name', 'y')).toBe(4);
+  expect(await login('127.0.3.3', 'hq', 'wrong')).toBe(4);
+  const refused = logged
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line.msg === 'connection refused')
+    .slice(-3);
+  expect(logged.join('')).not.toContain('S3cret-typed-as-name');
+  expect(refused[0]?.user).toBeUndefined();
+  expect(refused[0]?.userNameDigest).toMatch(/^[0-9a-f]{16}$/);
+  // Equal for equal names, so an operator sees repeated attempts at one name.
+  expect(refused[1]?.userNameDigest).toBe(refused[0]?.userNameDigest);
+  expect(refused[2]).toMatchObject({ user: 'hq', returnCode: 4 });
+  expect(refused[2]?.userNameDigest).toBeUndefined();
 });
