@@ -27,6 +27,7 @@ const SCENARIOS: ScenarioSpec[] = [
   { name: 'overload', file: 'bench/scenarios/overload.ts', quickTimeout: 40, fullTimeout: 120 },
   { name: 'deep-body', file: 'bench/scenarios/deep-body.ts', quickTimeout: 60, fullTimeout: 120 },
   { name: 'cluster', file: 'bench/scenarios/cluster.ts', quickTimeout: 40, fullTimeout: 180 },
+  { name: 'footprint', file: 'bench/scenarios/footprint.ts', quickTimeout: 60, fullTimeout: 120 },
   {
     name: 'controller-service',
     file: 'bench/scenarios/controller-service.ts',

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { MqttHealth } from '../src/health.ts';
+import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
 import type { Task } from '../src/tasks/task.ts';
 import type { DeviceBridgeOptions } from './bridge-options.ts';
 import {
@@ -58,6 +59,7 @@ export class DeviceBridge {
   private readonly onEvicted = (task: Readonly<Task>): void => this.parts?.statuses.evicted(task);
 
   constructor(options: DeviceBridgeOptions) {
+    disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
     this.options = options;
     this.bootId = randomUUID();
   }

@@ -9,10 +9,9 @@ import type { Redis } from 'ioredis';
 import mqemitterRedis from 'mqemitter-redis';
 import type { Logger } from '../src/logger.ts';
 
-/** Redis could not be reached when the broker started. */
-export class BrokerRedisError extends Error {
-  override readonly name = 'BrokerRedisError';
-}
+import { BrokerRedisError } from './redis-error.ts';
+
+export { BrokerRedisError };
 
 /**
  * aedes-persistence-redis ships no types (see aedes-persistence-redis.d.ts, which is not shipped):

@@ -14,7 +14,7 @@ import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
 import { type ConnectionHandler, type Listener, listenTcp, listenTls, listenWebSocket } from './listeners.ts';
 import { LoginLimiter } from './login-limiter.ts';
 import { gateConnection } from './packet-gate.ts';
-import { createRedisBackend, type RedisBackend } from './redis-backend.ts';
+import type { RedisBackend } from './redis-backend.ts';
 import { holdUntilConnected, markQueueSends } from './session-resume.ts';
 import { guardSubscriptionStore } from './subscription-store.ts';
 import { type BrokerUser, UserDirectory } from './users.ts';
@@ -23,7 +23,7 @@ export { AccessRules, filterWithin, topicMatches } from './access-rules.ts';
 export { type BrokerStats, DENIED_PUBLISH_TOPIC } from './gatekeeper.ts';
 export { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
 export { BrokerListenError } from './listeners.ts';
-export { BrokerRedisError } from './redis-backend.ts';
+export { BrokerRedisError } from './redis-error.ts';
 export {
   BROKER_ROLES,
   type BrokerRole,
@@ -32,6 +32,8 @@ export {
   parseUserSpec,
   UserSpecError,
 } from './users.ts';
+
+import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
 
 export interface StoreBrokerOptions {
   /** TCP port; 0 picks a free one. */
@@ -97,6 +99,7 @@ export class StoreBroker {
   #logins: LoginLimiter | undefined;
 
   constructor(options: StoreBrokerOptions) {
+    disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
     this.#options = options;
     this.#limits = Object.freeze({ ...DEFAULT_BROKER_LIMITS, ...options.limits });
   }
@@ -189,7 +192,12 @@ export class StoreBroker {
       );
       this.#gatekeeper = gatekeeper;
       this.#users(); // a bad or duplicate user fails here, before any port is taken
-      if (this.#options.redisUrl) this.#redis = await createRedisBackend(this.#options.redisUrl, logger);
+      if (this.#options.redisUrl) {
+        // Loaded only here: ioredis and the Redis emitter and persistence are dozens of modules a
+        // broker without --redis-url (every device's embedded one) never needs.
+        const { createRedisBackend } = await import('./redis-backend.ts');
+        this.#redis = await createRedisBackend(this.#options.redisUrl, logger);
+      }
       const hooks = gatekeeper.hooks();
       const aedes = await Aedes.createBroker({
         ...(this.#redis && { mq: this.#redis.mq, persistence: this.#redis.persistence }),

@@ -3,8 +3,12 @@
  * tables, reports, JSON documents) on stdout; logs on stderr, pretty on a terminal, JSON lines
  * otherwise (for log collectors and tests).
  */
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type PinoPretty from 'pino-pretty';
 import { createLogger, type Logger } from '../src/logger.ts';
+
+/** pino-pretty is loaded only for a terminal: under a service manager or in a pipe it is not used. */
+const requirePretty = (): typeof PinoPretty => createRequire(import.meta.url)('pino-pretty');
 
 export function cliLogger(
   level: string,
@@ -12,7 +16,7 @@ export function cliLogger(
   stderr: NodeJS.WriteStream = process.stderr,
 ): Logger {
   if (stderr.isTTY && level !== 'silent') {
-    return createLogger({ level, name }, pretty({ destination: 2, sync: true, colorize: true }));
+    return createLogger({ level, name }, requirePretty()({ destination: 2, sync: true, colorize: true }));
   }
   return createLogger({ level, name }, stderr);
 }

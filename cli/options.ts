@@ -35,15 +35,3 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
 }
-
-/**
- * Usage errors (unknown command or option, missing argument or value) exit 2, like every other
- * configuration problem, instead of commander's 1: a script can tell them from "a device did not
- * finish" (1). Help and version exit 0. Set on the program before the commands are added: each
- * command inherits it.
- */
-export function usageErrorsExit2(command: Command): Command {
-  return command.exitOverride((error) => {
-    process.exit(error.exitCode === 0 ? 0 : 2);
-  });
-}

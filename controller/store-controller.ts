@@ -31,6 +31,7 @@ import type {
 export type { StoreControllerOptions } from './types.ts';
 
 import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
+import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
 
 export class StoreController extends EventEmitter<ControllerEvents> {
   readonly ns: string;
@@ -47,6 +48,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   private readonly submissions: Submissions;
 
   constructor(options: StoreControllerOptions) {
+    disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
     super();
     this.options = options;
     this.ns = options.ns;

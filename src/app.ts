@@ -15,7 +15,7 @@ import { createDeviceMetrics, createHttpMetrics, METRIC_NAMES } from './metrics.
 import { authRoutes } from './routes/auth-routes.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './routes/error-handler.ts';
 import { installJsonBodyParser } from './routes/json-body.ts';
-import { registerOpenApi } from './routes/openapi.ts';
+import { registerLazyOpenApi, registerOpenApi } from './routes/openapi.ts';
 import { serviceRoutes } from './routes/service-routes.ts';
 import { taskRoutes } from './routes/task-routes.ts';
 import { Waits } from './routes/waits.ts';
@@ -61,6 +61,19 @@ export function bodyLimitFor(maxScriptBytes: number): number {
 const disabledMqtt = (): MqttHealth => ({ state: 'disabled' });
 
 export async function buildApp(options: AppOptions, internals: AppInternals = {}): Promise<FastifyInstance> {
+  return await build(options, internals, false);
+}
+
+/**
+ * `withOpenApi`: the documentation app of registerLazyOpenApi (the same routes, with swagger
+ * registered); otherwise the serving app, which builds that one on the first request for
+ * /openapi.json or /docs.
+ */
+async function build(
+  options: AppOptions,
+  internals: AppInternals,
+  withOpenApi: boolean,
+): Promise<FastifyInstance> {
   const { config, queue, logger, registry } = options;
   // The engine owns the script limit; the body limit follows from it.
   const bodyLimit = bodyLimitFor(queue.maxScriptBytes);
@@ -127,13 +140,20 @@ export async function buildApp(options: AppOptions, internals: AppInternals = {}
     waits.abortAll();
   });
   app.addHook('onClose', async () => {
+    await closeDocsApp?.();
     waits.abortAll();
     auth.stop();
     deviceMetrics?.stop();
     httpMetrics?.stop();
   });
 
-  await registerOpenApi(app);
+  let closeDocsApp: (() => Promise<void>) | undefined;
+  if (withOpenApi) await registerOpenApi(app);
+  else {
+    // Quiet: the documentation app's build warnings were already logged by this one.
+    const docsOptions = { ...options, logger: logger.child({}, { level: 'silent' }) };
+    ({ closeDocsApp } = registerLazyOpenApi(app, () => build(docsOptions, internals, true)));
+  }
   await app.register(authRoutes, { auth, bodyLimit: config.authBodyLimit });
   await app.register(taskRoutes, { auth, queue, config, waits });
   await app.register(serviceRoutes, {

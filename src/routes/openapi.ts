@@ -3,9 +3,7 @@
  * schemas (so it cannot drift from what is validated), served as /openapi.json and as
  * swagger-ui at /docs. Response headers and the bearer scheme are added here, once.
  */
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { VERSION } from '../version.ts';
@@ -142,6 +140,11 @@ export async function registerOpenApi(
   app: FastifyInstance,
   document: OpenApiInfo = DEVICE_DOCUMENT,
 ): Promise<void> {
+  // Imported here, not at the top: a device loads them only when its description is asked for.
+  const [{ default: fastifySwagger }, { default: fastifySwaggerUi }] = await Promise.all([
+    import('@fastify/swagger'),
+    import('@fastify/swagger-ui'),
+  ]);
   const transformObject = createJsonSchemaTransformObject({ schemaRegistry: apiSchemas });
   await app.register(fastifySwagger, {
     openapi: {
@@ -174,4 +177,43 @@ export async function registerOpenApi(
     },
     async () => app.swagger(),
   );
+}
+
+/** Response headers of the documentation app that describe its own connection, not the content. */
+const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date']);
+
+/**
+ * `/openapi.json`, `/docs` and `/docs/*` answered by a documentation app built on the first
+ * request for one of them: the same routes with @fastify/swagger and swagger-ui registered
+ * (`registerOpenApi`), never listening, asked through `inject`. A device that nobody asks for its
+ * description never loads swagger, swagger-ui, their static files and YAML writer (about 130
+ * modules and 8 MiB of RSS at start; docs/benchmarks.md, "Footprint"), and the answers are the
+ * documentation app's own, byte for byte. `closeDocsApp` is for the serving app's onClose.
+ */
+export function registerLazyOpenApi(
+  app: FastifyInstance,
+  buildDocsApp: () => Promise<FastifyInstance>,
+): { closeDocsApp: () => Promise<void> } {
+  let docsApp: Promise<FastifyInstance> | undefined;
+  const relay = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    docsApp ??= buildDocsApp();
+    const headers = { ...request.headers };
+    delete headers['content-length'];
+    delete headers['transfer-encoding'];
+    const response = await (await docsApp).inject({ method: 'GET', url: request.url, headers });
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
+    }
+    reply.code(response.statusCode);
+    // An empty body (a redirect) stays empty, rather than becoming an octet-stream of no bytes.
+    return response.rawPayload.length === 0 ? reply.send() : reply.send(response.rawPayload);
+  };
+  app.get('/openapi.json', relay);
+  app.get('/docs', relay);
+  app.get('/docs/*', relay);
+  return {
+    closeDocsApp: async () => {
+      if (docsApp !== undefined) await (await docsApp).close();
+    },
+  };
 }

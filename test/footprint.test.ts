@@ -1,0 +1,136 @@
+/**
+ * The register footprint (docs/benchmarks.md, "Footprint"; the figures are in `npm run bench`,
+ * never here): only the command asked for is loaded, a device builds its OpenAPI description on
+ * the first request for it, and mqtt-packet's 65,536 packet-id buffers are never built.
+ */
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { Command } from 'commander';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StoreBroker } from '../broker/store-broker.ts';
+import { COMMAND_INDEX, registerCommands, requestedCommand } from '../cli/command-index.ts';
+import { COMMANDS } from '../cli/commands.ts';
+import { createLogger } from '../src/logger.ts';
+import { ROOT } from './helpers/controller-cli.ts';
+import { startTestApp, type TestApp } from './http-helpers.ts';
+
+function root(): Command {
+  return new Command('regbridge').description('d').exitOverride();
+}
+
+describe('lazy commands (cli/command-index.ts)', () => {
+  it('lists the commands of cli/commands.ts, in order, with their own help lines', async () => {
+    const eager = root();
+    for (const entry of COMMANDS) entry.register(eager);
+    const lazy = root();
+    await registerCommands(lazy, []);
+    expect(COMMAND_INDEX.map((c) => c.name)).toEqual(COMMANDS.map((c) => c.name));
+    for (const command of eager.commands) {
+      const entry = COMMAND_INDEX.find((c) => c.name === command.name())!;
+      expect(entry.description, command.name()).toBe(command.description());
+      expect(entry.term, command.name()).toBe(eager.createHelp().subcommandTerm(command));
+    }
+    expect(lazy.helpInformation()).toBe(eager.helpInformation());
+  });
+
+  it('loads the command a command line names, or the one `help` names, and no other', async () => {
+    expect(requestedCommand(['serve', '--port', '0'])?.name).toBe('serve');
+    expect(requestedCommand(['--help'])).toBeUndefined();
+    expect(requestedCommand(['help', 'fanout'])?.name).toBe('fanout');
+    expect(requestedCommand(['nonsense'])).toBeUndefined();
+    const program = root();
+    await registerCommands(program, ['run', 'x.txt']);
+    const run = program.commands.find((c) => c.name() === 'run')!;
+    const serve = program.commands.find((c) => c.name() === 'serve')!;
+    expect(run.options.map((o) => o.long)).toContain('--url');
+    expect(serve.options).toEqual([]);
+  });
+
+  it('`regbridge --help` loads neither zod nor fastify, aedes, mqtt, pino or SQLite', async () => {
+    // An ESM load hook that prints every module loaded through import (every package entry).
+    const hook = `data:text/javascript,${encodeURIComponent(
+      'export async function load(u, c, n) { process.stderr.write("LOADED " + u + "\\n"); return n(u, c); }',
+    )}`;
+    const register = `data:text/javascript,${encodeURIComponent(
+      `import { register } from 'node:module'; register(${JSON.stringify(hook)});`,
+    )}`;
+    const { code, stdout, stderr } = await new Promise<{
+      code: number | null;
+      stdout: string;
+      stderr: string;
+    }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', register, 'bin/regbridge.js', '--help'], {
+        cwd: ROOT,
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+      });
+      child.stderr.on('data', (c: Buffer) => {
+        err += c.toString();
+      });
+      child.on('error', reject);
+      child.on('close', (exit) => resolve({ code: exit, stdout: out, stderr: err }));
+    });
+    expect(code).toBe(0);
+    expect(stdout).toContain('serve [options]');
+    const loaded = stderr.split('\n').filter((l) => l.startsWith('LOADED '));
+    expect(loaded.some((l) => l.includes('commander'))).toBe(true);
+    for (const name of ['zod', 'fastify', 'aedes', 'mqtt', 'pino', 'better-sqlite3', 'prom-client']) {
+      expect(
+        loaded.filter((l) => l.includes(`/node_modules/${name}/`)),
+        name,
+      ).toEqual([]);
+    }
+  });
+});
+
+describe('a device builds its OpenAPI description when first asked', () => {
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it('has no swagger plugin until /openapi.json or /docs is requested, then answers from it', async () => {
+    t = await startTestApp();
+    expect(t.app.hasPlugin('@fastify/swagger')).toBe(false);
+    const first = await t.app.inject({ url: '/openapi.json' });
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['content-type']).toMatch(/^application\/json/);
+    const again = await t.app.inject({ url: '/openapi.json' });
+    expect(again.body).toBe(first.body);
+    const docs = await t.app.inject({ url: '/docs/' });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.headers['content-type']).toMatch(/^text\/html/);
+    const css = await t.app.inject({ url: '/docs/static/swagger-ui.css' });
+    expect(css.statusCode).toBe(200);
+    expect(css.headers['content-type']).toMatch(/^text\/css/);
+    expect(css.rawPayload.length).toBeGreaterThan(1000);
+    const redirect = await t.app.inject({ url: '/docs/static/index.html' });
+    expect(redirect.statusCode).toBe(302);
+    expect(redirect.headers.location).toBe('/docs/');
+    expect(redirect.body).toBe('');
+    const missing = await t.app.inject({ url: '/docs/static/no-such-file.js' });
+    expect(missing.statusCode).toBe(404);
+  });
+});
+
+describe("mqtt-packet's packet-id cache (src/mqtt-packet-cache.ts)", () => {
+  it('is off once a broker exists, so its 65,536 buffers are never built', async () => {
+    // Built, not started: the constructor is where it is switched off.
+    new StoreBroker({
+      port: 0,
+      host: '127.0.0.1',
+      ns: 'pos',
+      users: [],
+      logger: createLogger({ level: 'silent' }),
+    });
+    for (const owner of ['mqtt', 'aedes']) {
+      const require = createRequire(createRequire(import.meta.url).resolve(owner));
+      const packet = require('mqtt-packet') as { writeToStream: { cacheNumbers: boolean } };
+      expect(packet.writeToStream.cacheNumbers, owner).toBe(false);
+    }
+  });
+});
