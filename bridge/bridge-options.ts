@@ -13,6 +13,9 @@ export interface DeviceBridgeOptions {
   url: string | readonly string[];
   /** PEM CA certificate(s) trusted for mqtts:// and wss:// brokers besides the system's (`--mqtt-ca`). */
   ca?: Buffer;
+  /** Client certificate and key (`--mqtt-cert`, `--mqtt-key`): a store broker with device certificates logs the device in by its CN. */
+  cert?: Buffer;
+  key?: Buffer;
   /** Override the URLs' credentials (all of them). */
   username?: string;
   password?: string;

@@ -21,6 +21,9 @@ export interface ClientOptionsInput {
   reconnectPeriodMs?: number;
   /** Private CA for TLS brokers (`--mqtt-ca`). */
   ca?: Buffer;
+  /** Client certificate and key for TLS brokers with device certificates (`--mqtt-cert`, `--mqtt-key`). */
+  cert?: Buffer;
+  key?: Buffer;
 }
 
 /** `regbridge_<ns with / as _>_<deviceId>`: stable across restarts, distinct per namespace. */
@@ -46,6 +49,7 @@ export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
     reconnectPeriod: input.reconnectPeriodMs ?? 1000,
     // A private CA for mqtts:// / wss:// (docs/security.md); the system's CAs otherwise.
     ...(input.ca && { ca: input.ca }),
+    ...(input.cert && input.key && { cert: input.cert, key: input.key }),
     // Keep trying after a refusal too (a broker restarting with its user list not loaded yet);
     // start() gives up on refusals retrying cannot fix.
     reconnectOnConnackError: true,

@@ -117,6 +117,7 @@ export class DeviceBridge {
         ...(o.clientId !== undefined && { clientId: o.clientId }),
         ...(o.reconnectPeriodMs !== undefined && { reconnectPeriodMs: o.reconnectPeriodMs }),
         ...(o.ca && { ca: o.ca }),
+        ...(o.cert && o.key && { cert: o.cert, key: o.key }),
       }),
     );
     this.client = client;

@@ -75,23 +75,49 @@ export function tlsProblems(
   input: { tlsCert?: unknown; tlsKey?: unknown },
   needing: Record<string, unknown> = {},
 ): string[] {
-  const { tlsCert, tlsKey } = input;
-  if (tlsCert === undefined && tlsKey === undefined) {
+  if (input.tlsCert === undefined && input.tlsKey === undefined) {
     return Object.entries(needing)
       .filter(([, value]) => value !== undefined)
       .map(([name]) => `${name}: needs --tls-cert and --tls-key`);
   }
-  if (tlsCert === undefined) return ['--tls-key: needs --tls-cert too'];
-  if (tlsKey === undefined) return ['--tls-cert: needs --tls-key too'];
-  if (typeof tlsCert !== 'string' || typeof tlsKey !== 'string') return [];
+  return certificatePairProblems(input.tlsCert, input.tlsKey, '--tls-cert', '--tls-key');
+}
+
+/** A certificate flag and its key flag come together, and the key is the certificate's. */
+export function certificatePairProblems(
+  cert: unknown,
+  key: unknown,
+  certFlag: string,
+  keyFlag: string,
+): string[] {
+  if (cert === undefined && key === undefined) return [];
+  if (cert === undefined) return [`${keyFlag}: needs ${certFlag} too`];
+  if (key === undefined) return [`${certFlag}: needs ${keyFlag} too`];
+  if (typeof cert !== 'string' || typeof key !== 'string') return [];
   // Unreadable files are reported by the flags themselves.
-  if (pemProblem(tlsCert, 'CERTIFICATE') || pemProblem(tlsKey, 'PRIVATE KEY')) return [];
+  if (pemProblem(cert, 'CERTIFICATE') || pemProblem(key, 'PRIVATE KEY')) return [];
   try {
-    createSecureContext({ cert: readPem(tlsCert), key: readPem(tlsKey) });
+    createSecureContext({ cert: readPem(cert), key: readPem(key) });
   } catch (error) {
-    return [`--tls-key: cannot be used with --tls-cert: ${(error as Error).message}`];
+    return [`${keyFlag}: cannot be used with ${certFlag}: ${(error as Error).message}`];
   }
   return [];
+}
+
+/**
+ * `--mqtt-cert FILE --mqtt-key FILE`: the device's own certificate for a store broker that takes
+ * device certificates (`--client-ca`; the broker logs the device in by the certificate's CN).
+ */
+export function mqttClientCertificateFlags() {
+  return {
+    mqttCert: flag(
+      '--mqtt-cert <file>',
+      'PEM client certificate for an mqtts:// broker with device certificates (its CN is this device); needs --mqtt-key',
+      pemFile('CERTIFICATE'),
+      { defaultHelp: 'off' },
+    ),
+    mqttKey: flag('--mqtt-key <file>', 'PEM private key of --mqtt-cert', pemFile('PRIVATE KEY')),
+  };
 }
 
 type PemFileFlag = '--ca <file>' | '--mqtt-ca <file>' | '--client-ca <file>' | '--broker-client-ca <file>';

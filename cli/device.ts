@@ -183,6 +183,8 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
         registry,
         logger,
         ...(config.mqttCa !== undefined && { ca: readPem(config.mqttCa) }),
+        ...(config.mqttCert !== undefined &&
+          config.mqttKey !== undefined && { cert: readPem(config.mqttCert), key: readPem(config.mqttKey) }),
         protocolVersion: bridgeProtocol(config.mqttProtocol, bridgeConnection.url === config.mqttUrl),
         maxStatusesInFlight: config.mqttMaxInflight,
       });

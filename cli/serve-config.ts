@@ -5,6 +5,7 @@
  * reported at once, then frozen.
  */
 
+import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import { idSchema, installationSchema } from '../bridge/contract/topics.ts';
 import {
@@ -18,12 +19,15 @@ import {
   userSpecSchema,
   wholeNumber,
 } from '../src/config.ts';
+import { pemProblem, readPem } from '../src/tls.ts';
 import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
 import { embeddedBrokerTlsFlags } from './broker-tls-flags.ts';
 import {
   caFileFlag,
+  certificatePairProblems,
   hostValue,
   logLevelFlag,
+  mqttClientCertificateFlags,
   mqttUrlFlag,
   nsFlag,
   tlsFlags,
@@ -91,6 +95,7 @@ export const serveFlags = {
     'use this broker instead of the embedded one (mqtt://USER:PASS@host:port, mqtts://, ws://); a comma-separated list fails over between instances',
   ),
   mqttCa: caFileFlag('--mqtt-ca <file>', 'PEM CA certificate(s) to trust for an mqtts:// or wss:// broker'),
+  ...mqttClientCertificateFlags(),
   mqttProtocol: flag(
     '--mqtt-protocol <auto|3.1.1|5>',
     'MQTT protocol of the bridge: auto (5 where the broker accepts it, else 3.1.1), 3.1.1 or 5 (4: old name of 3.1.1)',
@@ -191,6 +196,7 @@ function serveCrossChecks(input: ServeConfigInput): string[] {
   });
   if (input.brokerClientCa !== undefined && input.brokerTlsPort === undefined)
     problems.push('--broker-client-ca: needs --broker-tls-port (device certificates come over TLS)');
+  problems.push(...mqttCertificateProblems(input));
   if (input.executor === 'command' && !input.command) {
     problems.push('--command: --executor command needs --command "<program> [args]"');
   }
@@ -219,6 +225,37 @@ function serveCrossChecks(input: ServeConfigInput): string[] {
     );
   }
   return problems;
+}
+
+/**
+ * `--mqtt-cert`/`--mqtt-key`: together, with --mqtt-url (the embedded broker needs none), and
+ * naming this device: the broker logs a certificate in as the device of its CN, so another CN
+ * would have every state and status refused.
+ */
+function mqttCertificateProblems(input: ServeConfigInput): string[] {
+  const problems = certificatePairProblems(input.mqttCert, input.mqttKey, '--mqtt-cert', '--mqtt-key');
+  if (input.mqttCert === undefined) return problems;
+  if (!input.mqttUrl)
+    problems.push('--mqtt-cert: only with --mqtt-url (a device certificate for an mqtts:// broker)');
+  const deviceId = typeof input.deviceId === 'string' ? input.deviceId : defaultDeviceId();
+  const cn = certificateCn(input.mqttCert);
+  if (cn !== undefined && cn !== deviceId) {
+    problems.push(
+      `--mqtt-cert: the certificate's CN is ${cn}, not this device's id ${deviceId} (the broker logs it in as the device ${cn}): pass --device-id ${cn} or use that device's certificate`,
+    );
+  }
+  return problems;
+}
+
+/** The CN of a readable PEM certificate; undefined when there is none (the flag reports that). */
+function certificateCn(path: unknown): string | undefined {
+  if (typeof path !== 'string' || pemProblem(path, 'CERTIFICATE')) return undefined;
+  try {
+    const subject = new X509Certificate(readPem(path)).subject;
+    return /^CN=(.*)$/m.exec(subject)?.[1];
+  } catch {
+    return undefined;
+  }
 }
 
 export type ServeConfigInput = z.input<typeof serveConfigSchema>;

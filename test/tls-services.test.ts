@@ -182,6 +182,73 @@ describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => 
     );
   });
 
+  it('another device logs in by its certificate: serve --mqtt-url mqtts:// --mqtt-ca --mqtt-cert --mqtt-key', async () => {
+    const own = pki.issue('store-ca', 'till-2', 'till-2');
+    const device = startCli([
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--auth',
+      'off',
+      '--device-id',
+      'till-2',
+      '--mqtt-url',
+      tlsUrl,
+      '--mqtt-ca',
+      ca.certPath,
+      '--mqtt-cert',
+      own.certPath,
+      '--mqtt-key',
+      own.keyPath,
+    ]);
+    const port = await waitForOutput(device, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    const health = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { mqtt: unknown };
+    expect(health.mqtt).toMatchObject({ state: 'connected', url: tlsUrl });
+    // It is the device till-2 on that broker: a controller's script for it runs there.
+    const hq = await connect(tlsUrl, { ca: ca.cert, username: 'hq', password: 'hq-password-1' });
+    const finished = new Promise<Record<string, unknown>>((resolve) => {
+      hq.on('message', (_topic, payload) => {
+        const status = JSON.parse(payload.toString()) as Record<string, unknown>;
+        if (status.status === 'FINISHED' && status.requestId === 'cert-1') resolve(status);
+      });
+    });
+    await hq.subscribeAsync('pos/devices/till-2/tasks/+/status', { qos: 1 });
+    await hq.publishAsync(
+      'pos/devices/till-2/scripts',
+      JSON.stringify({ script: 'PRINT by certificate', requestId: 'cert-1' }),
+      { qos: 1 },
+    );
+    expect(await finished).toMatchObject({ deviceId: 'till-2', report: 'by certificate' });
+    expect(await stopped(device)).toBe(0);
+  });
+
+  it('a device trusting another CA never connects, and logs the certificate error', async () => {
+    const device = startCli([
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--auth',
+      'off',
+      '--device-id',
+      'till-3',
+      '--mqtt-url',
+      `mqtts://hq:hq-password-1@localhost:${new URL(tlsUrl).port}`,
+      '--mqtt-ca',
+      otherCa.certPath,
+    ]);
+    const port = await waitForOutput(device, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    const health = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as {
+      mqtt: { state: string };
+    };
+    expect(health.mqtt.state).not.toBe('connected');
+    expect(device.stderr()).toMatch(/certificate/i);
+    expect(await stopped(device)).toBe(0);
+  });
+
   it('a client trusting another CA refuses the broker; an expired device certificate is refused', async () => {
     expect(
       await mqttRefusal(tlsUrl, { ca: otherCa.cert, username: 'hq', password: 'hq-password-1' }),
@@ -194,8 +261,8 @@ describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => 
   });
 });
 
-describe('serve --broker-tls-port configuration', () => {
-  it('needs --tls-cert/--tls-key and the embedded broker; --broker-client-ca needs the TLS port', async () => {
+describe('serve TLS configuration', () => {
+  it('--broker-tls-port needs --tls-cert/--tls-key and the embedded broker, --broker-client-ca the TLS port; --mqtt-cert names this device', async () => {
     const missing = startCli(['serve', '--broker-tls-port', '0', '--broker-client-ca', ca.certPath]);
     expect((await missing.exit).code).toBe(2);
     expect(missing.stderr()).toContain('--broker-tls-port: needs --tls-cert and --tls-key');
@@ -225,6 +292,21 @@ describe('serve --broker-tls-port configuration', () => {
     ]);
     expect((await mismatched.exit).code).toBe(2);
     expect(mismatched.stderr()).toContain('--tls-key: cannot be used with --tls-cert');
+    const wrongDevice = pki.issue('store-ca', 'till-4', 'till-4');
+    const cn = startCli([
+      'serve',
+      '--device-id',
+      'till-5',
+      '--mqtt-url',
+      'mqtts://127.0.0.1:1',
+      '--mqtt-cert',
+      wrongDevice.certPath,
+      '--mqtt-key',
+      ca.keyPath,
+    ]);
+    expect((await cn.exit).code).toBe(2);
+    expect(cn.stderr()).toContain("--mqtt-cert: the certificate's CN is till-4, not this device's id till-5");
+    expect(cn.stderr()).toContain('--mqtt-key: cannot be used with --mqtt-cert');
   });
 });
 
