@@ -7,7 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import { ROOT, startWorker, waitExit } from './lib/proc.ts';
+import { waitExit } from '../test/support/processes.ts';
+import { ROOT, startWorker } from './lib/proc.ts';
 import { renderTable } from './lib/table.ts';
 import type { Figure, ResultsFile, ScenarioMessage, ScenarioOutcome } from './lib/types.ts';
 
@@ -18,6 +19,10 @@ interface ScenarioSpec {
   quickTimeout: number;
   fullTimeout: number;
 }
+
+// Debian puts mosquitto and nats-server in /usr/sbin, which a non-login shell may not have on
+// PATH; the scenarios find broker programs on PATH (test/support/installed.ts), as the tests do.
+process.env.PATH = [process.env.PATH, '/usr/sbin', '/usr/local/sbin'].filter(Boolean).join(':');
 
 const SCENARIOS: ScenarioSpec[] = [
   { name: 'rest-throughput', file: 'bench/scenarios/rest-throughput.ts', quickTimeout: 40, fullTimeout: 180 },

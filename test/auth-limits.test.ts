@@ -4,7 +4,7 @@
  * on the old code a caller knowing one valid login interleaved it and guessed without limit.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { startTestApp, type TestApp, USER } from './http-helpers.ts';
+import { startTestApp, type TestApp, USER } from './support/http.ts';
 
 const BOB = { userName: 'bob', password: 'bob-knows-his-own-password' };
 let t: TestApp;

@@ -1,6 +1,6 @@
 /** Passwords and tokens never reach a log line (team brief), whatever the request looks like. */
 import { expect, it } from 'vitest';
-import { bearer, login, startTestApp, USER } from './http-helpers.ts';
+import { bearer, login, startTestApp, USER } from './support/http.ts';
 
 it('no log line contains a password or a token, even at trace level', async () => {
   const t = await startTestApp({ authMaxFailures: 2 });

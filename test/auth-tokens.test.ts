@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AttemptLimiter } from '../src/auth/attempt-limiter.ts';
 import { Credentials } from '../src/auth/credentials.ts';
 import { TokenStore } from '../src/auth/token-store.ts';
-import { bearer, login, startTestApp, type TestApp, USER } from './http-helpers.ts';
+import { bearer, login, startTestApp, type TestApp, USER } from './support/http.ts';
 
 class Clock {
   ms = 1_800_000_000_000;

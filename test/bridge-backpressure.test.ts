@@ -6,11 +6,13 @@
  * and the store broker holds the broker's packets (PUBACKs) back, as a stalled broker would.
  */
 import net from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { topics } from '../bridge/contract/topics.ts';
-import { directBridge, uniqueId } from './helpers/bridge-device.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { type Received, TestClient, until } from './helpers/mqtt.ts';
+import { directBridge, uniqueId } from './support/bridge-device.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { type Received, TestClient } from './support/mqtt.ts';
+import { brokerPerSuite } from './support/suite-hooks.ts';
+import { until } from './support/waits.ts';
 
 interface AckGate {
   url: string;
@@ -69,16 +71,8 @@ describe('status backpressure: a broker that does not acknowledge', () => {
   const RETAIN = 16;
   const TASKS = 2000;
   let broker: RunningBroker;
-  const cleanups: Array<() => Promise<unknown>> = [];
-
-  beforeAll(async () => {
-    broker = await brokersByName.embedded.start(ns);
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
-  afterAll(async () => {
-    await broker?.stop();
+  const cleanups = brokerPerSuite(brokersByName.embedded, ns, (started) => {
+    broker = started;
   });
 
   it('keeps the bound, coalesces, and delivers every latest status and clear once acknowledged', async () => {

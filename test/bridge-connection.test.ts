@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type Logger, pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
   deviceCancelSchema,
@@ -19,18 +19,17 @@ import {
   topics,
 } from '../bridge/contract/topics.ts';
 import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
-import { skipWithout } from './helpers/binaries.ts';
-import { directBridge, uniqueId } from './helpers/bridge-device.ts';
-import { brokersByName, freePort } from './helpers/brokers.ts';
-import { type Received, TestClient, until } from './helpers/mqtt.ts';
+import { skipWithout } from './support/binaries.ts';
+import { directBridge, uniqueId } from './support/bridge-device.ts';
+import { brokersByName } from './support/brokers.ts';
+import { silent } from './support/loggers.ts';
+import { type Received, TestClient } from './support/mqtt.ts';
+import { freePort } from './support/ports.ts';
+import { cleanupsAfterEach } from './support/suite-hooks.ts';
+import { until } from './support/waits.ts';
 
 const json = (m: Received) => m.json as Record<string, unknown> | undefined;
-const silent = pino({ level: 'silent' });
-const cleanups: Array<() => Promise<unknown>> = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 function later<T extends { stop(): Promise<unknown> }>(thing: T): T {
   cleanups.push(() => thing.stop());

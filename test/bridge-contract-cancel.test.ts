@@ -3,11 +3,12 @@
  * broker, store brokers over Redis, mosquitto, nats-server): the device and group cancel topics,
  * their payload rules and replies, the cancel-before-script rule, and the mirrored FAILURE.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type StatusMessage, statusMessageSchema, topics } from '../bridge/contract/topics.ts';
-import { startTestDevice, type TestDevice, uniqueId } from './helpers/bridge-device.ts';
-import { type BrokerFixture, brokers, type RunningBroker } from './helpers/brokers.ts';
-import { type Received, TestClient } from './helpers/mqtt.ts';
+import { startTestDevice, type TestDevice, uniqueId } from './support/bridge-device.ts';
+import { type BrokerFixture, brokers, type RunningBroker } from './support/brokers.ts';
+import { type Received, TestClient } from './support/mqtt.ts';
+import { brokerPerSuite } from './support/suite-hooks.ts';
 
 const strictStatus = statusMessageSchema.strict();
 const json = (m: Received) => m.json as Record<string, unknown>;
@@ -15,16 +16,8 @@ const json = (m: Received) => m.json as Record<string, unknown>;
 describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
   const ns = 'test/store-043';
   let broker: RunningBroker;
-  const cleanups: Array<() => Promise<unknown>> = [];
-
-  beforeAll(async () => {
-    broker = await fixture.start(ns);
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
-  afterAll(async () => {
-    await broker?.stop();
+  const cleanups = brokerPerSuite(fixture, ns, (started) => {
+    broker = started;
   });
 
   async function controller(filters: string[]): Promise<TestClient> {

@@ -1,10 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type StatusMessage, statusMessageSchema, topics } from '../bridge/contract/topics.ts';
 import { VERSION } from '../src/version.ts';
-import { skipSuite } from './helpers/binaries.ts';
-import { startTestDevice, type TestDevice, uniqueId } from './helpers/bridge-device.ts';
-import { type BrokerFixture, brokers, type RunningBroker } from './helpers/brokers.ts';
-import { type Received, TestClient } from './helpers/mqtt.ts';
+import { skipSuite } from './support/binaries.ts';
+import { startTestDevice, type TestDevice, uniqueId } from './support/bridge-device.ts';
+import { type BrokerFixture, brokers, type RunningBroker } from './support/brokers.ts';
+import { type Received, TestClient } from './support/mqtt.ts';
+import { brokerPerSuite } from './support/suite-hooks.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const strictStatus = statusMessageSchema.strict();
@@ -14,16 +15,8 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
   if (skipSuite(fixture.binaries, `MQTT contract on ${fixture.name}`)) return;
   const ns = 'test/store-042';
   let broker: RunningBroker;
-  const cleanups: Array<() => Promise<unknown>> = [];
-
-  beforeAll(async () => {
-    broker = await fixture.start(ns);
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
-  afterAll(async () => {
-    await broker?.stop();
+  const cleanups = brokerPerSuite(fixture, ns, (started) => {
+    broker = started;
   });
 
   async function controller(filters: string[], protocolVersion: 4 | 5 = 4): Promise<TestClient> {

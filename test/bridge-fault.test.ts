@@ -6,12 +6,14 @@
  */
 import net from 'node:net';
 import { Aedes } from 'aedes';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topics } from '../bridge/contract/topics.ts';
-import { skipSuite } from './helpers/binaries.ts';
-import { directBridge, startTestDevice, uniqueId } from './helpers/bridge-device.ts';
-import { type BrokerFixture, brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { type Received, TestClient, until } from './helpers/mqtt.ts';
+import { skipSuite } from './support/binaries.ts';
+import { directBridge, startTestDevice, uniqueId } from './support/bridge-device.ts';
+import { type BrokerFixture, brokersByName, type RunningBroker } from './support/brokers.ts';
+import { type Received, TestClient } from './support/mqtt.ts';
+import { brokerPerSuite, cleanupsAfterEach } from './support/suite-hooks.ts';
+import { until } from './support/waits.ts';
 
 const json = (m: Received) => m.json as Record<string, unknown> | undefined;
 
@@ -22,16 +24,8 @@ describe.each(restartable)('MQTT faults on $name', (fixture: BrokerFixture) => {
   if (skipSuite(fixture.binaries, `MQTT faults on ${fixture.name}`)) return;
   const ns = 'fault/store-7';
   let broker: RunningBroker;
-  const cleanups: Array<() => Promise<unknown>> = [];
-
-  beforeAll(async () => {
-    broker = await fixture.start(ns);
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
-  afterAll(async () => {
-    await broker?.stop();
+  const cleanups = brokerPerSuite(fixture, ns, (started) => {
+    broker = started;
   });
 
   async function watcher(filters: string[]): Promise<TestClient> {
@@ -124,7 +118,7 @@ describe('a broker that closes the connection over a refused reply', () => {
   let aedes: Aedes;
   let server: net.Server;
   let url: string;
-  const cleanups: Array<() => Promise<unknown>> = [];
+  const cleanups = cleanupsAfterEach();
 
   beforeAll(async () => {
     aedes = await Aedes.createBroker({
@@ -134,9 +128,6 @@ describe('a broker that closes the connection over a refused reply', () => {
     server = net.createServer(aedes.handle);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     url = `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   });
   afterAll(async () => {
     await new Promise<void>((resolve) => aedes.close(() => resolve()));

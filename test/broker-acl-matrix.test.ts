@@ -4,9 +4,9 @@
  * its user, the session-theft finding), last wills per role, and the v1.1 cancel topics. Raw
  * packets, so every CONNACK code and every SUBACK code is seen as sent.
  */
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StoreBroker } from '../broker/store-broker.ts';
+import { silent } from './support/loggers.ts';
 import {
   type ConnectOptions,
   publish,
@@ -14,7 +14,7 @@ import {
   type Received,
   subscribe,
   TYPE,
-} from './helpers/raw-mqtt.ts';
+} from './support/raw-mqtt.ts';
 
 const NS = 'stores/042';
 const USERS = {
@@ -40,7 +40,7 @@ beforeAll(async () => {
       { name: 'd2', password: 'd2-pw', role: 'device' },
       { name: 'obs', password: 'obs-pw', role: 'observer' },
     ],
-    logger: pino({ level: 'silent' }),
+    logger: silent,
   });
   await broker.start();
 });

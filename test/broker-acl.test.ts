@@ -2,13 +2,13 @@
  * The store broker's ACL and authentication over real sockets (docs/mqtt.md, README "Command line",
  * docs/broker.md): mqtt.js clients against a StoreBroker on free ports, namespace `stores/042`.
  */
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { pino } from 'pino';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DENIED_PUBLISH_TOPIC, StoreBroker } from '../broker/store-broker.ts';
+import { silent } from './support/loggers.ts';
+import { MqttClients } from './support/mqtt-clients.ts';
 
 const NS = 'stores/042';
-const silent = pino({ level: 'silent' });
 const CTL = { username: 'ctl', password: 'pa:ss:word' };
 const D1 = { username: 'd1', password: 'd1-secret' };
 const OBS = { username: 'obs', password: 'obs-secret' };
@@ -19,17 +19,11 @@ interface Received {
   retain: boolean;
 }
 
-const clients: MqttClient[] = [];
+const clients = new MqttClients();
 
 /** Connects (no reconnect) and resolves on CONNACK 0; rejects with the CONNACK code otherwise. */
 function connect(url: string, options: IClientOptions = {}): Promise<MqttClient> {
-  const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 5000, ...options });
-  clients.push(client);
-  return new Promise((resolve, reject) => {
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-    client.once('close', () => reject(new Error('closed before CONNACK')));
-  });
+  return clients.connect(url, options);
 }
 
 async function refusalCode(url: string, options: IClientOptions = {}): Promise<number | undefined> {
@@ -89,7 +83,7 @@ function closed(client: MqttClient): Promise<void> {
 }
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.endAsync(true)));
+  await clients.closeAll();
 });
 
 describe('store broker ACL and authentication', () => {

@@ -6,8 +6,8 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { programProblem } from '../src/executors/program-check.ts';
-import { skipReason } from './helpers/binaries.ts';
-import { cleanEnv, ROOT } from './helpers/controller-cli.ts';
+import { skipReason } from './support/binaries.ts';
+import { cleanEnv, ROOT } from './support/controller-cli.ts';
 
 const PATH_WITHOUT_SBIN = '/usr/local/bin:/usr/bin:/bin';
 

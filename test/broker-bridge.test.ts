@@ -6,27 +6,16 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreBroker } from '../broker/store-broker.ts';
-import { skipWithout } from './helpers/binaries.ts';
+import { skipWithout } from './support/binaries.ts';
+import { silent } from './support/loggers.ts';
+import { freePort } from './support/ports.ts';
 
 const NS = 'stores/042';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const clients: MqttClient[] = [];
 
@@ -86,7 +75,7 @@ describe.skipIf(skipWithout(['mosquitto'], 'a Mosquitto hub bridged to a store b
           { name: 'hq-bridge', password: 'bridge-secret', role: 'controller' },
           { name: 'reg-1', password: 'reg-secret', role: 'device' },
         ],
-        logger: pino({ level: 'silent' }),
+        logger: silent,
       });
       await store.start();
       device = await connect(`mqtt://127.0.0.1:${store.port}`, { username: 'reg-1', password: 'reg-secret' });

@@ -6,13 +6,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TestPki } from './helpers/certs.ts';
-import { until } from './helpers/mqtt.ts';
-import { publish, RawClient } from './helpers/raw-mqtt.ts';
+import { TestPki } from './support/certs.ts';
+import { MqttClients } from './support/mqtt-clients.ts';
+import { publish, RawClient } from './support/raw-mqtt.ts';
+import { until } from './support/waits.ts';
 
 const BIN = fileURLToPath(new URL('../bin/regbridge.js', import.meta.url));
 const children: ChildProcess[] = [];
-const clients: MqttClient[] = [];
+const clients = new MqttClients();
 
 interface Run {
   child: ChildProcess;
@@ -54,16 +55,11 @@ async function listening(r: Run, timeoutMs = 20_000): Promise<{ port: number; ws
 }
 
 function connect(url: string, username: string, password: string): Promise<MqttClient> {
-  const client = mqtt.connect(url, { username, password, reconnectPeriod: 0 });
-  clients.push(client);
-  return new Promise((resolve, reject) => {
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
+  return clients.connect(url, { username, password });
 }
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.endAsync(true)));
+  await clients.closeAll();
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 });
 
@@ -237,7 +233,7 @@ describe('regbridge broker', () => {
         key: device.key,
         reconnectPeriod: 0,
       });
-      clients.push(client);
+      clients.add(client);
       await new Promise<void>((resolve, reject) => {
         client.once('connect', () => resolve());
         client.once('error', reject);

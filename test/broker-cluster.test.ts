@@ -4,64 +4,27 @@
  * binary is missing.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BrokerRedisError, StoreBroker } from '../broker/store-broker.ts';
-import { skipWithout } from './helpers/binaries.ts';
-import { type RunningRedis, startRedisServer } from './helpers/redis-server.ts';
+import { BrokerRedisError, type StoreBroker } from '../broker/store-broker.ts';
+import { skipWithout } from './support/binaries.ts';
+import { MqttClients, nextMessage } from './support/mqtt-clients.ts';
+import { type RunningRedis, startRedisServer } from './support/redis-server.ts';
+import { CTL, DEV, storeBroker } from './support/store-brokers.ts';
 
 const NS = 'stores/7';
-const silent = pino({ level: 'silent' });
-const CTL = { username: 'ctl', password: 'ctl-secret' };
-const DEV = { username: 'reg-1', password: 'reg-secret' };
 
-const clients: MqttClient[] = [];
+const clients = new MqttClients();
 
 function connect(port: number, options: IClientOptions): Promise<MqttClient> {
-  const client = mqtt.connect(`mqtt://127.0.0.1:${port}`, { reconnectPeriod: 0, ...options });
-  clients.push(client);
-  return new Promise((resolve, reject) => {
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
-
-function nextMessage(
-  client: MqttClient,
-  payload: string,
-  timeoutMs = 5000,
-): Promise<{ topic: string; retain: boolean }> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      client.off('message', onMessage);
-      reject(new Error(`no message ${payload}`));
-    }, timeoutMs);
-    function onMessage(topic: string, body: Buffer, packet: { retain: boolean }): void {
-      if (body.toString() !== payload) return;
-      clearTimeout(timer);
-      client.off('message', onMessage);
-      resolve({ topic, retain: packet.retain });
-    }
-    client.on('message', onMessage);
-  });
+  return clients.connect(port, options);
 }
 
 function instance(redisUrl: string): StoreBroker {
-  return new StoreBroker({
-    port: 0,
-    host: '127.0.0.1',
-    ns: NS,
-    users: [
-      { name: CTL.username, password: CTL.password, role: 'controller' },
-      { name: DEV.username, password: DEV.password, role: 'device' },
-    ],
-    redisUrl,
-    logger: silent,
-  });
+  return storeBroker(NS, { redisUrl });
 }
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.endAsync(true)));
+  await clients.closeAll();
 });
 
 // Skipped only outside CI when redis-server is missing; CI (.ci/run) installs it, so there it always runs.
@@ -221,7 +184,7 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
         clean: false,
         reconnectPeriod: 0,
       });
-      clients.push(back);
+      clients.add(back);
       const received = Promise.all([nextMessage(back, 'to the device'), nextMessage(back, 'to the group')]);
       expect((await received).map((m) => m.topic)).toEqual([scripts, group]);
     });

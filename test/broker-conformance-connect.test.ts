@@ -1,7 +1,7 @@
 /**
  * MQTT 3.1.1 conformance, part 1: CONNECT validation, client ids, sessions, takeover, wills,
  * keep alive. Each test is named by the normative statement(s) it checks and runs against the
- * store broker and, as the reference, Mosquitto; raw packets (test/helpers/raw-mqtt.ts) so the
+ * store broker and, as the reference, Mosquitto; raw packets (test/support/raw-mqtt.ts) so the
  * broker's exact answer is seen. Where the store broker differs on purpose the test says so.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -17,8 +17,8 @@ import {
   replyTopic,
   subscribed,
   USERS,
-} from './helpers/conformance.ts';
-import { ack, connect, publish, RawClient, subscribe, TYPE } from './helpers/raw-mqtt.ts';
+} from './support/conformance.ts';
+import { ack, connect, publish, RawClient, subscribe, TYPE } from './support/raw-mqtt.ts';
 
 describe.each(conformanceTargets)('MQTT 3.1.1 CONNECT and sessions: $name', (fixture) => {
   let target: ConformanceTarget;

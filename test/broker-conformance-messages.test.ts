@@ -15,8 +15,8 @@ import {
   replyTopic,
   statusTopic,
   subscribed,
-} from './helpers/conformance.ts';
-import { ack, packet, publish, type RawClient, subscribe, TYPE, unsubscribe } from './helpers/raw-mqtt.ts';
+} from './support/conformance.ts';
+import { ack, packet, publish, type RawClient, subscribe, TYPE, unsubscribe } from './support/raw-mqtt.ts';
 
 describe.each(conformanceTargets)('MQTT 3.1.1 messages and subscriptions: $name', (fixture) => {
   let target: ConformanceTarget;

@@ -7,9 +7,9 @@
  * repeatable: REGBRIDGE_FUZZ_SEED=<seed> npx vitest run test/broker-fuzz.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestDevice, type TestDevice } from './helpers/bridge-device.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { jsonOf, TestClient } from './helpers/mqtt.ts';
+import { startTestDevice, type TestDevice } from './support/bridge-device.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { jsonOf, TestClient } from './support/mqtt.ts';
 
 const NS = 'fuzz';
 const DEVICE = 'fuzz-reg';

@@ -6,8 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { pino } from 'pino';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   AccessRules,
@@ -20,11 +19,12 @@ import {
   topicMatches,
   UserSpecError,
 } from '../broker/store-broker.ts';
+import { silent } from './support/loggers.ts';
+import { MqttClients } from './support/mqtt-clients.ts';
 
-const silent = pino({ level: 'silent' });
 const CTL = { username: 'ctl', password: 'secret' };
 const brokers: StoreBroker[] = [];
-const clients: MqttClient[] = [];
+const clients = new MqttClients();
 
 function broker(options: Partial<StoreBrokerOptions> = {}): StoreBroker {
   const b = new StoreBroker({
@@ -40,12 +40,7 @@ function broker(options: Partial<StoreBrokerOptions> = {}): StoreBroker {
 }
 
 function connect(url: string, options: IClientOptions = CTL): Promise<MqttClient> {
-  const client = mqtt.connect(url, { reconnectPeriod: 0, ...options });
-  clients.push(client);
-  return new Promise((resolve, reject) => {
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
+  return clients.connect(url, options);
 }
 
 function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -58,7 +53,7 @@ function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.endAsync(true)));
+  await clients.closeAll();
   await Promise.all(brokers.splice(0).map((b) => b.stop()));
 });
 

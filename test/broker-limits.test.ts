@@ -3,11 +3,11 @@
  * enforced before the packet is buffered, the CONNECT time-out, the connection cap. Raw sockets;
  * every wait is for an event (a close, a CONNACK) with a time-out.
  */
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BrokerLimits, DEFAULT_BROKER_LIMITS, StoreBroker } from '../broker/store-broker.ts';
-import { until } from './helpers/mqtt.ts';
-import { connect, publish, RawClient, subscribe, TYPE } from './helpers/raw-mqtt.ts';
+import { silent } from './support/loggers.ts';
+import { connect, publish, RawClient, subscribe, TYPE } from './support/raw-mqtt.ts';
+import { until } from './support/waits.ts';
 
 const USER = { username: 'hq', password: 'hq-pw' };
 let broker: StoreBroker | undefined;
@@ -19,7 +19,7 @@ async function start(limits: Partial<BrokerLimits>): Promise<StoreBroker> {
     host: '127.0.0.1',
     ns: 'pos',
     users: [{ name: USER.username, password: USER.password, role: 'controller' }],
-    logger: pino({ level: 'silent' }),
+    logger: silent,
     limits,
   });
   await broker.start();

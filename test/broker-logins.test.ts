@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StoreBroker } from '../broker/store-broker.ts';
-import { RawClient } from './helpers/raw-mqtt.ts';
+import { RawClient } from './support/raw-mqtt.ts';
 
 const MAX = 3;
 let broker: StoreBroker;

@@ -6,45 +6,28 @@
  * instance B inside the resumed CONNECT, so the interleaving happens on every run.
  */
 import mqtt, { type IClientOptions, type MqttClient, type Packet } from 'mqtt';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { StoreBroker } from '../broker/store-broker.ts';
-import { until } from './helpers/mqtt.ts';
-import { type RedisProxy, startRedisProxy } from './helpers/redis-proxy.ts';
-import { type RunningRedis, redisServerAvailable, startRedisServer } from './helpers/redis-server.ts';
+import type { StoreBroker } from '../broker/store-broker.ts';
+import { MqttClients } from './support/mqtt-clients.ts';
+import { type RedisProxy, startRedisProxy } from './support/redis-proxy.ts';
+import { type RunningRedis, redisServerAvailable, startRedisServer } from './support/redis-server.ts';
+import { CTL, DEV, storeBroker } from './support/store-brokers.ts';
+import { until } from './support/waits.ts';
 
 const NS = 'stores/8';
-const silent = pino({ level: 'silent' });
-const CTL = { username: 'ctl', password: 'ctl-secret' };
-const DEV = { username: 'reg-1', password: 'reg-secret' };
 
-const clients: MqttClient[] = [];
+const clients = new MqttClients();
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.endAsync(true)));
+  await clients.closeAll();
 });
 
 function connect(port: number, options: IClientOptions): Promise<MqttClient> {
-  const client = mqtt.connect(`mqtt://127.0.0.1:${port}`, { reconnectPeriod: 0, ...options });
-  clients.push(client);
-  return new Promise((resolve, reject) => {
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
+  return clients.connect(port, options);
 }
 
 function instance(redisUrl: string): StoreBroker {
-  return new StoreBroker({
-    port: 0,
-    host: '127.0.0.1',
-    ns: NS,
-    users: [
-      { name: CTL.username, password: CTL.password, role: 'controller' },
-      { name: DEV.username, password: DEV.password, role: 'device' },
-    ],
-    redisUrl,
-    logger: silent,
-  });
+  return storeBroker(NS, { redisUrl });
 }
 
 /** What the client received, in order: `connack`, `publish <payload>`, ... (acks left out). */
@@ -103,7 +86,7 @@ describe.skipIf(!redisServerAvailable() && !process.env.CI)(
         clean: false,
         reconnectPeriod: 0,
       });
-      clients.push(back);
+      clients.add(back);
       const received = packetLog(back);
       await inConnect;
       // Published on A: queued for the session in Redis, then emitted to B, which has the restored

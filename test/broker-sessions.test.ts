@@ -5,38 +5,24 @@
  */
 import { Redis } from 'ioredis';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { StoreBroker } from '../broker/store-broker.ts';
-import { skipWithout } from './helpers/binaries.ts';
-import { until } from './helpers/mqtt.ts';
-import { type RunningRedis, startRedisServer } from './helpers/redis-server.ts';
+import type { StoreBroker } from '../broker/store-broker.ts';
+import { skipWithout } from './support/binaries.ts';
+import { MqttClients, recordPayloads } from './support/mqtt-clients.ts';
+import { type RunningRedis, startRedisServer } from './support/redis-server.ts';
+import { CTL, DEV, storeBroker } from './support/store-brokers.ts';
+import { until } from './support/waits.ts';
 
 const NS = 'stores/9';
-const silent = pino({ level: 'silent' });
-const CTL = { username: 'ctl', password: 'ctl-secret' };
-const DEV = { username: 'reg-1', password: 'reg-secret' };
 
-const clients: MqttClient[] = [];
+const clients = new MqttClients();
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.endAsync(true)));
+  await clients.closeAll();
 });
 
 function connect(port: number, options: IClientOptions): Promise<MqttClient> {
-  const client = mqtt.connect(`mqtt://127.0.0.1:${port}`, { reconnectPeriod: 0, ...options });
-  clients.push(client);
-  return new Promise((resolve, reject) => {
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
-
-/** Every payload the client receives, in order. */
-function record(client: MqttClient): string[] {
-  const payloads: string[] = [];
-  client.on('message', (_topic, payload) => payloads.push(payload.toString()));
-  return payloads;
+  return clients.connect(port, options);
 }
 
 // Over Redis only where the redis-server binary exists.
@@ -53,17 +39,7 @@ describe.each(backends)('persistent sessions on the store broker ($name)', ({ re
 
   beforeAll(async () => {
     if (useRedis) redis = await startRedisServer();
-    broker = new StoreBroker({
-      port: 0,
-      host: '127.0.0.1',
-      ns: NS,
-      users: [
-        { name: CTL.username, password: CTL.password, role: 'controller' },
-        { name: DEV.username, password: DEV.password, role: 'device' },
-      ],
-      ...(redis && { redisUrl: redis.url }),
-      logger: silent,
-    });
+    broker = storeBroker(NS, redis && { redisUrl: redis.url });
     await broker.start();
   });
   afterAll(async () => {
@@ -91,8 +67,8 @@ describe.each(backends)('persistent sessions on the store broker ($name)', ({ re
       clean: false,
       reconnectPeriod: 0,
     });
-    clients.push(back);
-    const received = record(back);
+    clients.add(back);
+    const received = recordPayloads(back);
     await until(() => received.includes('for reg-1'), 'the message of the granted filter');
     // A live one on the refused topic does not arrive either; one on the granted topic after it does.
     await ctl.publishAsync(other, 'live for reg-2', { qos: 1 });
@@ -110,7 +86,7 @@ describe.each(backends)('persistent sessions on the store broker ($name)', ({ re
     watcher.on('close', () => {
       closed = true;
     });
-    const received = record(watcher);
+    const received = recordPayloads(watcher);
     const ctl = await connect(broker.port, CTL);
     const sent = Array.from({ length: 20 }, (_, i) => `m${i}`);
     // Back to back: aedes 1.2 closed such a session with `no such packet` and lost messages.
@@ -121,7 +97,7 @@ describe.each(backends)('persistent sessions on the store broker ($name)', ({ re
 
     await watcher.endAsync();
     const back = await connect(broker.port, { ...CTL, clientId: 'ctl-overlap', clean: false });
-    const again = record(back);
+    const again = recordPayloads(back);
     // A marker sent after the resume arrives after anything the session still had queued.
     await ctl.publishAsync(`${NS}/devices/reg-7/scripts`, 'marker', { qos: 1 });
     await until(() => again.includes('marker'), 'the marker');

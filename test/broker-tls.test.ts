@@ -3,18 +3,19 @@
  * certificates made by the test (openssl). Passwords over TLS; device certificates (`clientCa`):
  * the CN is the device, no password; a certificate of another CA and an expired one are refused.
  */
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { pino } from 'pino';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StoreBroker } from '../broker/store-broker.ts';
-import { type Pem, TestPki } from './helpers/certs.ts';
+import { type Pem, TestPki } from './support/certs.ts';
+import { silent } from './support/loggers.ts';
+import { MqttClients } from './support/mqtt-clients.ts';
 
 const NS = 'pos';
 const pki = new TestPki();
 let ca: Pem;
 let broker: StoreBroker;
 let url: string;
-const clients: MqttClient[] = [];
+const clients = new MqttClients();
 
 beforeAll(async () => {
   ca = pki.ca('store-ca');
@@ -28,14 +29,14 @@ beforeAll(async () => {
       { name: 'hq', password: 'hq-pw', role: 'controller' },
       { name: 'd2', password: 'd2-pw', role: 'device' },
     ],
-    logger: pino({ level: 'silent' }),
+    logger: silent,
     tls: { port: 0, cert: server.cert, key: server.key, clientCa: ca.cert },
   });
   await broker.start();
   url = `mqtts://127.0.0.1:${broker.tlsPort}`;
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.endAsync(true)));
+  await clients.closeAll();
 });
 afterAll(async () => {
   await broker?.stop();
@@ -44,13 +45,7 @@ afterAll(async () => {
 
 /** Resolves on CONNACK 0; rejects with the CONNACK code, or the error, or 'closed'. */
 function connect(target: string, options: IClientOptions): Promise<MqttClient> {
-  const client = mqtt.connect(target, { reconnectPeriod: 0, connectTimeout: 5000, ...options });
-  clients.push(client);
-  return new Promise((resolve, reject) => {
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-    client.once('close', () => reject(new Error('closed before CONNACK')));
-  });
+  return clients.connect(target, options);
 }
 
 async function refusal(target: string, options: IClientOptions): Promise<string> {

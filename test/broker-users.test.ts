@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { hashPassword, parsePasswordHash } from '../broker/password-hash.ts';
 import { parseUserSpec, UserDirectory, UserSpecError } from '../broker/users.ts';
-import { until } from './helpers/mqtt.ts';
-import { RawClient } from './helpers/raw-mqtt.ts';
+import { RawClient } from './support/raw-mqtt.ts';
+import { until } from './support/waits.ts';
 
 const BIN = fileURLToPath(new URL('../bin/regbridge.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'regbridge-users-'));

@@ -6,9 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningDevice } from '../cli/device.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { runCli } from './helpers/controller-cli.ts';
-import { controllerUrl, newController, startRealDevice, until } from './helpers/controller-env.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { runCli } from './support/controller-cli.ts';
+import { controllerUrl, newController, startRealDevice } from './support/controller-env.ts';
+import { until } from './support/waits.ts';
 
 const NS = 'clijob';
 const IDS = ['reg1', 'reg2', 'reg3'];

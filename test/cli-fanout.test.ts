@@ -7,9 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningDevice } from '../cli/device.ts';
-import { brokersByName, freePort, type RunningBroker } from './helpers/brokers.ts';
-import { runCli } from './helpers/controller-cli.ts';
-import { controllerUrl, newController, startRealDevice, until } from './helpers/controller-env.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { runCli } from './support/controller-cli.ts';
+import { controllerUrl, newController, startRealDevice } from './support/controller-env.ts';
+import { freePort } from './support/ports.ts';
+import { until } from './support/waits.ts';
 
 const NS = 'clitest';
 const IDS = ['reg1', 'reg2', 'reg3'];

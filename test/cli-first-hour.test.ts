@@ -1,11 +1,3 @@
-/**
- * Issue 13 ("the first hour") as a new user meets it, with the CLI as child processes: usage
- * errors exit 2 for every command, durations for every time flag, clear number errors, variables
- * named with the command that read them, `run --log-level` and REGBRIDGE_ASYNC, a missing
- * `--command` program refused at start, the `--auth off` banner, and the output rule (banner on
- * stdout, logs on stderr, a retried bind never reported as a stop).
- */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,46 +5,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
-import { createLogger } from '../src/logger.ts';
-import { cleanEnv, ROOT, runCli } from './helpers/controller-cli.ts';
+import { SERVE_ON_FREE_PORTS, startCli, stopAll, stopCli, waitForPrinted } from './support/cli-process.ts';
+import { runCli } from './support/controller-cli.ts';
+import { silent } from './support/loggers.ts';
 
-const children: ChildProcess[] = [];
-
-interface Started {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
-
-/** A long-running command (serve), its output as it comes. */
-function start(args: string[], env: Record<string, string> = {}): Started {
-  const child = spawn(process.execPath, ['bin/regbridge.js', ...args], {
-    cwd: ROOT,
-    env: cleanEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exit };
-}
-
-async function waitFor(started: Started, test: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!test()) {
-    if (started.child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`no ${what}:\n${started.stdout()}\n${started.stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-});
+afterEach(stopAll);
 
 describe('usage errors exit 2, for every command', () => {
   it.each([
@@ -126,9 +83,9 @@ describe('serve output', () => {
       });
       held!.listen(1883, '0.0.0.0', resolve);
     });
-    const serve = start(['serve', '--port', '0', '--host', '127.0.0.1', '--device-id', 'first-hour']);
-    await waitFor(serve, () => serve.stdout().includes('created user admin'), 'banner');
-    await waitFor(serve, () => serve.stderr().includes('"device started"'), 'log line');
+    const serve = startCli(['serve', '--port', '0', '--host', '127.0.0.1', '--device-id', 'first-hour']);
+    await waitForPrinted(serve, () => serve.stdout().includes('created user admin'), 'banner');
+    await waitForPrinted(serve, () => serve.stderr().includes('"device started"'), 'log line');
     const lines = serve.stdout().trim().split('\n');
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(/^regbridge device first-hour listening on http:\/\/127\.0\.0\.1:\d+$/);
@@ -151,33 +108,20 @@ describe('serve output', () => {
     );
     expect(logs.map((l) => l.msg)).not.toContain('store broker stopped');
     expect(serve.stderr()).not.toContain(lines[3]!.split(' ')[5]!); // the password
-    serve.child.kill('SIGTERM');
-    expect(await serve.exit).toBe(0);
+    expect(await stopCli(serve)).toBe(0);
   });
 
   it('--auth off: the generated admin is announced as the embedded broker login only; none without it', async () => {
-    const serve = start([
-      'serve',
-      '--auth',
-      'off',
-      '--port',
-      '0',
-      '--broker-port',
-      '0',
-      '--host',
-      '127.0.0.1',
-    ]);
-    await waitFor(serve, () => serve.stdout().includes('created user admin'), 'banner');
+    const serve = startCli([...SERVE_ON_FREE_PORTS, '--auth', 'off']);
+    await waitForPrinted(serve, () => serve.stdout().includes('created user admin'), 'banner');
     expect(serve.stdout()).toMatch(
       /created user admin with password \S+ for the embedded MQTT broker only \(--auth off: REST needs no token; shown once; pass --user NAME:PASSWORD to choose\)/,
     );
-    serve.child.kill('SIGTERM');
-    expect(await serve.exit).toBe(0);
-    const bare = start(['serve', '--auth', 'off', '--no-mqtt', '--port', '0', '--host', '127.0.0.1']);
-    await waitFor(bare, () => bare.stderr().includes('"device started"'), 'start');
+    expect(await stopCli(serve)).toBe(0);
+    const bare = startCli(['serve', '--auth', 'off', '--no-mqtt', '--port', '0', '--host', '127.0.0.1']);
+    await waitForPrinted(bare, () => bare.stderr().includes('"device started"'), 'start');
     expect(bare.stdout()).toMatch(/^regbridge device \S+ listening on http:\/\/127\.0\.0\.1:\d+\n$/);
-    bare.child.kill('SIGTERM');
-    expect(await bare.exit).toBe(0);
+    expect(await stopCli(bare)).toBe(0);
   });
 });
 
@@ -189,7 +133,7 @@ describe('regbridge run: --log-level and REGBRIDGE_ASYNC', () => {
   beforeAll(async () => {
     device = await startDevice(
       parseServeConfig({ port: 0, host: '127.0.0.1', mqtt: false, users: ['u:p'] }),
-      { logger: createLogger({ level: 'silent' }) },
+      { logger: silent },
     );
     dir = await mkdtemp(join(tmpdir(), 'regbridge-first-hour-'));
     file = join(dir, 'script.txt');

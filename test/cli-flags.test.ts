@@ -18,7 +18,7 @@ import {
   switchFlag,
 } from '../cli/flags.ts';
 import { ConfigError, port } from '../src/config.ts';
-import { runCli } from './helpers/controller-cli.ts';
+import { runCli } from './support/controller-cli.ts';
 
 function program(): Command {
   const root = new Command('regbridge').exitOverride();

@@ -14,9 +14,10 @@ import {
   TaskProcessingException,
   TimeoutException,
 } from '../src/client/index.ts';
-import { createLogger } from '../src/logger.ts';
+import { silent } from './support/loggers.ts';
+import { until } from './support/waits.ts';
 
-const logger = createLogger({ level: 'silent' });
+const logger = silent;
 const devices: RunningDevice[] = [];
 const clients: DeviceClient[] = [];
 
@@ -32,15 +33,6 @@ async function device(input: Partial<ServeConfigInput> = {}): Promise<RunningDev
 function track(client: DeviceClient): DeviceClient {
   clients.push(client);
   return client;
-}
-
-/** Polls `check` until it is true or `timeoutMs` passes. */
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 let main: RunningDevice;

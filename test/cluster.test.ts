@@ -5,19 +5,19 @@
  * then A is stopped while tasks run and the devices move to B: every task's final status reaches
  * B, and no task runs twice. Skipped only when the redis-server binary is missing.
  */
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topics } from '../bridge/contract/topics.ts';
 import { StoreBroker } from '../broker/store-broker.ts';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
 import { StoreController } from '../controller/store-controller.ts';
-import { skipWithout } from './helpers/binaries.ts';
-import { type Received, TestClient, until } from './helpers/mqtt.ts';
-import { type RunningRedis, startRedisServer } from './helpers/redis-server.ts';
+import { skipWithout } from './support/binaries.ts';
+import { silent } from './support/loggers.ts';
+import { type Received, TestClient } from './support/mqtt.ts';
+import { type RunningRedis, startRedisServer } from './support/redis-server.ts';
+import { until } from './support/waits.ts';
 
 const NS = 'stores/cluster';
-const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const HQ = { username: 'hq', password: 'hq-secret' };
 const DEVICE_IDS = ['reg-1', 'reg-2', 'reg-3'];
 const password = (deviceId: string): string => `pw-${deviceId}`;

@@ -13,6 +13,7 @@ import { splitCommandLine } from '../src/executors/command-args.ts';
 import type { ExecutionResult } from '../src/executors/executor.ts';
 import { createExecutor } from '../src/executors/index.ts';
 import { SimulatorExecutor } from '../src/executors/simulator.ts';
+import { until } from './support/waits.ts';
 
 const never = new AbortController().signal;
 
@@ -48,14 +49,6 @@ function processGone(pid: number): boolean {
     return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return true;
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CommandExecutor } from '../src/executors/command.ts';
 import type { ExecutionResult } from '../src/executors/executor.ts';
+import { until } from './support/waits.ts';
 
 const never = new AbortController().signal;
 const dir = mkdtempSync(join(tmpdir(), 'regbridge-tree-'));
@@ -35,14 +36,6 @@ function alive(pid: number): boolean {
     return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return false;
-  }
-}
-
-async function until(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -77,7 +70,7 @@ describe('the command executor ends the whole tree with the task', () => {
     const [pid] = readPids(file);
     leftovers.push(pid!);
     expect(pid).toBeGreaterThan(0);
-    await until('the setsid descendant to die', () => !alive(pid!));
+    await until(() => !alive(pid!), 'the setsid descendant to die');
   });
 
   it('a time-out takes the program and its setsid descendants', async () => {
@@ -90,19 +83,19 @@ describe('the command executor ends the whole tree with the task', () => {
     const pids = readPids(file);
     leftovers.push(...pids);
     expect(pids).toHaveLength(3);
-    await until('every process of the tree to die', () => pids.every((pid) => !alive(pid)));
+    await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die');
   });
 
   it('an abort (the service stopping) takes them too', async () => {
     const file = join(dir, 'abort.pids');
     const controller = new AbortController();
     const running = sh(`${escapee(file)}; echo $$ >> ${file}; exec sleep 300`).execute('', controller.signal);
-    await until('both pids recorded', () => readPids(file).length === 2);
+    await until(() => readPids(file).length === 2, 'both pids recorded');
     controller.abort(new Error('service stopping'));
     expect(await running).toEqual({ ok: false, error: 'aborted (service stopping)' });
     const pids = readPids(file);
     leftovers.push(...pids);
-    await until('every process of the tree to die', () => pids.every((pid) => !alive(pid)));
+    await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die');
   });
 });
 
@@ -134,7 +127,7 @@ it('nothing outlives a service killed with SIGKILL (serve --executor command)', 
     out += chunk.toString();
   });
   serve.stderr!.resume();
-  await until('serve to listen', () => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), 30_000);
+  await until(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), 'serve to listen', 30_000);
   const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1];
   const response = await fetch(`http://127.0.0.1:${port}/api/vendor-script`, {
     method: 'POST',
@@ -142,10 +135,10 @@ it('nothing outlives a service killed with SIGKILL (serve --executor command)', 
     body: JSON.stringify({ vendorScript: 'anything' }),
   });
   expect(response.status).toBe(202);
-  await until('the program and its descendant to start', () => readPids(file).length === 2);
+  await until(() => readPids(file).length === 2, 'the program and its descendant to start');
   const pids = readPids(file);
   leftovers.push(...pids);
   expect(pids.every(alive)).toBe(true);
   serve.kill('SIGKILL');
-  await until('every process of the tree to die after the service', () => pids.every((pid) => !alive(pid)));
+  await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die after the service');
 });

@@ -11,16 +11,16 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
 import {
   type Compose,
   type ComposeService,
   dockerfileHealthcheck,
   readCompose,
   readComposeSource,
-} from './helpers/compose.ts';
-import { runCli } from './helpers/controller-cli.ts';
-import { silent } from './helpers/controller-env.ts';
+} from './support/compose.ts';
+import { runCli } from './support/controller-cli.ts';
+import { silent } from './support/loggers.ts';
 
 const run = promisify(execFile);
 

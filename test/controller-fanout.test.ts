@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScriptSubmission } from '../bridge/contract/topics.ts';
 import type { RunningDevice } from '../cli/device.ts';
 import type { StoreController } from '../controller/store-controller.ts';
-import { skipSuite } from './helpers/binaries.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { newController, startRealDevice, until, withCreds } from './helpers/controller-env.ts';
+import { skipSuite } from './support/binaries.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { newController, startRealDevice, withCreds } from './support/controller-env.ts';
+import { until } from './support/waits.ts';
 
 const REGISTERS = ['reg1', 'reg2', 'reg3', 'reg4', 'reg5'];
 const groupOf = (id: string): string => (Number(id.slice(3)) % 2 === 1 ? 'front' : 'back');

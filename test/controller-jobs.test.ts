@@ -11,9 +11,10 @@ import type { RunningControllerService } from '../cli/controller-service.ts';
 import type { RunningDevice } from '../cli/device.ts';
 import type { JobSummary } from '../controller/job-types.ts';
 import type { PacingClock } from '../controller/rollout.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { FakeDevice, startRealDevice, until } from './helpers/controller-env.ts';
-import { api, ended, login, startService, waitForJob } from './helpers/controller-service.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { FakeDevice, startRealDevice } from './support/controller-env.ts';
+import { api, ended, login, startService, waitForJob } from './support/controller-service.ts';
+import { until } from './support/waits.ts';
 
 /** Rate pacing on a clock the test moves: a minute passes without waiting one. */
 class ManualClock implements PacingClock {

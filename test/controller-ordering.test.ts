@@ -8,9 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreController } from '../controller/store-controller.ts';
 import type { FanoutResult, TaskView } from '../controller/types.ts';
-import { skipSuite } from './helpers/binaries.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { FakeDevice, newController, until } from './helpers/controller-env.ts';
+import { skipSuite } from './support/binaries.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { FakeDevice, newController } from './support/controller-env.ts';
+import { until } from './support/waits.ts';
 
 describe.each([brokersByName.embedded, brokersByName.mosquitto])('controller rules on $name', (fixture) => {
   if (skipSuite(fixture.binaries, `controller rules on ${fixture.name}`)) return;

@@ -7,12 +7,10 @@
  */
 import net from 'node:net';
 import { Aedes } from 'aedes';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StoreController } from '../controller/store-controller.ts';
-import { type DirectBridge, directBridge, uniqueId } from './helpers/bridge-device.ts';
-
-const silent = pino({ level: 'silent' });
+import { type DirectBridge, directBridge, uniqueId } from './support/bridge-device.ts';
+import { silent } from './support/loggers.ts';
 
 describe('controller: an end status the broker dropped', () => {
   const ns = 'recheck/store-5';

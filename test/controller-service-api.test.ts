@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../cli/controller-service.ts';
 import type { RunningDevice } from '../cli/device.ts';
 import type { Job, JobSummary } from '../controller/job-types.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { startRealDevice, until } from './helpers/controller-env.ts';
-import { api, ended, login, startService, waitForJob } from './helpers/controller-service.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { startRealDevice } from './support/controller-env.ts';
+import { api, ended, login, startService, waitForJob } from './support/controller-service.ts';
+import { until } from './support/waits.ts';
 
 const ns = `stores/api${randomUUID().slice(0, 6)}`;
 let broker: RunningBroker;

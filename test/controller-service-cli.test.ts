@@ -12,10 +12,11 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
 import type { Job } from '../controller/job-types.ts';
-import { brokersByName } from './helpers/brokers.ts';
-import { type CliProcess, startCli, stopAll, waitForOutput } from './helpers/cli-process.ts';
-import { runCli } from './helpers/controller-cli.ts';
-import { controllerUrl, silent, startRealDevice } from './helpers/controller-env.ts';
+import { brokersByName } from './support/brokers.ts';
+import { type CliProcess, startCli, stopAll, waitForOutput } from './support/cli-process.ts';
+import { runCli } from './support/controller-cli.ts';
+import { controllerUrl, startRealDevice } from './support/controller-env.ts';
+import { silent } from './support/loggers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'regbridge-ctl-'));
 afterEach(() => stopAll());

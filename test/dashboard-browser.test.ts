@@ -16,9 +16,10 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../cli/controller-service.ts';
 import type { RunningDevice } from '../cli/device.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { startRealDevice } from './helpers/controller-env.ts';
-import { ADMIN, startService } from './helpers/controller-service.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { startRealDevice } from './support/controller-env.ts';
+
+import { ADMIN, startService } from './support/controller-service.ts';
 
 const CHROMIUM = process.env.REGBRIDGE_CHROMIUM ?? '/usr/bin/chromium';
 // Outside CI a machine without Chromium skips with this reason; CI (.ci/run) installs Debian's

@@ -3,8 +3,8 @@
  * the dashboard's URL and login printed and working; with --once, 5 registers FINISHED, exit 0.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCli, stopAll, waitForOutput } from './helpers/cli-process.ts';
-import { runCli } from './helpers/controller-cli.ts';
+import { startCli, stopAll, waitForOutput } from './support/cli-process.ts';
+import { runCli } from './support/controller-cli.ts';
 
 afterEach(() => stopAll());
 

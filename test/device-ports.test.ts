@@ -3,12 +3,12 @@
  * `npm start` works anywhere; ports given explicitly stay errors that name their flag.
  */
 import { createServer, type Server } from 'node:net';
-import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
+import { silent } from './support/loggers.ts';
 
-const logger = pino({ level: 'silent' });
+const logger = silent;
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topics } from '../bridge/contract/topics.ts';
 import { errorRegistry, hasHttpStatus } from '../src/errors.ts';
-import { ROOT } from './helpers/controller-cli.ts';
-import { startTestApp, type TestApp } from './http-helpers.ts';
+import { ROOT } from './support/controller-cli.ts';
+import { startTestApp, type TestApp } from './support/http.ts';
 
 const read = (file: string): string => readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
 

@@ -3,7 +3,6 @@
  * config and controller flag checks, and the bridge and the controller moving on to the next
  * broker when one does not answer (bridge/contract/broker-url.ts, bridge/contract/failover.ts).
  */
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseBrokerUrls, redactUrl, splitBrokerUrls } from '../bridge/contract/broker-url.ts';
 import { endpointOptions } from '../bridge/contract/failover.ts';
@@ -13,11 +12,11 @@ import { connectionSchema, parseConnection } from '../cli/controller-flags.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
 import { StoreController } from '../controller/store-controller.ts';
 import { ConfigError } from '../src/config.ts';
-import { type DirectBridge, directBridge } from './helpers/bridge-device.ts';
-import { freePort } from './helpers/brokers.ts';
-import { TestClient, until } from './helpers/mqtt.ts';
-
-const silent = pino({ level: 'silent' });
+import { type DirectBridge, directBridge } from './support/bridge-device.ts';
+import { silent } from './support/loggers.ts';
+import { TestClient } from './support/mqtt.ts';
+import { freePort } from './support/ports.ts';
+import { until } from './support/waits.ts';
 
 function problemsOf(run: () => unknown): string[] {
   try {

@@ -10,9 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StoreBroker } from '../broker/store-broker.ts';
 import { COMMAND_INDEX, registerCommands, requestedCommand } from '../cli/command-index.ts';
 import { COMMANDS } from '../cli/commands.ts';
-import { createLogger } from '../src/logger.ts';
-import { ROOT } from './helpers/controller-cli.ts';
-import { startTestApp, type TestApp } from './http-helpers.ts';
+import { ROOT } from './support/controller-cli.ts';
+import { startTestApp, type TestApp } from './support/http.ts';
+import { silent } from './support/loggers.ts';
 
 function root(): Command {
   return new Command('regbridge').description('d').exitOverride();
@@ -125,7 +125,7 @@ describe("mqtt-packet's packet-id cache (src/mqtt-packet-cache.ts)", () => {
       host: '127.0.0.1',
       ns: 'pos',
       users: [],
-      logger: createLogger({ level: 'silent' }),
+      logger: silent,
     });
     for (const owner of ['mqtt', 'aedes']) {
       const require = createRequire(createRequire(import.meta.url).resolve(owner));

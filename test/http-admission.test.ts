@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { bodyLimitFor } from '../src/app.ts';
-import { bearer, login, startTestApp, type TestApp } from './http-helpers.ts';
+import { bearer, login, startTestApp, type TestApp } from './support/http.ts';
 
 const apps: TestApp[] = [];
 

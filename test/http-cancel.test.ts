@@ -4,7 +4,8 @@
  * TASK_ENDED with id and status; an unknown one 404 TASK_DOES_NOT_EXIST; and the OpenAPI route.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, login, startTestApp, type TestApp, until } from './http-helpers.ts';
+import { bearer, login, startTestApp, type TestApp } from './support/http.ts';
+import { until } from './support/waits.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 

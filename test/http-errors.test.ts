@@ -3,7 +3,7 @@
  * keeps serving after each.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, login, startTestApp, type TestApp, USER } from './http-helpers.ts';
+import { bearer, login, startTestApp, type TestApp, USER } from './support/http.ts';
 
 let t: TestApp;
 let auth: Record<string, string>;

@@ -5,7 +5,7 @@
  */
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bearer, login, startTestApp, type TestApp, USER } from './http-helpers.ts';
+import { bearer, login, startTestApp, type TestApp, USER } from './support/http.ts';
 
 let t: TestApp | undefined;
 afterEach(async () => {

@@ -2,10 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseServeConfig } from '../cli/serve-config.ts';
 import { buildApp } from '../src/app.ts';
-import { createLogger } from '../src/logger.ts';
 import { createDeviceMetrics, createMetricsRegistry, METRIC_NAMES } from '../src/metrics.ts';
 import { TaskQueue } from '../src/tasks/task-queue.ts';
-import { TestExecutor } from './http-helpers.ts';
+import { TestExecutor } from './support/http.ts';
+import { silent } from './support/loggers.ts';
 
 function newQueue(): TaskQueue {
   return new TaskQueue({ executor: new TestExecutor(), retain: 10, maxQueue: 10 });
@@ -93,7 +93,7 @@ describe('createDeviceMetrics', () => {
 
 describe('buildApp and metrics', () => {
   const config = parseServeConfig({ deviceId: 'till-1', mqtt: false, auth: 'off' });
-  const logger = createLogger({ level: 'silent' });
+  const logger = silent;
 
   it('creates the device and HTTP metrics and removes them (and their listeners) on close', async () => {
     const queue = newQueue();

@@ -4,7 +4,7 @@
  * every earlier id answers TASK_DOES_NOT_EXIST and new ids are larger than all of them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { bearer, login, startTestApp, type TestApp } from './http-helpers.ts';
+import { bearer, login, startTestApp, type TestApp } from './support/http.ts';
 
 const apps: TestApp[] = [];
 afterEach(async () => {

@@ -2,7 +2,8 @@
  * Routes 1–8 of docs/api.md through app.inject(), with whole-body assertions.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { bearer, login, startTestApp, type TestApp, USER, until } from './http-helpers.ts';
+import { bearer, login, startTestApp, type TestApp, USER } from './support/http.ts';
+import { until } from './support/waits.ts';
 
 const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 

@@ -5,7 +5,8 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-import { startTestApp, type TestApp, USER, until } from './http-helpers.ts';
+import { startTestApp, type TestApp, USER } from './support/http.ts';
+import { until } from './support/waits.ts';
 
 interface Answer {
   status: number;

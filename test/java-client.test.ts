@@ -7,15 +7,15 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { parseServeConfig, type ServeConfigInput } from '../cli/serve-config.ts';
-import { createLogger } from '../src/logger.ts';
-import { ROOT } from './helpers/controller-cli.ts';
-import { type RecordingProxy, startRecordingProxy } from './helpers/recording-proxy.ts';
+import { ROOT } from './support/controller-cli.ts';
+import { silent } from './support/loggers.ts';
+import { freePort } from './support/ports.ts';
+import { type RecordingProxy, startRecordingProxy } from './support/recording-proxy.ts';
 
 const JAVA_DIR = join(ROOT, 'clients/java');
 const CLIENT_SOURCES = join(JAVA_DIR, 'src/main/java/regbridge/client');
@@ -38,7 +38,7 @@ interface JavaRun {
 let classes: string;
 const devices: RunningDevice[] = [];
 const proxies: RecordingProxy[] = [];
-const logger = createLogger({ level: 'silent' });
+const logger = silent;
 
 async function device(input: Partial<ServeConfigInput> = {}): Promise<RunningDevice> {
   const started = await startDevice(
@@ -75,17 +75,6 @@ async function check(scenario: string, ...args: Array<string | number>): Promise
   const result = await run('regbridge.client.ClientCheck', [scenario, ...args]);
   if (result.code !== 0) throw new Error(`ClientCheck ${scenario} exited ${result.code}:\n${result.stderr}`);
   return result.stdout.replace(/\n$/, '').split('\n');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 if (skipReason) {

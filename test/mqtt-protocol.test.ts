@@ -8,9 +8,9 @@
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topics } from '../bridge/contract/topics.ts';
-import { startTestDevice, type TestDevice, uniqueId } from './helpers/bridge-device.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { jsonOf, TestClient } from './helpers/mqtt.ts';
+import { startTestDevice, type TestDevice, uniqueId } from './support/bridge-device.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { jsonOf, TestClient } from './support/mqtt.ts';
 
 const ns = 'proto';
 const stops: Array<() => Promise<unknown>> = [];

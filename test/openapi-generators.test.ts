@@ -5,7 +5,7 @@
  * two forms of authenticate say which one browsers and generators should use.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './http-helpers.ts';
+import { startTestApp, type TestApp } from './support/http.ts';
 
 type Json = Record<string, unknown>;
 let t: TestApp;

@@ -12,9 +12,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { skipWithout } from './helpers/binaries.ts';
-import { type CliProcess, startCli, stopAll, waitForOutput } from './helpers/cli-process.ts';
-import { cleanEnv, ROOT } from './helpers/controller-cli.ts';
+import { skipWithout } from './support/binaries.ts';
+import { type CliProcess, startCli, stopAll, waitForOutput } from './support/cli-process.ts';
+import { cleanEnv, ROOT } from './support/controller-cli.ts';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 

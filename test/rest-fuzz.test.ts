@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorRegistry } from '../src/errors.ts';
-import { login, startTestApp, type TestApp, USER } from './http-helpers.ts';
+import { login, startTestApp, type TestApp, USER } from './support/http.ts';
 
 const INJECT_RUNS = 2000;
 const RAW_RUNS = 400;

@@ -4,13 +4,13 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
-import { createLogger } from '../src/logger.ts';
+import { silent } from './support/loggers.ts';
+import { freePort } from './support/ports.ts';
 
 const bin = join(import.meta.dirname, '..', 'bin', 'regbridge.js');
 
@@ -64,18 +64,10 @@ async function script(name: string, text: string): Promise<string> {
   return file;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
-}
-
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'regbridge-run-'));
   device = await startDevice(parseServeConfig({ port: 0, host: '127.0.0.1', mqtt: false, users: ['u:p'] }), {
-    logger: createLogger({ level: 'silent' }),
+    logger: silent,
   });
   url = `http://127.0.0.1:${device.httpPort}`;
 });

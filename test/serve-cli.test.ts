@@ -1,66 +1,14 @@
-/**
- * `regbridge serve` as a real child process, the way `npm start` runs it: free ports printed,
- * generated admin credentials usable over REST and on the embedded broker, scripts from curl-like
- * requests and from MQTT mirrored, clean shutdown on SIGTERM with the offline state published.
- */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { jsonOf, TestClient } from './helpers/mqtt.ts';
-
-const children: ChildProcess[] = [];
-
-interface Started {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
-
-function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Started {
-  const child = spawn(process.execPath, ['bin/regbridge.js', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exit };
-}
-
-async function waitForOutput(started: Started, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const match = pattern.exec(started.stdout());
-    if (match?.[1] !== undefined) return match[1];
-    if (started.child.exitCode !== null)
-      throw new Error(`exited early: ${started.stdout()}\n${started.stderr()}`);
-    if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${started.stdout()}\n${started.stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-interface Banner {
-  httpPort: string;
-  brokerPort: string;
-  password: string;
-}
-
-/** The ports and generated admin password a `serve` with the embedded broker prints. */
-async function banner(serve: Started): Promise<Banner> {
-  return {
-    httpPort: await waitForOutput(serve, /listening on http:\/\/127\.0\.0\.1:(\d+)/),
-    brokerPort: await waitForOutput(serve, /embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+)/),
-    password: await waitForOutput(serve, /created user admin with password (\S+)/),
-  };
-}
+import {
+  SERVE_ON_FREE_PORTS,
+  serveBanner,
+  startCli,
+  stopAll,
+  stopCli,
+  waitForOutput,
+} from './support/cli-process.ts';
+import { jsonOf, TestClient } from './support/mqtt.ts';
 
 function postJson(url: string, body: unknown, token?: string): Promise<Response> {
   return fetch(url, {
@@ -70,24 +18,12 @@ function postJson(url: string, body: unknown, token?: string): Promise<Response>
   });
 }
 
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-});
+afterEach(stopAll);
 
 describe('regbridge serve', () => {
   it('starts a device with its embedded broker that REST and MQTT clients can use with the printed credentials', async () => {
-    const serve = startCli([
-      'serve',
-      '--port',
-      '0',
-      '--broker-port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--device-id',
-      'cli-1',
-    ]);
-    const { httpPort, brokerPort, password } = await banner(serve);
+    const serve = startCli([...SERVE_ON_FREE_PORTS, '--device-id', 'cli-1']);
+    const { httpPort, brokerPort, password } = await serveBanner(serve);
     const base = `http://127.0.0.1:${httpPort}`;
 
     const mqtt = await TestClient.connect(`mqtt://127.0.0.1:${brokerPort}`, ['pos/#'], {
@@ -144,7 +80,7 @@ describe('regbridge serve', () => {
     );
     serve.child.kill('SIGTERM');
     expect(jsonOf(await offline)).toMatchObject({ online: false, deviceId: 'cli-1' });
-    expect(await serve.exit).toBe(0);
+    expect((await serve.exit).code).toBe(0);
     await mqtt.close();
     expect(serve.stdout()).not.toContain(`"${password}"`);
     // The password is printed once, on the human line, and never inside a JSON log line.
@@ -168,7 +104,7 @@ describe('regbridge serve', () => {
       '--device-id',
       'a/b',
     ]);
-    expect(await serve.exit).toBe(2);
+    expect((await serve.exit).code).toBe(2);
     const err = serve.stderr();
     for (const flag of ['--port', '--retain', '--command', '--device-id']) expect(err).toContain(flag);
     expect(err).not.toMatch(/\n\s+at /);
@@ -185,13 +121,13 @@ describe('regbridge serve', () => {
           REGBRIDGE_USER: 'u:p',
         },
       );
-      expect(await serve.exit).toBe(2);
+      expect((await serve.exit).code).toBe(2);
       expect(serve.stderr()).toContain('--broker-port');
       expect(serve.stderr()).not.toMatch(/\n\s+at /);
       const serveHttp = startCli(['serve', '--port', String(port), '--host', '127.0.0.1', '--no-mqtt'], {
         REGBRIDGE_USER: 'u:p',
       });
-      expect(await serveHttp.exit).toBe(2);
+      expect((await serveHttp.exit).code).toBe(2);
       expect(serveHttp.stderr()).toContain('--port');
     } finally {
       blocker.close();
@@ -226,25 +162,12 @@ describe('regbridge serve', () => {
     });
     expect(auth.status).toBe(200);
     expect(serve.stdout()).not.toContain('created user admin');
-    serve.child.kill('SIGTERM');
-    expect(await serve.exit).toBe(0);
+    expect(await stopCli(serve)).toBe(0);
   });
 
   it('with --auth off needs no token on REST, and still creates admin for the embedded broker', async () => {
-    const serve = startCli([
-      'serve',
-      '--auth',
-      'off',
-      '--port',
-      '0',
-      '--broker-port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--device-id',
-      'open-1',
-    ]);
-    const { httpPort, brokerPort, password } = await banner(serve);
+    const serve = startCli([...SERVE_ON_FREE_PORTS, '--auth', 'off', '--device-id', 'open-1']);
+    const { httpPort, brokerPort, password } = await serveBanner(serve);
     const submitted = await postJson(`http://127.0.0.1:${httpPort}/api/vendor-script`, {
       vendorScript: 'PRINT open',
     });
@@ -255,7 +178,6 @@ describe('regbridge serve', () => {
     });
     await mqtt.waitFor((m) => m.topic === 'pos/devices/open-1/state', 'state seen by admin');
     await mqtt.close();
-    serve.child.kill('SIGTERM');
-    expect(await serve.exit).toBe(0);
+    expect(await stopCli(serve)).toBe(0);
   });
 });

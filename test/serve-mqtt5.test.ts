@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topics } from '../bridge/contract/topics.ts';
-import { skipSuite } from './helpers/binaries.ts';
-import { startTestDevice, type TestDevice, uniqueId } from './helpers/bridge-device.ts';
-import { brokersByName, type RunningBroker } from './helpers/brokers.ts';
-import { jsonOf, TestClient } from './helpers/mqtt.ts';
+import { skipSuite } from './support/binaries.ts';
+import { startTestDevice, type TestDevice, uniqueId } from './support/bridge-device.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { jsonOf, TestClient } from './support/mqtt.ts';
 
 const ns = 'v5serve';
 let broker: RunningBroker;

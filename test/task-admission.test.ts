@@ -7,7 +7,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DomainError, errorRegistry } from '../src/errors.ts';
 import { decodeUtf8 } from '../src/tasks/script-text.ts';
-import { ControlledExecutor, InstantExecutor, makeQueue, queues, until } from './helpers/task-engine.ts';
+import { ControlledExecutor, InstantExecutor, makeQueue, queues } from './support/task-engine.ts';
+import { until } from './support/waits.ts';
 
 afterEach(async () => {
   await Promise.all(queues.splice(0).map((queue) => queue.stop()));

@@ -10,7 +10,7 @@ import {
   makeQueue,
   queues,
   recordEvents,
-} from './helpers/task-engine.ts';
+} from './support/task-engine.ts';
 
 afterEach(async () => {
   await Promise.all(queues.splice(0).map((queue) => queue.stop()));

@@ -15,8 +15,8 @@ import {
   makeQueue,
   queues,
   recordEvents,
-  until,
-} from './helpers/task-engine.ts';
+} from './support/task-engine.ts';
+import { until } from './support/waits.ts';
 
 afterEach(async () => {
   await Promise.all(queues.splice(0).map((queue) => queue.stop()));

@@ -3,20 +3,28 @@
  * docs/broker.md, "TLS"): `serve --broker-tls-port` (MQTT over TLS on the embedded broker with
  * serve's --tls-cert/--tls-key, device certificates with --broker-client-ca), `serve` HTTPS with
  * an expired certificate, and the controller service over HTTPS. The CAs and certificates are
- * made by the test with openssl (test/helpers/certs.ts); a wrong CA, plain HTTP and expired
+ * made by the test with openssl (test/support/certs.ts); a wrong CA, plain HTTP and expired
  * certificates are refused.
  */
 import { request } from 'node:https';
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Pem, TestPki } from './helpers/certs.ts';
-import { type CliProcess, startCli, stopAll, waitForOutput } from './helpers/cli-process.ts';
+import { type Pem, TestPki } from './support/certs.ts';
+import {
+  type CliProcess,
+  startCli,
+  stopAll,
+  stopCli,
+  waitForOutput,
+  waitForPrinted,
+} from './support/cli-process.ts';
+import { MqttClients } from './support/mqtt-clients.ts';
 
 const pki = new TestPki();
 let ca: Pem;
 let otherCa: Pem;
 let server: Pem;
-const clients: MqttClient[] = [];
+const clients = new MqttClients();
 
 beforeAll(() => {
   ca = pki.ca('store-ca');
@@ -24,7 +32,7 @@ beforeAll(() => {
   server = pki.issue('store-ca', 'server', 'localhost', { server: true });
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.endAsync(true)));
+  await clients.closeAll();
 });
 afterAll(() => {
   stopAll();
@@ -79,13 +87,7 @@ function refusalCode(promise: Promise<unknown>): Promise<string> {
 
 /** Resolves on CONNACK 0; rejects with the CONNACK code, the TLS error, or 'closed'. */
 function connect(url: string, options: IClientOptions): Promise<MqttClient> {
-  const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 5000, ...options });
-  clients.push(client);
-  return new Promise((resolve, reject) => {
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-    client.once('close', () => reject(new Error('closed before CONNACK')));
-  });
+  return clients.connect(url, options);
 }
 
 async function mqttRefusal(url: string, options: IClientOptions): Promise<string> {
@@ -99,17 +101,8 @@ async function mqttRefusal(url: string, options: IClientOptions): Promise<string
 }
 
 /** Waits (bounded) until the process logged `text` on stderr. */
-async function logged(started: CliProcess, text: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!started.stderr().includes(text)) {
-    if (Date.now() > deadline) throw new Error(`not logged: ${text}\n${started.stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-async function stopped(started: CliProcess): Promise<number | null> {
-  started.child.kill('SIGTERM');
-  return (await started.exit).code;
+function logged(started: CliProcess, text: string): Promise<void> {
+  return waitForPrinted(started, () => started.stderr().includes(text), `log line ${text}`, 10_000);
 }
 
 describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => {
@@ -150,7 +143,7 @@ describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => 
     httpsUrl = `https://localhost:${httpPort}`;
   });
   afterAll(async () => {
-    expect(await stopped(serve)).toBe(0);
+    expect(await stopCli(serve)).toBe(0);
   });
 
   it('prints the mqtts:// line; a controller with the CA runs a script on the device over TLS', async () => {
@@ -221,7 +214,7 @@ describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => 
       { qos: 1 },
     );
     expect(await finished).toMatchObject({ deviceId: 'till-2', report: 'by certificate' });
-    expect(await stopped(device)).toBe(0);
+    expect(await stopCli(device)).toBe(0);
   });
 
   it('a device trusting another CA never connects, and logs the certificate error', async () => {
@@ -246,7 +239,7 @@ describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => 
     };
     expect(health.mqtt.state).not.toBe('connected');
     expect(device.stderr()).toMatch(/certificate/i);
-    expect(await stopped(device)).toBe(0);
+    expect(await stopCli(device)).toBe(0);
   });
 
   it('a client trusting another CA refuses the broker; an expired device certificate is refused', async () => {
@@ -328,7 +321,7 @@ describe('serve HTTPS with an expired certificate', () => {
     const port = await waitForOutput(serve, /listening on https:\/\/127\.0\.0\.1:(\d+)/);
     expect(await refusalCode(https(`https://localhost:${port}/health`, ca.cert))).toBe('CERT_HAS_EXPIRED');
     // The same device with a valid certificate is reached with that CA (test/tls.test.ts).
-    expect(await stopped(serve)).toBe(0);
+    expect(await stopCli(serve)).toBe(0);
   });
 });
 
@@ -365,6 +358,6 @@ describe('regbridge controller over HTTPS', () => {
     expect(devices.status).toBe(200);
     expect(await refusalCode(https(`${base}/health`, otherCa.cert))).toBe('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
     await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
-    expect(await stopped(controller)).toBe(0);
+    expect(await stopCli(controller)).toBe(0);
   });
 });

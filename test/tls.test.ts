@@ -14,8 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDevice, startDevice } from '../cli/device.ts';
 import { runScript } from '../cli/run-command.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
-import { directBridge } from './helpers/bridge-device.ts';
-import { freePort, waitForPort } from './helpers/brokers.ts';
+import { directBridge } from './support/bridge-device.ts';
+import { silent } from './support/loggers.ts';
+import { freePort, waitForPort } from './support/ports.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'regbridge-tls-'));
 const file = (name: string): string => join(dir, name);
@@ -114,7 +115,7 @@ describe('HTTPS: serve --tls-cert --tls-key, run --ca', () => {
         tlsKey: file('server.key'),
         logLevel: 'silent',
       }),
-      { logger: pino({ level: 'silent' }) },
+      { logger: silent },
     );
     stops.push(() => device.stop());
   });
@@ -210,7 +211,7 @@ describe('--mqtt-ca: the bridge on an mqtts:// broker signed by a private CA', (
         mqttCa: file('store-ca.pem'),
         logLevel: 'silent',
       }),
-      { logger: pino({ level: 'silent' }) },
+      { logger: silent },
     );
     stops.push(() => device.stop());
     expect(device.bridge!.health()).toMatchObject({ state: 'connected', url: `mqtts://localhost:${port}` });

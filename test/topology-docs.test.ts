@@ -8,9 +8,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { skipWithout } from './helpers/binaries.ts';
-import { freePort, waitForPort } from './helpers/brokers.ts';
-import { TestClient } from './helpers/mqtt.ts';
+import { skipWithout } from './support/binaries.ts';
+import { TestClient } from './support/mqtt.ts';
+
+import { freePort, waitForPort } from './support/ports.ts';
 
 /** The ```conf block that follows the heading. */
 async function natsBlock(): Promise<string> {

@@ -3,11 +3,10 @@
 import { type RunningDevice, startDevice } from '../../cli/device.ts';
 import { parseServeConfig, type ServeConfigInput } from '../../cli/serve-config.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
+import { silent } from '../../test/support/loggers.ts';
 
 export const BENCH_USER = 'bench';
 export const BENCH_PASSWORD = 'bench-password-1';
-
-export const silentLogger = createLogger({ level: 'silent' });
 
 /**
  * A logger that writes nothing but counts messages by text, so a scenario can see events such as
@@ -27,7 +26,7 @@ export function countingLogger(counts: Map<string, number>): Logger {
 
 export async function startBenchDevice(
   input: ServeConfigInput,
-  logger: Logger = silentLogger,
+  logger: Logger = silent,
 ): Promise<RunningDevice> {
   const config = parseServeConfig({
     port: 0,

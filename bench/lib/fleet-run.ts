@@ -5,10 +5,11 @@
  */
 import { StoreController } from '../../controller/store-controller.ts';
 import { summarize } from '../../controller/types.ts';
-import { silentLogger } from './device.ts';
+import { silent } from '../../test/support/loggers.ts';
+import { until } from '../../test/support/waits.ts';
 import { CONTROLLER_PASSWORD, CONTROLLER_USER, NS, ranges } from './fleet.ts';
 import { startWorker, type Worker, type WorkerMessage } from './proc.ts';
-import { sleep, until } from './scenario.ts';
+import { sleep } from './scenario.ts';
 
 const SETTLE_MS = 2000;
 
@@ -60,13 +61,13 @@ export async function startFleet(options: {
       username: CONTROLLER_USER,
       password: CONTROLLER_PASSWORD,
       ns: NS,
-      logger: silentLogger,
+      logger: silent,
     });
     await controller.start();
     const c = controller;
     await until(
-      `${options.count} registers online at the controller`,
       () => c.devices().filter((d) => d.online).length >= options.count,
+      `${options.count} registers online at the controller`,
       60_000,
       20,
     );

@@ -1,55 +1,15 @@
 /**
- * Child processes of the benchmarks: TypeScript workers (run through bin/run-ts.js, with an IPC
- * channel) and external servers (mosquitto, redis-server). Every child is tracked so a scenario
- * can kill whatever is left when it ends or fails, and nothing outlives a run.
+ * The benchmarks' TypeScript workers (run through bin/run-ts.js, with an IPC channel). Every
+ * child is tracked with the servers test/support starts (mosquitto, redis-server), so a scenario
+ * can kill whatever is left when it ends or fails (killAllChildren), and nothing outlives a run.
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { connect } from 'node:net';
+import { type ChildProcess, fork } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { terminate, track, waitExit } from '../../test/support/processes.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const RUN_TS = resolve(ROOT, 'bin/run-ts.js');
-
-const live = new Set<ChildProcess>();
-
-/** Kills every child still running (SIGKILL): the last resort of a failing scenario. */
-export function killAllChildren(): void {
-  for (const child of live) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
-  live.clear();
-}
-
-function track(child: ChildProcess): void {
-  live.add(child);
-  child.once('exit', () => live.delete(child));
-}
-
-export async function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return true;
-  return await new Promise<boolean>((done) => {
-    const timer = setTimeout(() => {
-      child.off('exit', onExit);
-      done(false);
-    }, timeoutMs);
-    const onExit = (): void => {
-      clearTimeout(timer);
-      done(true);
-    };
-    child.once('exit', onExit);
-  });
-}
-
-/** SIGTERM, then SIGKILL if the child has not gone within `graceMs`. */
-export async function terminate(child: ChildProcess, graceMs = 3000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  if (!(await waitExit(child, graceMs))) {
-    child.kill('SIGKILL');
-    await waitExit(child, 1000);
-  }
-}
 
 export interface WorkerMessage {
   type: string;
@@ -147,39 +107,4 @@ export function startWorker(file: string, args: string[] = [], options: WorkerOp
   });
   track(child);
   return new Worker(file, child);
-}
-
-/** Resolves once something accepts TCP connections on host:port, or rejects after `timeoutMs`. */
-export async function waitForPort(port: number, host: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((done) => {
-      const socket = connect({ port, host });
-      socket.once('connect', () => {
-        socket.destroy();
-        done(true);
-      });
-      socket.once('error', () => {
-        socket.destroy();
-        done(false);
-      });
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** An external server process (mosquitto, redis-server) with its stderr kept for error messages. */
-export function startProgram(command: string, args: string[]): { child: ChildProcess; output: () => string } {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  track(child);
-  let output = '';
-  const keep = (chunk: Buffer): void => {
-    output = (output + chunk.toString('utf8')).slice(-4000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  child.on('error', (error) => keep(Buffer.from(`spawn error: ${error.message}\n`)));
-  return { child, output: () => output };
 }

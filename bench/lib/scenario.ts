@@ -4,7 +4,7 @@
  * whatever happens, and a crash is reported as such instead of hanging. Run alone
  * (`node bin/run-ts.js bench/scenarios/x.ts --quick`) it prints its figures as JSON lines.
  */
-import { killAllChildren } from './proc.ts';
+import { killAllChildren } from '../../test/support/processes.ts';
 import type { Figure, ScenarioMessage } from './types.ts';
 
 export interface ScenarioContext {
@@ -96,20 +96,6 @@ export async function withTimeout<T>(what: string, ms: number, work: Promise<T>)
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it returns true, or throws after `timeoutMs`. */
-export async function until(
-  what: string,
-  check: () => boolean,
-  timeoutMs: number,
-  intervalMs = 5,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
 
 /** Wall-clock milliseconds with sub-millisecond precision, comparable between processes of one host. */
 export function nowMs(): number {

@@ -4,11 +4,11 @@
  * to instance A, the controller to instance B, so every script and every status crosses Redis.
  * N = 100 (quick: 10). Compare with the single aedes broker of the fan-out scenario.
  */
-import { existsSync } from 'node:fs';
+import { installed } from '../../test/support/installed.ts';
+import { startRedisServer } from '../../test/support/redis-server.ts';
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
 import { median, mqttFanout, startFleet } from '../lib/fleet-run.ts';
 import { startWorker, type Worker, type WorkerMessage } from '../lib/proc.ts';
-import { startRedis } from '../lib/redis.ts';
 import { round, runScenario, SkipScenario } from '../lib/scenario.ts';
 
 const DEADLINE_MS = 30_000;
@@ -16,10 +16,10 @@ const DEADLINE_MS = 30_000;
 runScenario('cluster', async (ctx) => {
   const n = ctx.quick ? 10 : 100;
   const rounds = ctx.quick ? 1 : 3;
-  if (!['/usr/bin/redis-server', '/usr/local/bin/redis-server'].some((p) => existsSync(p))) {
+  if (!installed('redis-server')) {
     throw new SkipScenario('redis-server is not installed');
   }
-  const redis = await startRedis();
+  const redis = await startRedisServer();
   ctx.defer(() => redis.stop());
   const brokers: Worker[] = [];
   ctx.defer(async () => {

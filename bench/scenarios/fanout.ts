@@ -7,7 +7,7 @@
  */
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
 import { type Fleet, median, mqttFanout, startFleet } from '../lib/fleet-run.ts';
-import { startMosquitto } from '../lib/mosquitto.ts';
+import { startBenchMosquitto } from '../lib/mosquitto.ts';
 import { startWorker, type WorkerMessage } from '../lib/proc.ts';
 import { RestFanout } from '../lib/rest-fanout.ts';
 import { round, runScenario, type ScenarioContext } from '../lib/scenario.ts';
@@ -22,7 +22,7 @@ async function withBroker<T>(
   body: (port: number) => Promise<T>,
 ): Promise<T> {
   if (kind === 'mosquitto') {
-    const mosquitto = await startMosquitto();
+    const mosquitto = await startBenchMosquitto();
     try {
       return await body(mosquitto.port);
     } finally {

@@ -12,8 +12,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { terminate } from '../../test/support/processes.ts';
 import { BENCH_PASSWORD, BENCH_USER } from '../lib/device.ts';
-import { ROOT, terminate } from '../lib/proc.ts';
+import { ROOT } from '../lib/proc.ts';
 import { round, runScenario, type ScenarioContext, sleep, withTimeout } from '../lib/scenario.ts';
 
 const MiB = 2 ** 20;

@@ -11,7 +11,7 @@ import type { RunningDevice } from '../../cli/device.ts';
 import { measureOffset } from '../lib/clock.ts';
 import { BENCH_PASSWORD, BENCH_USER, startBenchDevice } from '../lib/device.ts';
 import { Latencies, type LatencySummary } from '../lib/hist.ts';
-import { startMosquitto } from '../lib/mosquitto.ts';
+import { startBenchMosquitto } from '../lib/mosquitto.ts';
 import { startWorker, type Worker, type WorkerMessage } from '../lib/proc.ts';
 import { nowMs, round, runScenario, type ScenarioContext, sleep } from '../lib/scenario.ts';
 
@@ -116,7 +116,7 @@ async function runPhase(ctx: ScenarioContext, phase: Phase): Promise<LatencySumm
 
 runScenario('status-latency', async (ctx) => {
   const q = ctx.quick;
-  const mosquitto = await startMosquitto();
+  const mosquitto = await startBenchMosquitto();
   ctx.defer(() => mosquitto.stop());
   const aedesDevice = await startBenchDevice({ deviceId: 'lat-aedes', brokerPort: 0 });
   ctx.defer(() => aedesDevice.stop());

@@ -3,7 +3,7 @@
  * would run it. argv: `<registers> [redisUrl]`; users are lib/fleet.ts's. Sends `{type: 'ready', port}`.
  */
 import { StoreBroker } from '../../broker/store-broker.ts';
-import { silentLogger } from '../lib/device.ts';
+import { silent } from '../../test/support/loggers.ts';
 import { fleetUsers, NS } from '../lib/fleet.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
@@ -17,7 +17,7 @@ workerMain(
       host: '127.0.0.1',
       ns: NS,
       users: fleetUsers(Number(count)),
-      logger: silentLogger,
+      logger: silent,
       ...(redisUrl && { redisUrl }),
     });
     await broker.start();

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { type RunningControllerService, startControllerService } from '../../cli/controller-service.ts';
 import { openHistory } from '../../controller/history-db.ts';
 import { JobHistory, type StoredJob } from '../../controller/job-history.ts';
-import { silentLogger } from '../lib/device.ts';
+import { silent } from '../../test/support/loggers.ts';
 import { CONTROLLER_PASSWORD, CONTROLLER_USER, NS } from '../lib/fleet.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
@@ -81,7 +81,7 @@ workerMain(
         db: dbFile,
         tokenTtl: 3600,
       },
-      { logger: silentLogger },
+      { logger: silent },
     );
     sendToParent({
       type: 'ready',

@@ -7,9 +7,9 @@
  */
 import { connect } from 'mqtt';
 import type { RunningDevice } from '../../cli/device.ts';
+import { until } from '../../test/support/waits.ts';
 import { BENCH_PASSWORD, BENCH_USER, countingLogger, startBenchDevice } from '../lib/device.ts';
 import { awaitStatusOnBroker, countRetained } from '../lib/retained.ts';
-import { until } from '../lib/scenario.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
 const milestones = process.argv.slice(2).map(Number);
@@ -79,13 +79,13 @@ workerMain(
         await Promise.all(publishes);
         // Keep at most one window queued: the queue (maxQueue 1000) must never refuse here.
         const ceiling = sent - WINDOW;
-        await until('the device to catch up', () => ended >= ceiling, 60_000, 1);
+        await until(() => ended >= ceiling, 'the device to catch up', 60_000, 1);
         const pending = d.bridge?.health().pending ?? 0;
         if (pending > peakPending) peakPending = pending;
         const heap = process.memoryUsage().heapUsed;
         if (heap > peakHeap) peakHeap = heap;
       }
-      await until('the device to drain', () => ended >= sent, 60_000, 5);
+      await until(() => ended >= sent, 'the device to drain', 60_000, 5);
       // Statuses and clears may still be on their way to the broker (up to 1,000 in flight,
       // the rest coalesced: docs/mqtt.md, "Backpressure"). Two sentinel tasks are a barrier (a client's QoS 1 messages
       // arrive in order): once the second one's FINISHED is on the broker, all before it is too.

@@ -10,6 +10,7 @@ import { connect, type MqttClient } from 'mqtt';
 import { DeviceClient } from '../../src/client/index.ts';
 import type { WorkerMessage } from '../lib/proc.ts';
 import { nowMs, sleep } from '../lib/scenario.ts';
+
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
 const [mode = '', ...rest] = process.argv.slice(2);

@@ -19,7 +19,6 @@ import {
   Wait,
 } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/brokers.ts';
 import {
   type Compose,
   type ComposeHealthcheck,
@@ -27,8 +26,9 @@ import {
   dockerfileHealthcheck,
   readCompose,
   readComposeSource,
-} from '../helpers/compose.ts';
-import { ROOT } from '../helpers/controller-cli.ts';
+} from '../support/compose.ts';
+import { ROOT } from '../support/controller-cli.ts';
+import { freePort } from '../support/ports.ts';
 
 const run = promisify(execFile);
 const IMAGE = 'regbridge:local';

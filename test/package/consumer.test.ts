@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/controller-cli.ts';
 import buildDistIfStale from '../setup/fresh-dist.ts';
+import { ROOT } from '../support/controller-cli.ts';
 
 const run = promisify(execFile);
 const FIXTURES = join(ROOT, 'test', 'package', 'consumer');

@@ -5,7 +5,6 @@
  * on a queue for the options `startDevice` does not expose.
  */
 import { randomUUID } from 'node:crypto';
-import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { DeviceBridge, type DeviceBridgeOptions } from '../../bridge/device-bridge.ts';
 import { type RunningDevice, startDevice } from '../../cli/device.ts';
@@ -15,6 +14,7 @@ import type { TaskBody } from '../../src/tasks/task.ts';
 import { TaskQueue } from '../../src/tasks/task-queue.ts';
 import { VERSION } from '../../src/version.ts';
 import type { RunningBroker } from './brokers.ts';
+import { silent } from './loggers.ts';
 
 export interface TestDevice {
   deviceId: string;
@@ -58,7 +58,7 @@ export async function startTestDevice(
     ...rest,
   });
   const device = await startDevice(config, {
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: silent,
   });
   const baseUrl = `http://127.0.0.1:${device.httpPort}`;
   return {
@@ -116,7 +116,7 @@ export function directBridge(
     version: VERSION,
     queue,
     registry,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: silent,
     ...options,
   });
   return {

@@ -11,7 +11,7 @@ import {
 import type { Job } from '../../controller/job-types.ts';
 import type { PacingClock } from '../../controller/rollout.ts';
 import type { RunningBroker } from './brokers.ts';
-import { silent } from './controller-env.ts';
+import { silent } from './loggers.ts';
 
 export const ADMIN = { name: 'admin', password: 'admin-pw' };
 

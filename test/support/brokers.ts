@@ -4,14 +4,10 @@
  * JetStream and its MQTT listener, and two store brokers sharing state through Redis.
  * Adding a broker is one more entry in `brokers`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
 import { StoreBroker } from '../../broker/store-broker.ts';
-import { assertInstalled } from './binaries.ts';
+import { type RunningProgramBroker, startMosquitto, startNatsServer } from './broker-programs.ts';
+import { assertInstalled } from './installed.ts';
+import { brokerLogger } from './loggers.ts';
 import { startRedisServer } from './redis-server.ts';
 
 export interface Credentials {
@@ -43,88 +39,9 @@ export interface BrokerFixture {
   mqtt5: boolean;
   /** The store broker's ACL refuses retained scripts itself (a device cannot see the flag live in 3.1.1). */
   refusesRetainedScripts: boolean;
-  /** Programs it runs; without them the suites using it skip outside CI (helpers/binaries.ts). */
+  /** Programs it runs; without them the suites using it skip outside CI (support/binaries.ts). */
   binaries: readonly string[];
   start(ns: string): Promise<RunningBroker>;
-}
-
-/** Silent unless TEST_BROKER_LOG_LEVEL is set (debugging a failing suite). */
-const brokerLogger = pino({ level: process.env.TEST_BROKER_LOG_LEVEL ?? 'silent' });
-
-/** A port that was free a moment ago (bind 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Polls until something accepts TCP connections on the port (no fixed sleep). */
-export async function waitForPort(port: number, timeoutMs = 15_000, host = '127.0.0.1'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = net.connect({ port, host });
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** A child process with its stderr kept for error messages; stop() kills it and waits. */
-class Child {
-  private process: ChildProcess | undefined;
-  private stderr = '';
-
-  constructor(
-    private readonly command: string,
-    private readonly args: string[],
-  ) {}
-
-  start(): void {
-    this.stderr = '';
-    const child = spawn(this.command, this.args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      this.stderr = (this.stderr + chunk.toString()).slice(-4000);
-    });
-    child.on('error', (error) => {
-      this.stderr += `\nspawn error: ${error.message}`;
-    });
-    this.process = child;
-  }
-
-  async ready(port: number): Promise<void> {
-    try {
-      await waitForPort(port);
-    } catch (error) {
-      throw new Error(`${this.command} did not start: ${(error as Error).message}\n${this.stderr}`);
-    }
-  }
-
-  async stop(): Promise<void> {
-    const child = this.process;
-    this.process = undefined;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
-  }
 }
 
 const CONTROLLER = { name: 'controller', password: 'controller-secret' };
@@ -190,45 +107,22 @@ const embedded: BrokerFixture = {
   },
 };
 
-/**
- * A broker binary run as a child process with its own config file, anonymous, on `port`; its
- * temporary directory goes with it. `restartable` brokers keep no state worth keeping, so a
- * restart is a halt and a resume.
- */
-async function startChildBroker(
-  command: string,
-  config: string,
-  port: number,
-  dir: string,
-  options: { restartable: boolean },
-): Promise<RunningBroker> {
-  assertInstalled(command);
-  const child = new Child(command, ['-c', config]);
-  child.start();
-  await child.ready(port);
-  const url = `mqtt://127.0.0.1:${port}`;
-  const halt = (): Promise<void> => child.stop();
-  const resume = async (): Promise<void> => {
-    child.start();
-    await child.ready(port);
-  };
+/** The fields of a running broker program; restartable ones keep no state worth keeping. */
+function programBroker(program: RunningProgramBroker, options: { restartable: boolean }): RunningBroker {
   return {
-    url,
-    controllerUrl: url,
+    url: program.url,
+    controllerUrl: program.url,
     controllerCreds: {},
     deviceCreds: () => ({}),
-    halt,
-    resume,
+    halt: program.halt,
+    resume: program.resume,
     ...(options.restartable && {
       restart: async () => {
-        await halt();
-        await resume();
+        await program.halt();
+        await program.resume();
       },
     }),
-    stop: async () => {
-      await child.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
+    stop: program.stop,
   };
 }
 
@@ -238,22 +132,7 @@ const mosquitto: BrokerFixture = {
   refusesRetainedScripts: false,
   binaries: ['mosquitto'],
   async start() {
-    const dir = await mkdtemp(join(tmpdir(), 'regbridge-mosquitto-'));
-    const port = await freePort();
-    const config = join(dir, 'mosquitto.conf');
-    await writeFile(
-      config,
-      [
-        `listener ${port} 127.0.0.1`,
-        'allow_anonymous true',
-        'persistence false',
-        'log_dest stderr',
-        'log_type error',
-        'log_type warning',
-        '',
-      ].join('\n'),
-    );
-    return startChildBroker('mosquitto', config, port, dir, { restartable: true });
+    return programBroker(await startMosquitto(), { restartable: true });
   },
 };
 
@@ -263,20 +142,7 @@ const nats: BrokerFixture = {
   refusesRetainedScripts: false,
   binaries: ['nats-server'],
   async start() {
-    const dir = await mkdtemp(join(tmpdir(), 'regbridge-nats-'));
-    const [clientPort, mqttPort] = [await freePort(), await freePort()];
-    const config = join(dir, 'nats.conf');
-    await writeFile(
-      config,
-      [
-        `server_name: regbridge_test_${mqttPort}`,
-        `listen: 127.0.0.1:${clientPort}`,
-        `jetstream { store_dir: ${JSON.stringify(join(dir, 'js'))} }`,
-        `mqtt { listen: 127.0.0.1:${mqttPort} }`,
-        '',
-      ].join('\n'),
-    );
-    return startChildBroker('nats-server', config, mqttPort, dir, { restartable: false });
+    return programBroker(await startNatsServer(), { restartable: false });
   },
 };
 

@@ -6,9 +6,9 @@
  * "Conformance").
  */
 import { randomUUID } from 'node:crypto';
-import { pino } from 'pino';
 import { StoreBroker } from '../../broker/store-broker.ts';
 import { brokersByName } from './brokers.ts';
+import { brokerLogger } from './loggers.ts';
 import { type ConnectOptions, RawClient, type Received, subscribe, TYPE } from './raw-mqtt.ts';
 
 export interface ConformanceTarget {
@@ -40,7 +40,7 @@ async function startStore(): Promise<ConformanceTarget> {
       { name: USERS.controller2.username, password: USERS.controller2.password, role: 'controller' },
       { name: USERS.device.username, password: USERS.device.password, role: 'device' },
     ],
-    logger: pino({ level: process.env.TEST_BROKER_LOG_LEVEL ?? 'silent' }),
+    logger: brokerLogger,
   });
   await broker.start();
   return { name: 'store broker', store: true, port: broker.port, ns: NS, stop: () => broker.stop() };

@@ -1,7 +1,7 @@
 /**
  * A long-running `regbridge <command>` child process (`node bin/regbridge.js`), its output
  * collected; waitForOutput reads what it prints (ports, generated passwords). stopAll() kills
- * whatever a test left running.
+ * whatever a test left running (afterEach).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cleanEnv, ROOT } from './controller-cli.ts';
@@ -12,6 +12,9 @@ export interface CliProcess {
   stderr: () => string;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
+
+/** `serve` with the device and its embedded broker on free loopback ports (add flags after it). */
+export const SERVE_ON_FREE_PORTS = ['serve', '--port', '0', '--broker-port', '0', '--host', '127.0.0.1'];
 
 const running = new Set<ChildProcess>();
 
@@ -37,6 +40,38 @@ export function startCli(args: string[], env: Record<string, string> = {}): CliP
     }),
   );
   return { child, stdout: () => out, stderr: () => err, exit };
+}
+
+/** Polls until `printed` holds for what the process printed; fails, with its output, if it exits first. */
+export async function waitForPrinted(
+  started: CliProcess,
+  printed: () => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!printed()) {
+    if (started.child.exitCode !== null || started.child.signalCode !== null || Date.now() > deadline)
+      throw new Error(`no ${what}:\n${started.stdout()}\n${started.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** SIGTERM, as a service manager stops it; resolves to its exit code. */
+export async function stopCli(started: CliProcess): Promise<number | null> {
+  started.child.kill('SIGTERM');
+  return (await started.exit).code;
+}
+
+/** The ports and generated admin password `serve` with the embedded broker prints. */
+export async function serveBanner(
+  serve: CliProcess,
+): Promise<{ httpPort: string; brokerPort: string; password: string }> {
+  return {
+    httpPort: await waitForOutput(serve, /listening on http:\/\/127\.0\.0\.1:(\d+)/),
+    brokerPort: await waitForOutput(serve, /embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+)/),
+    password: await waitForOutput(serve, /created user admin with password (\S+)/),
+  };
 }
 
 /** The first group of `pattern` once the process printed it on stdout. */

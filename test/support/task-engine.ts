@@ -6,6 +6,7 @@ import type { ExecutionResult, Executor } from '../../src/executors/executor.ts'
 import type { Task } from '../../src/tasks/task.ts';
 import type { TaskEventName } from '../../src/tasks/task-events.ts';
 import { TaskQueue, type TaskQueueOptions } from '../../src/tasks/task-queue.ts';
+import { until } from './waits.ts';
 
 interface Call {
   script: string;
@@ -53,14 +54,6 @@ export class InstantExecutor implements Executor {
   constructor(private readonly reportBytes = 10) {}
   async execute(script: string): Promise<ExecutionResult> {
     return { ok: true, report: `${script}:`.padEnd(this.reportBytes, 'x') };
-  }
-}
-
-export async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
 

@@ -4,13 +4,13 @@
  */
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { parseServeConfig, type ServeConfigInput } from '../cli/serve-config.ts';
-import { type AppInternals, buildApp } from '../src/app.ts';
-import type { ExecutionResult, Executor } from '../src/executors/executor.ts';
-import type { MqttHealth } from '../src/health.ts';
-import { createLogger } from '../src/logger.ts';
-import { createMetricsRegistry } from '../src/metrics.ts';
-import { TaskQueue } from '../src/tasks/task-queue.ts';
+import { parseServeConfig, type ServeConfigInput } from '../../cli/serve-config.ts';
+import { type AppInternals, buildApp } from '../../src/app.ts';
+import type { ExecutionResult, Executor } from '../../src/executors/executor.ts';
+import type { MqttHealth } from '../../src/health.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createMetricsRegistry } from '../../src/metrics.ts';
+import { TaskQueue } from '../../src/tasks/task-queue.ts';
 
 /**
  * Runs `PRINT x`, `SLEEP ms`, `FAIL msg` like the simulator, plus `HOLD`: waits until the test
@@ -134,13 +134,4 @@ export async function login(app: FastifyInstance, credentials = USER): Promise<s
 
 export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
-}
-
-/** Polls `check` until it returns true (the queue has no event for "a HOLD is waiting"). */
-export async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }

@@ -160,15 +160,6 @@ export class TestClient {
   }
 }
 
-/** Polls a condition that no event announces (bridge health, for one); fails after `timeoutMs`. */
-export async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export function jsonOf<T = Record<string, unknown>>(message: Received): T {
   return message.json as T;
 }

@@ -1,19 +1,18 @@
 /**
  * A store for the controller suites: real devices (startDevice, connected to a real broker from
- * test/helpers/brokers.ts) and fake devices (a raw mqtt client that speaks the device side of
+ * test/support/brokers.ts) and fake devices (a raw mqtt client that speaks the device side of
  * docs/mqtt.md only as far as a test tells it to).
  */
 import { randomUUID } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
-import { pino } from 'pino';
 import type { OnlineState, ScriptSubmission, StatusMessage } from '../../bridge/contract/topics.ts';
 import { topics } from '../../bridge/contract/topics.ts';
 import { type RunningDevice, startDevice } from '../../cli/device.ts';
 import { parseServeConfig, type ServeConfigInput } from '../../cli/serve-config.ts';
 import { StoreController } from '../../controller/store-controller.ts';
 import type { Credentials, RunningBroker } from './brokers.ts';
-
-export const silent = pino({ level: 'silent' });
+import { silent } from './loggers.ts';
+import { until } from './waits.ts';
 
 /** `mqtt://user:pass@host:port` from a credential-less URL. */
 export function withCreds(url: string, creds: Credentials): string {
@@ -57,15 +56,6 @@ export function newController(broker: RunningBroker, ns: string): StoreControlle
     logger: silent,
     settleMs: 150,
   });
-}
-
-/** Polls `check` until it returns true (events come from another process or socket). */
-export async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** A device played by the test: publishes what it is told, hands every script it gets to the test. */

@@ -3,8 +3,9 @@
  * stop(). Never the shared instance on the standard port.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
+import { freePort } from './ports.ts';
+import { track } from './processes.ts';
 
 export interface RunningRedis {
   url: string;
@@ -16,18 +17,6 @@ export interface RunningRedis {
 export function redisServerAvailable(): boolean {
   const result = spawnSync('redis-server', ['--version'], { stdio: 'ignore' });
   return result.error === undefined && result.status === 0;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -82,6 +71,7 @@ export async function startRedisServer(): Promise<RunningRedis> {
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    track(child);
     try {
       await ready(child, 10_000);
     } catch (error) {

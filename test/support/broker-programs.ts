@@ -1,0 +1,100 @@
+/**
+ * mosquitto and nats-server (with JetStream and its MQTT listener) as child processes on free
+ * loopback ports with generated configs in a temporary directory, for tests and benchmarks.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertInstalled } from './installed.ts';
+import { freePort } from './ports.ts';
+import { ServerProcess } from './processes.ts';
+
+export interface RunningProgramBroker {
+  /** The MQTT port. */
+  port: number;
+  url: string;
+  pid: number | undefined;
+  /** Stops the program; resume() starts it again on the same port with the same config. */
+  halt(): Promise<void>;
+  resume(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function run(
+  command: string,
+  config: string,
+  port: number,
+  dir: string,
+): Promise<RunningProgramBroker> {
+  assertInstalled(command);
+  const server = new ServerProcess(command, ['-c', config]);
+  const resume = async (): Promise<void> => {
+    server.start();
+    try {
+      await server.ready(port);
+    } catch (error) {
+      await server.stop(500);
+      throw error;
+    }
+  };
+  try {
+    await resume();
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    port,
+    url: `mqtt://127.0.0.1:${port}`,
+    get pid() {
+      return server.pid;
+    },
+    halt: () => server.stop(),
+    resume,
+    stop: async () => {
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An anonymous mosquitto without persistence; `config` adds lines (queue limits, for one). */
+export async function startMosquitto(
+  options: { config?: readonly string[] } = {},
+): Promise<RunningProgramBroker> {
+  const dir = await mkdtemp(join(tmpdir(), 'regbridge-mosquitto-'));
+  const port = await freePort();
+  const config = join(dir, 'mosquitto.conf');
+  await writeFile(
+    config,
+    [
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous true',
+      'persistence false',
+      ...(options.config ?? []),
+      'log_dest stderr',
+      'log_type error',
+      'log_type warning',
+      '',
+    ].join('\n'),
+  );
+  return run('mosquitto', config, port, dir);
+}
+
+/** A nats-server with JetStream (stored in its temporary directory) and an MQTT listener. */
+export async function startNatsServer(): Promise<RunningProgramBroker> {
+  const dir = await mkdtemp(join(tmpdir(), 'regbridge-nats-'));
+  const [clientPort, mqttPort] = [await freePort(), await freePort()];
+  const config = join(dir, 'nats.conf');
+  await writeFile(
+    config,
+    [
+      `server_name: regbridge_test_${mqttPort}`,
+      `listen: 127.0.0.1:${clientPort}`,
+      `jetstream { store_dir: ${JSON.stringify(join(dir, 'js'))} }`,
+      `mqtt { listen: 127.0.0.1:${mqttPort} }`,
+      '',
+    ].join('\n'),
+  );
+  return run('nats-server', config, mqttPort, dir);
+}

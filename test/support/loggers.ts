@@ -1,0 +1,12 @@
+/**
+ * Loggers for tests and benchmarks: silent, unless a variable names a level for debugging a
+ * failing suite (TEST_LOG_LEVEL=debug npx vitest run test/x.test.ts). Built by the device's own
+ * createLogger, so the redaction of secrets is the one the product uses.
+ */
+import { createLogger, type Logger } from '../../src/logger.ts';
+
+/** Devices, bridges, controllers and everything else a test starts in-process. */
+export const silent: Logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+/** Store brokers (aedes) a test starts: their own variable, as they log every connection. */
+export const brokerLogger: Logger = createLogger({ level: process.env.TEST_BROKER_LOG_LEVEL ?? 'silent' });
