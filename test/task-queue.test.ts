@@ -277,3 +277,38 @@ describe('listener failures', () => {
     await queue.stop();
   });
 });
+
+describe('TaskQueue: scripts submitted in one turn run back to back, after it', () => {
+  it('starts the first at once, runs the scripts in the check phase, in order, one at a time', async () => {
+    const scripts: string[] = [];
+    const executor = {
+      name: 'recording',
+      async execute(script: string) {
+        scripts.push(script);
+        return { ok: true as const, report: script };
+      },
+    };
+    const queue = makeQueue(executor);
+    const tasks = ['a', 'b', 'c'].map((script) => queue.submit(script, { source: 'rest' }).task);
+    // Submitted in the same turn (as requests read in one I/O phase): the first is running (a
+    // cancel is TASK_RUNNING, maxQueue counts the others), no script has run yet.
+    expect(tasks.map((task) => task.state)).toEqual(['running', 'queued', 'queued']);
+    await Promise.resolve();
+    expect(scripts).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    await until(() => tasks.every((task) => task.state === 'finished'));
+    expect(scripts).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a queue stopped before the first script ran ends it FAILURE without running it', async () => {
+    const executor = new ControlledExecutor();
+    const queue = new TaskQueue({ executor, retain: 10, maxQueue: 10 });
+    queue.start();
+    const { task } = queue.submit('PRINT never', { source: 'rest' });
+    expect(task.state).toBe('running');
+    await queue.stop();
+    expect(task.state).toBe('failed');
+    expect(task.error).toBe('aborted before it ran (service stopping)');
+    expect(executor.calls).toEqual([]);
+  });
+});

@@ -1,19 +1,18 @@
 /**
  * Scenario 1: requests/s of `POST /api/vendor-script` (auth on, simulator, `PRINT x`) against a
- * bare fastify app answering a JSON POST with a constant, in the same run. The servers live in
- * this process, one at a time under load; autocannon runs in a worker process so the load
- * generator does not share the servers' event loop. maxQueue is 10,000,000 and retain 128: the
+ * bare fastify app answering a JSON POST with a constant, in the same run. Each server is a
+ * process of its own (bench/workers/rest-server.ts), started before the first round and loaded
+ * one at a time; autocannon runs in another process. maxQueue is 10,000,000 and retain 128: the
  * queue never refuses, so every request is a real submission (202, task created); the simulator
- * drains the queue in the same event loop meanwhile, as on a real device. A third target splits
- * the gap: the same POST on a second device whose queue is stopped (the submission path alone,
- * no execution). Besides requests/s, the server process's CPU time per request is measured
- * (process.cpuUsage() around each run; the servers are in this process, the load generator is
- * not): on a shared machine it moves much less than requests/s.
+ * drains the queue in the device's event loop meanwhile, as on a real device. A third target
+ * splits the gap: the same POST on a device whose queue is stopped (the submission path alone,
+ * no execution). Besides requests/s, each server's CPU time per request is measured (its own
+ * process.cpuUsage() around each run): on a shared machine it moves much less than requests/s.
+ * Separate processes since issue 14: with the three servers in one process, the stopped queue's
+ * hundreds of thousands of tasks made every garbage collection of the measured device slower.
  */
-import { startBareApp } from '../lib/bare.ts';
-import { fetchToken, startBenchDevice } from '../lib/device.ts';
-import { startWorker, type WorkerMessage } from '../lib/proc.ts';
-import { round, runScenario, withTimeout } from '../lib/scenario.ts';
+import { startWorker, type Worker, type WorkerMessage } from '../lib/proc.ts';
+import { round, runScenario } from '../lib/scenario.ts';
 
 interface CannonResult extends WorkerMessage {
   requestsPerSecond: number;
@@ -42,28 +41,32 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+interface Stats extends WorkerMessage {
+  cpuUs: number;
+  created: number;
+  queued: number;
+}
+
+/** The ratio goal of issue 14: on every run, not only the best one. */
+const GOAL_RATIO = 0.7;
+
 runScenario('rest-throughput', async (ctx) => {
   const connections = 10;
   const warmS = ctx.quick ? 1 : 2;
   const measureS = ctx.quick ? 2 : 5;
   const rounds = ctx.quick ? 1 : 3;
 
-  const device = await startBenchDevice({ mqtt: false, retain: 128, maxQueue: 10_000_000 });
-  ctx.defer(() => device.stop());
-  const token = await fetchToken(device.httpPort);
-  // Tasks sent to this one stay queued (discarded at the end): submission without execution.
-  const paused = await startBenchDevice({
-    deviceId: 'paused',
-    mqtt: false,
-    retain: 128,
-    maxQueue: 10_000_000,
-  });
-  ctx.defer(() => paused.stop());
-  await paused.queue.stop();
-  const pausedToken = await fetchToken(paused.httpPort);
-
-  const { app: bare, port: barePort } = await startBareApp();
-  ctx.defer(() => bare.close());
+  const servers = {} as Record<'bare' | 'device' | 'paused', { worker: Worker; port: number; token: string }>;
+  for (const kind of ['bare', 'device', 'paused'] as const) {
+    const worker = startWorker('bench/workers/rest-server.ts', [kind]);
+    ctx.defer(() => worker.stop());
+    const ready = await worker.next<WorkerMessage & { port: number; token: string }>('ready', 30_000);
+    servers[kind] = { worker, port: ready.port, token: ready.token };
+  }
+  const stats = async (kind: keyof typeof servers): Promise<Stats> => {
+    servers[kind].worker.send({ type: 'stats' });
+    return await servers[kind].worker.next<Stats>('stats', 10_000);
+  };
 
   const cannon = startWorker('bench/workers/autocannon.ts');
   ctx.defer(() => cannon.stop());
@@ -71,40 +74,35 @@ runScenario('rest-throughput', async (ctx) => {
 
   const body = JSON.stringify({ vendorScript: 'PRINT x' });
   const json = { 'content-type': 'application/json' };
-  const targets: Record<'bare' | 'device' | 'paused', Target> = {
-    bare: { url: `http://127.0.0.1:${barePort}/api/vendor-script`, method: 'POST', headers: json, body },
-    device: {
-      url: `http://127.0.0.1:${device.httpPort}/api/vendor-script`,
-      method: 'POST',
-      headers: { ...json, authorization: `Bearer ${token}` },
-      body,
-    },
-    paused: {
-      url: `http://127.0.0.1:${paused.httpPort}/api/vendor-script`,
-      method: 'POST',
-      headers: { ...json, authorization: `Bearer ${pausedToken}` },
-      body,
-    },
-  };
+  const target = (kind: keyof typeof servers): Target => ({
+    url: `http://127.0.0.1:${servers[kind].port}/api/vendor-script`,
+    method: 'POST',
+    headers: kind === 'bare' ? json : { ...json, authorization: `Bearer ${servers[kind].token}` },
+    body,
+  });
+  const targets = { bare: target('bare'), device: target('device'), paused: target('paused') };
   const fire = async (which: keyof typeof targets, durationS: number): Promise<Run> => {
-    const cpuBefore = process.cpuUsage();
+    const before = await stats(which);
     cannon.send({ type: 'run', connections, durationS, ...targets[which] });
     const result = await cannon.next<CannonResult>('result', (durationS + 30) * 1000);
-    const cpu = process.cpuUsage(cpuBefore);
-    return { ...result, cpuPerRequest: (cpu.user + cpu.system) / Math.max(1, result.total) };
+    const after = await stats(which);
+    return { ...result, cpuPerRequest: (after.cpuUs - before.cpuUs) / Math.max(1, result.total) };
   };
 
   const order = ['bare', 'device', 'paused'] as const;
   for (const which of order) await fire(which, warmS);
-  const idBefore = device.queue.lastIssuedId;
+  const idBefore = (await stats('device')).created;
   const runs: Record<(typeof order)[number], Run[]> = { bare: [], device: [], paused: [] };
   // Interleaved rounds, so a slow moment of the machine does not hit one target only.
   for (let i = 0; i < rounds; i += 1) {
     for (const which of order) runs[which].push(await fire(which, measureS));
   }
-  const created = device.queue.lastIssuedId - idBefore;
-  const queuedAtEnd = device.queue.queuedCount;
-  await withTimeout('queue drain', 60_000, waitDrained(device.queue));
+  const atEnd = await stats('device');
+  const created = atEnd.created - idBefore;
+  const queuedAtEnd = atEnd.queued;
+  servers.device.worker.send({ type: 'drain' });
+  const drained = await servers.device.worker.next<WorkerMessage & { queued: number }>('drained', 70_000);
+  if (drained.queued > 0) throw new Error(`the device did not drain its queue: ${drained.queued} left`);
 
   const rps = (which: keyof typeof runs): number => median(runs[which].map((r) => r.requestsPerSecond));
   const bareRps = rps('bare');
@@ -123,9 +121,9 @@ runScenario('rest-throughput', async (ctx) => {
     value: round(deviceRps, 0),
     unit: 'req/s',
     ...versus(deviceRps),
-    goal: '>= 0.5x bare',
-    met: ratio >= 0.5,
-    note: `${setup}; maxQueue 10M, retain 128 (never QUEUE_FULL); tasks executed meanwhile`,
+    goal: `>= ${GOAL_RATIO}x bare`,
+    met: ratio >= GOAL_RATIO,
+    note: `${setup}; maxQueue 10M, retain 128 (never QUEUE_FULL); tasks executed meanwhile; each round's ratio: ${runs.device.map((r, i) => round(r.requestsPerSecond / runs.bare[i]!.requestsPerSecond, 3)).join(', ')}`,
   });
   ctx.report({
     figure: 'same POST, queue stopped (submission only)',
@@ -167,8 +165,3 @@ runScenario('rest-throughput', async (ctx) => {
     note: `${accepted} accepted (202), ${created} tasks created; ${queuedAtEnd} queued behind the simulator when the load stopped`,
   });
 });
-
-async function waitDrained(queue: { queuedCount: number; runningTask: unknown }): Promise<void> {
-  while (queue.queuedCount > 0 || queue.runningTask !== undefined)
-    await new Promise((r) => setTimeout(r, 20));
-}
