@@ -228,11 +228,15 @@ runScenario('overload', async (ctx) => {
     met: slow.refusedFull > 0 && slow.unanswered === 0 && slow.accepted + slow.refusedFull === slow.total,
     note: `${slow.accepted} accepted, ${slow.refusedOther} other refusals, ${slow.unanswered} unanswered; max queued ${slow.maxQueued} (maxQueue 1000)`,
   });
+  const heapPeak = Math.max(boot.maxHeap, fast.maxHeap, slow.maxHeap) / MiB;
   ctx.report({
     figure: 'device heap max during floods',
-    value: round(Math.max(boot.maxHeap, fast.maxHeap, slow.maxHeap) / MiB, 1),
+    value: round(heapPeak, 1),
     unit: 'MiB',
-    note: `RSS max ${(Math.max(boot.maxRss, fast.maxRss, slow.maxRss) / MiB).toFixed(0)} MiB`,
+    // Issue 14: heapUsed sampled every 100 ms without gc, so it includes garbage not yet collected.
+    goal: '<= 64 MiB',
+    met: heapPeak <= 64,
+    note: `heapUsed every 100 ms, no gc; per flood ${[boot, fast, slow].map((f) => round(f.maxHeap / MiB, 1)).join(' / ')} MiB (at boot / instant / 2 ms); RSS max ${(Math.max(boot.maxRss, fast.maxRss, slow.maxRss) / MiB).toFixed(0)} MiB`,
   });
   ctx.report({ figure: 'device heap after floods (gc)', value: round(final.heapUsed / MiB, 1), unit: 'MiB' });
   ctx.report({

@@ -3,7 +3,11 @@
  * maxQueue 1000 (the default), retain 128. Every 100 ms it reports `{type: 'sample', heapUsed,
  * rss, queued, created, ended, finishedAt, reconnects}`; on `final`, a reading after gc().
  * Its logger writes nothing but counts messages, so MQTT reconnects are visible.
+ * BENCH_HEAP_SNAPSHOT=<file> writes one heap snapshot (live objects only: taking it collects the
+ * garbage) the first time heapUsed passes BENCH_HEAP_SNAPSHOT_MIB (default 48) during the floods,
+ * to see what the peak is made of (docs/benchmarks.md, finding 3).
  */
+import { writeHeapSnapshot } from 'node:v8';
 import type { RunningDevice } from '../../cli/device.ts';
 import { countingLogger, startBenchDevice } from '../lib/device.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
@@ -31,8 +35,14 @@ workerMain(
     });
     d.queue.on('finished', onEnd);
     d.queue.on('failed', onEnd);
+    let snapshot = process.env.BENCH_HEAP_SNAPSHOT;
+    const snapshotAt = Number(process.env.BENCH_HEAP_SNAPSHOT_MIB ?? 48) * 2 ** 20;
     sampler = setInterval(() => {
       const m = process.memoryUsage();
+      if (snapshot && m.heapUsed > snapshotAt) {
+        writeHeapSnapshot(snapshot);
+        snapshot = undefined;
+      }
       sendToParent({
         type: 'sample',
         heapUsed: m.heapUsed,
