@@ -13,7 +13,9 @@ import { silentLogger } from './lib/device.ts';
 
 const n = Number(process.argv[2] ?? 100_000);
 const queue = new TaskQueue({
-  executor: createExecutor({ executor: 'simulator', scriptTimeout: 120_000, outputCap: 1 << 20 } as never, { logger: silentLogger }),
+  executor: createExecutor({ executor: 'simulator', scriptTimeout: 120_000, outputCap: 1 << 20 } as never, {
+    logger: silentLogger,
+  }),
   retain: 128,
   maxQueue: 10_000_000,
 });
@@ -28,7 +30,8 @@ const results: number[] = [];
 for (let run = 0; run < 6; run += 1) {
   const before = process.cpuUsage();
   for (let i = 0; i < n; i += 10) {
-    for (let j = 0; j < 10; j += 1) queue.submit('PRINT x', { source: 'rest', subject: "body field 'vendorScript'" });
+    for (let j = 0; j < 10; j += 1)
+      queue.submit('PRINT x', { source: 'rest', subject: "body field 'vendorScript'" });
     await new Promise((r) => setImmediate(r));
   }
   await drained();
@@ -36,5 +39,7 @@ for (let run = 0; run < 6; run += 1) {
   if (run > 0) results.push((cpu.user + cpu.system) / n); // the first run warms up
 }
 results.sort((a, b) => a - b);
-console.log(`${n} tasks x5: ${results.map((r) => r.toFixed(2)).join(' ')} µs/task; median ${results[2]!.toFixed(2)}`);
+console.log(
+  `${n} tasks x5: ${results.map((r) => r.toFixed(2)).join(' ')} µs/task; median ${results[2]!.toFixed(2)}`,
+);
 await queue.stop();
