@@ -9,7 +9,7 @@
 import { createExecutor } from '../src/executors/index.ts';
 import { createDeviceMetrics, createMetricsRegistry } from '../src/metrics.ts';
 import { TaskQueue } from '../src/tasks/task-queue.ts';
-import { silentLogger } from './lib/device.ts';
+import { silent as silentLogger } from '../test/support/loggers.ts';
 
 const n = Number(process.argv[2] ?? 100_000);
 const queue = new TaskQueue({
