@@ -7,7 +7,7 @@
  *   against `node -e 0`; goal <= 4x;
  * - RSS of that `serve` idle (2 s after /health answered, from /proc) against a bare fastify app
  *   (bench/workers/bare-fastify.mjs) measured the same way; goal <= 1.25x.
- * Medians of 7 runs (quick: 3), the targets interleaved so a busy moment hits all of them.
+ * Medians of 7 runs (quick: 2), the targets interleaved so a busy moment hits all of them.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -104,7 +104,7 @@ async function serve(args: string[]): Promise<Served> {
 
 runScenario('footprint', async (ctx) => {
   ensureBuilt(ctx);
-  const runs = ctx.quick ? 3 : 7;
+  const runs = ctx.quick ? 2 : 7;
   const nodeMs: number[] = [];
   const helpMs: number[] = [];
   const device: Served[] = [];

@@ -59,12 +59,14 @@ runScenario('rest-throughput', async (ctx) => {
   const rounds = ctx.quick ? 1 : 9;
 
   const servers = {} as Record<'bare' | 'device' | 'paused', { worker: Worker; port: number; token: string }>;
-  for (const kind of ['bare', 'device', 'paused'] as const) {
-    const worker = startWorker('bench/workers/rest-server.ts', [kind]);
-    ctx.defer(() => worker.stop());
-    const ready = await worker.next<WorkerMessage & { port: number; token: string }>('ready', 30_000);
-    servers[kind] = { worker, port: ready.port, token: ready.token };
-  }
+  await Promise.all(
+    (['bare', 'device', 'paused'] as const).map(async (kind) => {
+      const worker = startWorker('bench/workers/rest-server.ts', [kind]);
+      ctx.defer(() => worker.stop());
+      const ready = await worker.next<WorkerMessage & { port: number; token: string }>('ready', 30_000);
+      servers[kind] = { worker, port: ready.port, token: ready.token };
+    }),
+  );
   const stats = async (kind: keyof typeof servers): Promise<Stats> => {
     servers[kind].worker.send({ type: 'stats' });
     return await servers[kind].worker.next<Stats>('stats', 10_000);
