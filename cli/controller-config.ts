@@ -8,7 +8,15 @@
 import { z } from 'zod';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
 import { durationIn, port, userSpecSchema } from '../src/config.ts';
-import { hostValue, logLevelFlag, mqttUrlFlag, nsFlag, tlsFlags, tlsProblems } from './common-flags.ts';
+import {
+  caFileFlag,
+  hostValue,
+  logLevelFlag,
+  mqttUrlFlag,
+  nsFlag,
+  tlsFlags,
+  tlsProblems,
+} from './common-flags.ts';
 import { flag, flagSchema, repeatableFlag } from './flags.ts';
 
 /** Messages never echo the spec: it holds a password. */
@@ -34,6 +42,7 @@ export const controllerFlags = {
     'broker user, instead of credentials in --mqtt-url',
     userSpecSchema,
   ),
+  mqttCa: caFileFlag('--mqtt-ca <file>', 'PEM CA certificate(s) to trust for an mqtts:// or wss:// broker'),
   brokerPort: flag('--broker-port <port>', 'embed a store broker on this port instead of --mqtt-url', port, {
     defaultHelp: 'off',
   }),
@@ -85,6 +94,8 @@ export function controllerCrossProblems(input: Record<string, unknown>): string[
       '--mqtt-url: required: the store broker (mqtt://USER:PASSWORD@host:1883), or --broker-port P to embed one',
     );
   }
+  if (embedded && input.mqttCa !== undefined)
+    problems.push('--mqtt-ca: only with --mqtt-url (the embedded broker is reached over loopback)');
   if (embedded && input.mqttUser !== undefined)
     problems.push('--mqtt-user: only with --mqtt-url (the embedded broker needs none)');
   if (((input.brokerUsers as unknown[] | undefined)?.length ?? 0) > 0 && !embedded)

@@ -7,7 +7,8 @@ import type { z } from 'zod';
 import { StoreController } from '../controller/store-controller.ts';
 import { parseConfig, positiveDuration, userSpecSchema } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
-import { logLevelFlag, nsFlag, requiredMqttUrlFlag } from './common-flags.ts';
+import { readPem } from '../src/tls.ts';
+import { caFileFlag, logLevelFlag, nsFlag, requiredMqttUrlFlag } from './common-flags.ts';
 import { flag, flagSchema, labeler } from './flags.ts';
 
 /** The broker connection flags of `fanout` and `watch`; their tables spread these. */
@@ -17,6 +18,7 @@ export const connectionFlags = {
     'required: the store broker, e.g. mqtt://USER:PASSWORD@host:1883 (mqtts://, ws://, wss:// too; a comma-separated list for several instances)',
   ),
   user: flag('--user <NAME:PASSWORD>', 'broker user (instead of credentials in --mqtt-url)', userSpecSchema),
+  mqttCa: caFileFlag('--mqtt-ca <file>', 'PEM CA certificate(s) to trust for an mqtts:// or wss:// broker'),
   ns: nsFlag(),
   settle: flag(
     '--settle <duration>',
@@ -46,6 +48,7 @@ export function controllerFor(config: ConnectionConfig, logger: Logger): StoreCo
   return new StoreController({
     url: config.mqttUrl,
     ...(config.user ? { username: config.user.name, password: config.user.password } : {}),
+    ...(config.mqttCa !== undefined && { ca: readPem(config.mqttCa) }),
     ns: config.ns,
     logger,
     settleMs: config.settle,

@@ -19,6 +19,7 @@ import type { PacingClock } from '../controller/rollout.ts';
 import { buildControllerApp } from '../controller/service/service-app.ts';
 import { StoreController } from '../controller/store-controller.ts';
 import type { Logger } from '../src/logger.ts';
+import { readPem } from '../src/tls.ts';
 
 /** The dashboard's static files (served at `/`). */
 export const DASHBOARD_DIR = fileURLToPath(new URL('../controller/dashboard/', import.meta.url));
@@ -29,6 +30,8 @@ export interface ControllerServiceSettings {
   /** The store broker; or brokerPort to embed one. */
   mqttUrl?: string | undefined;
   mqttUser?: { name: string; password: string } | undefined;
+  /** PEM CA file trusted for an mqtts:// or wss:// --mqtt-url (`--mqtt-ca`). */
+  mqttCa?: string | undefined;
   brokerPort?: number | undefined;
   brokerHost: string;
   /** Users of the embedded broker besides the API users (who are controllers on it). */
@@ -116,6 +119,7 @@ export async function startControllerService(
     const controller = new StoreController({
       url,
       ...(credentials && { username: credentials.name, password: credentials.password }),
+      ...(settings.mqttCa !== undefined && url === settings.mqttUrl && { ca: readPem(settings.mqttCa) }),
       ns: settings.ns,
       logger,
       ...(settings.settleMs !== undefined && { settleMs: settings.settleMs }),

@@ -96,6 +96,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       clean: true,
       reconnectPeriod: 0,
       connectTimeout: this.options.connectTimeoutMs ?? 10_000,
+      // A private CA for mqtts:// / wss:// (docs/security.md); the system's CAs otherwise.
+      ...(this.options.ca && { ca: this.options.ca }),
     });
     this.client = client;
     this.rotation = rotation;

@@ -129,6 +129,8 @@ export interface StoreControllerOptions {
   /** Override the URLs' credentials. */
   username?: string;
   password?: string;
+  /** PEM CA certificate(s) trusted for mqtts:// and wss:// brokers besides the system's (`--mqtt-ca`). */
+  ca?: Buffer;
   ns: string;
   /** Also a topic level of the reply topics: `[A-Za-z0-9_-]{1,64}`. Default `regbridge-ctl-<random>`. */
   clientId?: string;

@@ -6,7 +6,9 @@
  * made by the test with openssl (test/support/certs.ts); a wrong CA, plain HTTP and expired
  * certificates are refused.
  */
+import { writeFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { join } from 'node:path';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Pem, TestPki } from './support/certs.ts';
@@ -18,6 +20,7 @@ import {
   waitForOutput,
   waitForPrinted,
 } from './support/cli-process.ts';
+import { runCli } from './support/controller-cli.ts';
 import { MqttClients } from './support/mqtt-clients.ts';
 
 const pki = new TestPki();
@@ -240,6 +243,62 @@ describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => 
     expect(health.mqtt.state).not.toBe('connected');
     expect(device.stderr()).toMatch(/certificate/i);
     expect(await stopCli(device)).toBe(0);
+  });
+
+  it('fanout, watch and the controller service reach the TLS broker with --mqtt-ca; another CA is refused', async () => {
+    const secured = `mqtts://hq:hq-password-1@localhost:${new URL(tlsUrl).port}`;
+    const scriptFile = join(pki.dir, 'x-report.txt');
+    writeFileSync(scriptFile, 'PRINT fanned out over TLS\n');
+    const fanout = await runCli([
+      'fanout',
+      scriptFile,
+      '--mqtt-url',
+      secured,
+      '--mqtt-ca',
+      ca.certPath,
+      '--to',
+      'till-tls',
+      '--json',
+    ]);
+    expect(fanout.stderr).toBe('');
+    expect(fanout.code).toBe(0);
+    expect(JSON.parse(fanout.stdout)).toMatchObject({
+      results: [{ deviceId: 'till-tls', status: 'FINISHED', report: 'fanned out over TLS' }],
+    });
+    const watch = await runCli(['watch', '--once', '--mqtt-url', secured, '--mqtt-ca', ca.certPath]);
+    expect(watch.code).toBe(0);
+    expect(watch.stdout).toMatch(/^till-tls\s+yes\s/m);
+    const refused = await runCli(['watch', '--once', '--mqtt-url', secured, '--mqtt-ca', otherCa.certPath]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/certificate/i);
+
+    const controller = startCli([
+      'controller',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      ':memory:',
+      '--user',
+      'boss:boss-password-1',
+      '--mqtt-url',
+      secured,
+      '--mqtt-ca',
+      ca.certPath,
+    ]);
+    const port = await waitForOutput(controller, /controller listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    const login = await fetch(`http://127.0.0.1:${port}/api/authenticate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'boss', password: 'boss-password-1' }),
+    });
+    const { token } = (await login.json()) as { token: string };
+    const devices = await fetch(`http://127.0.0.1:${port}/api/devices`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(JSON.stringify(await devices.json())).toContain('"till-tls"');
+    expect(await stopCli(controller)).toBe(0);
   });
 
   it('a client trusting another CA refuses the broker; an expired device certificate is refused', async () => {
