@@ -46,6 +46,11 @@ export interface DeviceBridgeOptions {
    * beyond that statuses are coalesced per task until acknowledgements come back (docs/mqtt.md).
    */
   maxStatusesInFlight?: number;
+  /**
+   * Read the retained end statuses back a moment after tasks end and publish again what the broker
+   * did not store (bridge/status-audit.ts). Default: on with several broker URLs, off with one.
+   */
+  auditRetained?: boolean;
   /** `startedAt` of the state message; default: when start() was called. */
   startedAt?: Date;
 }

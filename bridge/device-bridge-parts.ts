@@ -9,11 +9,13 @@ import { type BridgeMetrics, bridgeMetrics } from './bridge-metrics.ts';
 import type { DeviceBridgeOptions } from './bridge-options.ts';
 import { subscribeEach } from './broker-session.ts';
 import { CancelIntake } from './cancel-intake.ts';
-import { parseTopic } from './contract/topics.ts';
+import { parseTopic, topics } from './contract/topics.ts';
 import { MqttLink } from './mqtt-link.ts';
 import { PresenceGuard } from './presence-guard.ts';
 import { ScriptIntake } from './script-intake.ts';
 import { StaleStatusSweeper } from './stale-sweeper.ts';
+import { RetainedStateCheck } from './state-check.ts';
+import { RetainedStatusAudit } from './status-audit.ts';
 import { StatusPublisher } from './status-publisher.ts';
 
 export interface BridgeParts {
@@ -24,6 +26,9 @@ export interface BridgeParts {
   cancels: CancelIntake;
   sweeper: StaleStatusSweeper;
   presence: PresenceGuard;
+  stateCheck: RetainedStateCheck;
+  /** Only when auditing retained statuses (several brokers, or `auditRetained`). */
+  audit: RetainedStatusAudit | undefined;
 }
 
 export interface BridgePartsInput {
@@ -35,8 +40,10 @@ export interface BridgePartsInput {
   client: () => MqttClient | undefined;
   /** The bridge's phase is `connected` (the presence guard also asks the link). */
   connected: () => boolean;
-  /** Publishes the bridge's online state again (the presence guard's answer to a stray offline). */
-  republish: () => void;
+  /** Publishes the bridge's online state again (the presence guard's answer to a stray offline); `onAck` at its PUBACK. */
+  republish: (onAck?: () => void) => void;
+  /** Audit the retained end statuses (status-audit.ts). */
+  auditRetained: boolean;
 }
 
 export function createBridgeParts(input: BridgePartsInput): BridgeParts {
@@ -91,7 +98,39 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
     republish: input.republish,
     logger,
   });
-  return { metrics, link, statuses, intake, cancels, sweeper, presence };
+  const stateCheck = new RetainedStateCheck({
+    bootId,
+    logger,
+    publishState: (onAck) => input.republish(onAck),
+    republishStatuses: () => statuses.flush(o.queue.list()),
+    readBack: () => {
+      const client = input.client();
+      // A fresh SUBSCRIBE (QoS 0) makes the broker send the topic's retained message.
+      if (client) void subscribeEach(client, [topics.state(o.ns, o.deviceId)], logger, 0);
+    },
+  });
+  const ownStatuses = (filter: string, done: (error?: Error) => void): void => {
+    const client = input.client();
+    if (!client) return;
+    // QoS 0: only the retained messages matter; nothing to acknowledge or keep in the session.
+    void subscribeEach(client, [filter], logger, 0).then((refused) =>
+      done(refused.length > 0 ? new Error(`subscription to ${filter} failed`) : undefined),
+    );
+  };
+  const audit = input.auditRetained
+    ? new RetainedStatusAudit({
+        bootId,
+        filter: topics.deviceTaskStatuses(o.ns, o.deviceId),
+        logger,
+        held: () => o.queue.list(),
+        online: () => input.connected() && link.online,
+        busy: () => sweeper.sweeping,
+        subscribe: ownStatuses,
+        unsubscribe: (filter) => input.client()?.unsubscribe(filter),
+        republish: (task) => statuses.publish(task),
+      })
+    : undefined;
+  return { metrics, link, statuses, intake, cancels, sweeper, presence, stateCheck, audit };
 }
 
 /** Hands one incoming message to the part it is for (own statuses, own state, scripts, cancels). */
@@ -107,10 +146,12 @@ export function routeMessage(
   const metrics = parts.metrics;
   if (parsed?.kind === 'taskStatus' && parsed.deviceId === target.deviceId) {
     parts.sweeper.handle(parsed.taskId, payload, packet);
+    parts.audit?.handle(parsed.taskId, payload, packet);
     return;
   }
   if (parsed?.kind === 'state' && parsed.deviceId === target.deviceId) {
     parts.presence.handle(payload);
+    parts.stateCheck.handle(payload, packet.retain);
     return;
   }
   const ownScripts =

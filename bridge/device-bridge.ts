@@ -17,15 +17,10 @@ import type { MqttHealth } from '../src/health.ts';
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
 import type { Task } from '../src/tasks/task.ts';
 import type { DeviceBridgeOptions } from './bridge-options.ts';
-import {
-  deviceClientOptions,
-  disconnectCleanly,
-  offlineState,
-  onlineState,
-  subscribeEach,
-} from './broker-session.ts';
+import { deviceClientOptions, disconnectCleanly, offlineState, onlineState } from './broker-session.ts';
 import { parseBrokerUrls } from './contract/broker-url.ts';
 import { BrokerRotation } from './contract/failover.ts';
+import { SubscribeRetry } from './contract/subscribe-retry.ts';
 import { ALL_GROUP, assertId, assertNamespace, topics } from './contract/topics.ts';
 import { type BridgeParts, createBridgeParts, routeMessage } from './device-bridge-parts.ts';
 import { waitForFirstConnect } from './device-bridge-start.ts';
@@ -44,6 +39,10 @@ export class DeviceBridge {
   private rotation: BrokerRotation | undefined;
   private negotiation: ProtocolNegotiation | undefined;
   private client: MqttClient | undefined;
+  /** SUBSCRIBEs refused or failed by the broker are sent again, with backoff (subscribe-retry.ts). */
+  private subscriptions: SubscribeRetry | undefined;
+  /** Counts connections: a retry belongs to the connection it started on. */
+  private connections = 0;
   private phase: Phase = 'idle';
   private everConnected = false;
   private lastError: string | undefined;
@@ -57,6 +56,7 @@ export class DeviceBridge {
   private cancelStartTimer: (() => void) | undefined;
   private readonly onTransition = (task: Readonly<Task>): void => this.parts?.statuses.publish(task);
   private readonly onEvicted = (task: Readonly<Task>): void => this.parts?.statuses.evicted(task);
+  private readonly onEnded = (): void => this.parts?.audit?.noteEnded();
 
   constructor(options: DeviceBridgeOptions) {
     disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
@@ -99,11 +99,14 @@ export class DeviceBridge {
       protocolVersion: () => negotiation.current,
       client: () => this.client,
       connected: () => this.phase === 'connected',
-      republish: () => this.publishOnline(),
+      republish: (onAck) => this.publishOnline(onAck),
+      auditRetained: o.auditRetained ?? this.rotation.endpoints.length > 1,
     });
     this.parts = parts;
     for (const event of TASK_EVENTS) o.queue.on(event, this.onTransition);
     o.queue.on('evicted', this.onEvicted);
+    o.queue.on('finished', this.onEnded);
+    o.queue.on('failed', this.onEnded);
 
     this.phase = 'connecting';
     const rotation = this.rotation;
@@ -121,6 +124,7 @@ export class DeviceBridge {
       }),
     );
     this.client = client;
+    this.subscriptions = new SubscribeRetry(client, logger);
     // Several URLs: every reconnect attempt goes to the next broker (a stopped instance's devices
     // move to another one); the session, if the brokers share one, is resumed there.
     rotation.attach(client);
@@ -137,6 +141,8 @@ export class DeviceBridge {
       recoverable: (error) => negotiation.recoverable(error),
       onFatal: (error) => {
         this.detach();
+        this.subscriptions?.cancel();
+        this.parts?.stateCheck.end();
         this.phase = 'stopped';
         client.end(true);
         return new Error(`MQTT broker ${this.url} refused the connection: ${error.message}`);
@@ -161,6 +167,9 @@ export class DeviceBridge {
     this.rotation?.detach();
     this.negotiation?.detach();
     this.parts?.sweeper.end();
+    this.parts?.stateCheck.end();
+    this.parts?.audit?.end();
+    this.subscriptions?.cancel();
     const client = this.client;
     if (!client) return;
     const wasOnline = this.parts?.link.online ?? false;
@@ -223,6 +232,7 @@ export class DeviceBridge {
     client.on('close', () => {
       if (this.parts?.link.online) logger.warn({ url: this.url }, 'MQTT connection lost; reconnecting');
       this.parts?.link.connectionLost();
+      this.parts?.stateCheck.end();
       if (this.phase === 'connected') this.phase = 'reconnecting';
     });
     client.on('reconnect', () => {
@@ -244,15 +254,17 @@ export class DeviceBridge {
     if (this.phase === 'stopped') return;
     const first = !this.everConnected;
     this.everConnected = true;
+    this.connections += 1;
     this.parts?.link.markConnected();
     this.phase = 'connected';
     this.lastError = undefined;
     logger.info({ url: this.url, sessionPresent, reconnect: !first }, 'MQTT connected');
     const o = this.options;
-    this.publishOnline();
+    // The online state, read back until the broker has stored it (state-check.ts).
+    this.parts?.stateCheck.begin();
     // A resumed session keeps the subscriptions ([MQTT-3.1.2-4]); a new one needs them again.
     if (first || !sessionPresent) {
-      const subscribed = this.subscribeCommands(client, logger);
+      const subscribed = this.subscribeCommands(client);
       if (first) this.firstSubscribed = subscribed;
     }
     if (first) this.parts?.sweeper.begin();
@@ -260,7 +272,7 @@ export class DeviceBridge {
     this.parts?.statuses.flush(o.queue.list());
   }
 
-  private publishOnline(): void {
+  private publishOnline(onAck?: () => void): void {
     const o = this.options;
     const state = onlineState({
       deviceId: o.deviceId,
@@ -275,13 +287,25 @@ export class DeviceBridge {
       JSON.stringify(state),
       { retain: true },
       'state',
+      (error) => {
+        if (!error) onAck?.();
+      },
     );
   }
 
-  private subscribeCommands(client: MqttClient, logger: Logger): Promise<void> {
+  /**
+   * One SUBSCRIBE per filter: aedes-persistence-redis 12 never acknowledges a SUBSCRIBE carrying
+   * several filters from a persistent session, and a refusal then names its filter. A refused or
+   * failed one is sent again with backoff while this connection lasts (subscribe-retry.ts).
+   */
+  private subscribeCommands(client: MqttClient): Promise<void> {
     const { ns, deviceId } = this.options;
+    const retry = this.subscriptions;
+    if (!retry) return Promise.resolve();
+    const connection = this.connections;
+    const alive = (): boolean => this.phase === 'connected' && this.connections === connection;
     // Its own state topic too, QoS 0 (only live messages matter): see presence-guard.ts.
-    const ownState = subscribeEach(client, [topics.state(ns, deviceId)], logger, 0);
+    const ownState = retry.subscribe({ filters: [topics.state(ns, deviceId)], qos: 0, alive });
     const filters = [
       topics.deviceScripts(ns, deviceId),
       ...this.groups.map((g) => topics.groupScripts(ns, g)),
@@ -291,7 +315,7 @@ export class DeviceBridge {
     // MQTT 5 only: Retain As Published keeps the retain flag on live deliveries too, so a retained
     // submission is refused even when the device was already subscribed (docs/mqtt.md).
     const rap = client.options.protocolVersion === 5;
-    return Promise.all([subscribeEach(client, filters, logger, 1, rap), ownState]).then(() => undefined);
+    return Promise.all([retry.subscribe({ filters, qos: 1, rap, alive }), ownState]).then(() => undefined);
   }
 
   private onMessage(
@@ -310,5 +334,7 @@ export class DeviceBridge {
     const queue = this.options.queue;
     for (const event of TASK_EVENTS) queue.off(event, this.onTransition);
     queue.off('evicted', this.onEvicted);
+    queue.off('finished', this.onEnded);
+    queue.off('failed', this.onEnded);
   }
 }

@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import type { MqttClient } from 'mqtt';
 import { parseBrokerUrls } from '../bridge/contract/broker-url.ts';
 import type { BrokerRotation } from '../bridge/contract/failover.ts';
+import { SubscribeRetry } from '../bridge/contract/subscribe-retry.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import { connectFirst, QuietWait } from './broker-connection.ts';
 import { DeviceDirectory } from './directory.ts';
@@ -41,6 +42,10 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   private readonly directory = new DeviceDirectory();
   private client: MqttClient | undefined;
   private rotation: BrokerRotation | undefined;
+  /** Refused or failed SUBSCRIBEs are sent again with backoff (bridge/contract/subscribe-retry.ts). */
+  private subscriptions: SubscribeRetry | undefined;
+  /** Counts connections: a resubscription belongs to the connection it started on. */
+  private connections = 0;
   private state: ConnectionState = 'stopped';
   private lastMessageAt = 0;
   private readonly quiet = new QuietWait();
@@ -79,7 +84,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
    * Connects, subscribes to every state, status and own reply topic, then waits for the retained
    * states and statuses to arrive: it resolves once none came for `settleMs` (or `maxSettleMs`
    * passed), so devices() is populated when start() returns. Rejects when the first connection
-   * fails (refused, bad credentials, time-out) or a subscription is not granted.
+   * fails (refused, bad credentials, time-out) or a subscription is still not granted after
+   * retrying for the connect time-out (a clustered broker refuses for a while after losing a node:
+   * docs/controller.md, "Brokers that refuse for a while").
    */
   async start(): Promise<void> {
     if (this.client) throw new Error('controller already started');
@@ -90,45 +97,38 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       ...(this.options.password !== undefined && { password: this.options.password }),
     });
     // The first connection tries every broker of the list once, in order (see connectFirst).
+    const connectTimeoutMs = this.options.connectTimeoutMs ?? 10_000;
     const { client, rotation } = await connectFirst(endpoints, {
       clientId: this.clientId,
       protocolVersion: 4,
       clean: true,
       reconnectPeriod: 0,
-      connectTimeout: this.options.connectTimeoutMs ?? 10_000,
+      connectTimeout: connectTimeoutMs,
       // A private CA for mqtts:// / wss:// (docs/security.md); the system's CAs otherwise.
       ...(this.options.ca && { ca: this.options.ca }),
+      // The controller subscribes again itself after a reconnect, retrying refusals (below).
+      resubscribe: false,
     });
     this.client = client;
     this.rotation = rotation;
     // Only after the first success: later losses are retried (a controller outlives broker
-    // restarts), each attempt on the next broker of the list; mqtt.js resubscribes after them.
+    // restarts), each attempt on the next broker of the list, and it subscribes again after them.
     client.options.reconnectPeriod = 1000;
     rotation.attach(client);
+    this.subscriptions = new SubscribeRetry(client, this.logger);
+    this.connections = 1;
     this.setState('connected');
     client.on('message', (topic, payload) => this.onMessage(topic, payload));
-    client.on('connect', () => this.setState('connected'));
+    client.on('connect', () => {
+      this.connections += 1;
+      this.setState('connected');
+      void this.subscribeAll(client);
+    });
     client.on('reconnect', () => this.setState('reconnecting'));
     client.on('offline', () => this.setState('offline'));
     client.on('error', (error) => this.logger.warn({ err: error.message }, 'mqtt error'));
     this.lastMessageAt = Date.now();
-    const filters = [
-      topics.allStates(this.ns),
-      topics.allTaskStatuses(this.ns),
-      `${replyPrefix(this.ns, this.clientId)}+`,
-    ];
-    let refused: string[];
-    try {
-      const granted = await client.subscribeAsync(filters, { qos: 1 });
-      refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
-    } catch (error) {
-      // mqtt.js rejects a refused filter as "Subscribe error: Unspecified error", naming nothing.
-      await this.stop();
-      const detail = (error as Error).message;
-      throw new Error(
-        this.refusal(rotation.current.url, filters, /Unspecified error/.test(detail) ? undefined : detail),
-      );
-    }
+    const refused = await this.subscribeAll(client, connectTimeoutMs);
     if (refused.length > 0) {
       await this.stop();
       throw new Error(this.refusal(rotation.current.url, refused));
@@ -145,11 +145,33 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     );
   }
 
+  /**
+   * Every state, status and own reply topic, one SUBSCRIBE each, retried with backoff while
+   * refused or failed: for `budgetMs` at start(), for as long as the connection lasts after a
+   * reconnect (the retained states and statuses then bring the directory up to date). Resolves
+   * with the filters not granted.
+   */
+  private subscribeAll(client: MqttClient, budgetMs?: number): Promise<string[]> {
+    const retry = this.subscriptions;
+    if (!retry) return Promise.resolve([]);
+    const connection = this.connections;
+    return retry.subscribe({
+      filters: [
+        topics.allStates(this.ns),
+        topics.allTaskStatuses(this.ns),
+        `${replyPrefix(this.ns, this.clientId)}+`,
+      ],
+      qos: 1,
+      ...(budgetMs !== undefined && { budgetMs }),
+      alive: () => this.client === client && this.connections === connection && client.connected,
+    });
+  }
+
   /** A refused subscription is almost always a wrong namespace or a user without the controller role. */
-  private refusal(url: string, filters: readonly string[], detail?: string): string {
+  private refusal(url: string, filters: readonly string[]): string {
     const user = this.options.username ?? new URL(url.includes('://') ? url : `mqtt://${url}`).username;
     return (
-      `the broker at ${url} refused the subscription to ${filters.join(', ')}${detail ? ` (${detail})` : ''}: ` +
+      `the broker at ${url} refused the subscription to ${filters.join(', ')}: ` +
       `check the namespace (--ns ${this.ns}; the broker serves one namespace) and that ` +
       `${user ? `user ${decodeURIComponent(user)}` : 'the user'} has the controller role (docs/broker.md, "Roles")`
     );
@@ -161,6 +183,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     if (!client) return;
     this.client = undefined;
     this.rotation?.detach();
+    this.subscriptions?.cancel();
     this.quiet.cancel();
     this.submissions.expireAll('controller stopped');
     client.removeAllListeners('message');

@@ -114,7 +114,10 @@ describe('regbridge fanout / watch (child processes)', () => {
       ['watch', '--once'],
       ['fanout', okScript],
     ]) {
-      const run = await runCli([...args, '--mqtt-url', url, '--ns', 'shop'], { timeoutMs: 20_000 });
+      // A refusal is retried until --connect-timeout (a clustered broker refuses for a while).
+      const run = await runCli([...args, '--mqtt-url', url, '--ns', 'shop', '--connect-timeout', '1s'], {
+        timeoutMs: 20_000,
+      });
       expect(run.code, args[0]).toBe(2);
       expect(run.stderr).toMatch(/refused the subscription to shop\/devices\/\+\/state/);
       expect(run.stderr).toContain('--ns shop');
@@ -222,6 +225,8 @@ describe('regbridge fanout / watch (child processes)', () => {
       NS,
       '--user',
       `${creds.username}:${creds.password}`,
+      '--connect-timeout',
+      '1s',
     ]);
     expect(device.code).toBe(2);
     expect(device.stderr).toMatch(/refused the subscription to .* user reg1 has the controller role/);

@@ -10,17 +10,35 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { skipWithout } from './support/binaries.ts';
 import { TestClient } from './support/mqtt.ts';
-
+import { nodeConfig } from './support/nats-cluster.ts';
 import { freePort, waitForPort } from './support/ports.ts';
 
 /** The ```conf block that follows the heading. */
-async function natsBlock(): Promise<string> {
+async function natsBlock(heading = '### NATS: the MQTT listener'): Promise<string> {
   const doc = await readFile(new URL('../docs/topology.md', import.meta.url), 'utf8');
-  const section = doc.slice(doc.indexOf('### NATS: the MQTT listener'));
+  const section = doc.slice(doc.indexOf(heading));
   const block = /```conf\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!block) throw new Error('no conf block under "### NATS: the MQTT listener"');
+  if (!block) throw new Error(`no conf block under "${heading}"`);
   return block;
 }
+
+describe('docs/topology.md: the NATS cluster node configuration', () => {
+  it('is what the suite and the bench generate for each node (test/support/nats-cluster.ts)', async () => {
+    const block = await natsBlock('### The configuration of each node');
+    const generated = nodeConfig({
+      name: 'nats-1',
+      host: '0.0.0.0',
+      dir: '/var/lib/nats',
+      clientPort: 4222,
+      clusterPort: 6222,
+      mqttPort: 1883,
+      monitorPort: 8222,
+      routes: ['nats-1:6222', 'nats-2:6222', 'nats-3:6222'],
+    });
+    // The block's first line is a comment naming the file.
+    expect(block.split('\n').slice(1).join('\n')).toBe(generated);
+  });
+});
 
 // Skipped only outside CI when nats-server is missing; CI (.ci/run) installs it, so there it always runs.
 describe.skipIf(skipWithout(['nats-server'], 'docs/topology.md: the nats-server MQTT block'))(

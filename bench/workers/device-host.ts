@@ -1,7 +1,8 @@
 /**
  * Hosts many registers in one process for the fan-out scenarios: full devices (task queue,
  * simulator, REST on a free port, MQTT bridge) started through cli/device.ts.
- * argv: `<from> <to> <brokerHost> <brokerPort> [anonymous]`. Devices are started a batch at a
+ * argv: `<from> <to> <brokerHost> <brokerPort> [anonymous]`, or `<from> <to> <mqtt URL list>` (an
+ * anonymous broker list, MQTT 3.1.1: the NATS cluster scenario). Devices are started a batch at a
  * time; then `{type: 'ready', devices: [{deviceId, httpPort}], startupMs, rss, heapUsed}`.
  */
 import type { RunningDevice } from '../../cli/device.ts';
@@ -20,6 +21,10 @@ workerMain(
       const batch: Promise<RunningDevice>[] = [];
       for (let j = i; j < Math.min(Number(to), i + BATCH); j += 1) {
         const id = deviceId(j);
+        if (host.startsWith('mqtt://')) {
+          batch.push(startBenchDevice({ deviceId: id, mqttUrl: host, ns: NS, mqttProtocol: '3.1.1' }));
+          continue;
+        }
         const mqttUrl =
           anonymous === 'anonymous'
             ? `mqtt://${host}:${port}`

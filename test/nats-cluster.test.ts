@@ -1,0 +1,237 @@
+/**
+ * A store on a three-node NATS JetStream cluster (docs/topology.md, "A NATS cluster"): six
+ * registers (startDevice: REST, queue, bridge) spread over nodes n1 and n2 with `--mqtt-url`
+ * lists, the store controller on n3. A job runs; n1 is killed with SIGKILL while it runs. Every
+ * register FINISHED, no script ran twice, retained states and statuses are visible from the
+ * surviving nodes, and n1 rejoins after a restart: the next job works and n1 serves the
+ * retained set. Skipped only outside CI when nats-server is missing.
+ */
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SubscribeRetry } from '../bridge/contract/subscribe-retry.ts';
+import { topics } from '../bridge/contract/topics.ts';
+import { type RunningDevice, startDevice } from '../cli/device.ts';
+import { parseServeConfig } from '../cli/serve-config.ts';
+import { StoreController } from '../controller/store-controller.ts';
+import { skipWithout } from './support/binaries.ts';
+import { TestClient } from './support/mqtt.ts';
+import { type NatsCluster, startNatsCluster } from './support/nats-cluster.ts';
+import { until } from './support/waits.ts';
+
+const NS = 'stores/nats';
+const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+const DEVICE_IDS = ['reg-1', 'reg-2', 'reg-3', 'reg-4', 'reg-5', 'reg-6'];
+/** The node-loss steps wait for JetStream to elect new leaders: seconds, more on a loaded machine. */
+const SLOW_MS = 90_000;
+const quietLog = { warn: () => undefined, error: () => undefined };
+
+interface ClusterDevice {
+  id: string;
+  device: RunningDevice;
+  /** Task id -> how many times the queue started it. */
+  started: Map<number, number>;
+  /** requestId -> task ids queued for it (idempotency: one task per requestId). */
+  requests: Map<string, number[]>;
+}
+
+describe.skipIf(skipWithout(['nats-server'], 'NATS cluster'))('a store on a three-node NATS cluster', () => {
+  let cluster: NatsCluster;
+  const devices: ClusterDevice[] = [];
+  let controller: StoreController;
+  /** The first job's results, the tasks the surviving nodes must still show. */
+  let firstJob: { deviceId: string; taskId: number }[] = [];
+
+  const url = (d: ClusterDevice): string | undefined => d.device.bridge?.health().url;
+  const connected = (d: ClusterDevice): boolean => d.device.bridge?.health().state === 'connected';
+
+  beforeAll(async () => {
+    cluster = await startNatsCluster();
+    // Started together: each one's first SUBSCRIBEs create JetStream consumers, which takes a while.
+    const started = await Promise.all(
+      DEVICE_IDS.map(async (id, i) => {
+        // Even registers start on n1, odd ones on n2; every list holds all three nodes.
+        const config = parseServeConfig({
+          port: 0,
+          host: '127.0.0.1',
+          auth: 'off',
+          deviceId: id,
+          ns: NS,
+          mqttUrl: cluster.urlList(i % 2).join(','),
+          mqttProtocol: '3.1.1',
+          logLevel: 'silent',
+        });
+        const device = await startDevice(config, { logger: silent });
+        const entry: ClusterDevice = { id, device, started: new Map(), requests: new Map() };
+        device.queue.on('started', (task) =>
+          entry.started.set(task.id, (entry.started.get(task.id) ?? 0) + 1),
+        );
+        device.queue.on('queued', (task) => {
+          if (task.requestId === undefined) return;
+          entry.requests.set(task.requestId, [...(entry.requests.get(task.requestId) ?? []), task.id]);
+        });
+        return entry;
+      }),
+    );
+    devices.push(...started);
+    controller = new StoreController({
+      url: cluster.urlList(2),
+      ns: NS,
+      logger: silent,
+      settleMs: 200,
+      connectTimeoutMs: 20_000,
+    });
+    await controller.start();
+  }, 90_000);
+
+  afterAll(async () => {
+    await controller?.stop();
+    await Promise.allSettled(devices.map((d) => d.device.stop()));
+    await cluster?.stop();
+  }, 30_000);
+
+  it('replicates the MQTT streams on all three nodes', async () => {
+    const streams = await cluster.mqttStreams();
+    expect(Object.keys(streams).sort()).toEqual(
+      expect.arrayContaining(['$MQTT_msgs', '$MQTT_rmsgs', '$MQTT_sess']),
+    );
+    for (const stream of ['$MQTT_msgs', '$MQTT_rmsgs', '$MQTT_sess'])
+      expect(streams[stream]?.replicas).toBe(3);
+  });
+
+  it('connects the registers to n1 and n2 and shows all six online to the controller on n3', async () => {
+    const [n1, n2] = cluster.nodes;
+    expect(devices.map((d) => [d.id, connected(d), url(d)])).toEqual(
+      devices.map((d, i) => [d.id, true, i % 2 === 0 ? n1?.mqttUrl : n2?.mqttUrl]),
+    );
+    await until(
+      () => controller.devices().filter((e) => e.online).length === 6,
+      'six registers online',
+      20_000,
+    );
+  });
+
+  /** A job whose script runs 1.5 s; `node` is killed with SIGKILL once it runs on every register. */
+  async function jobThroughNodeLoss(
+    node: number,
+    requestId: string,
+  ): Promise<{ deviceId: string; taskId: number }[]> {
+    const before = devices.map((d) => d.started.size);
+    const job = controller.submit(`SLEEP 1500\nPRINT ${requestId}`, {
+      to: 'all',
+      deadlineMs: 40_000,
+      requestId,
+    });
+    await until(
+      () => devices.every((d, i) => d.started.size === (before[i] ?? 0) + 1),
+      'the job running on every register',
+      20_000,
+    );
+    await cluster.nodes[node]?.kill();
+    const results = await job;
+    expect(results.map((r) => [r.deviceId, r.status, r.status === 'FINISHED' && r.report])).toEqual(
+      DEVICE_IDS.map((id) => [id, 'FINISHED', requestId]),
+    );
+    // Nothing ran twice: one task per requestId on every register, each started once.
+    for (const d of devices) {
+      expect(d.requests.get(requestId), d.id).toHaveLength(1);
+      expect([...d.started.values()].every((count) => count === 1)).toBe(true);
+    }
+    return results.map((r) => ({ deviceId: r.deviceId, taskId: r.status === 'FINISHED' ? r.taskId : -1 }));
+  }
+
+  /** A subscriber on `url` to `filters`; SUBSCRIBE retried while the cluster re-elects (subscribe-retry.ts). */
+  async function reader(url: string, filters: string[]): Promise<TestClient> {
+    const client = await TestClient.connect(url, []);
+    const refused = await new SubscribeRetry(client.client, quietLog).subscribe({
+      filters,
+      qos: 1,
+      budgetMs: 20_000,
+      alive: () => client.client.connected,
+    });
+    expect(refused).toEqual([]);
+    return client;
+  }
+
+  it(
+    'rides through the SIGKILL of n1 (a node of registers) mid-job: every register FINISHED, none twice',
+    async () => {
+      firstJob = await jobThroughNodeLoss(0, 'job-n1-lost');
+      // The registers of n1 moved to another node of their list.
+      await until(
+        () => devices.every((d) => connected(d) && url(d) !== cluster.nodes[0]?.mqttUrl),
+        'registers off n1',
+        20_000,
+      );
+    },
+    SLOW_MS,
+  );
+
+  it(
+    'keeps the retained states and statuses visible from both surviving nodes',
+    async () => {
+      for (const node of cluster.nodes.filter((n) => n.running)) {
+        const client = await reader(node.mqttUrl, [topics.allStates(NS), topics.allTaskStatuses(NS)]);
+        try {
+          for (const d of devices) {
+            await client.waitFor(
+              (m) =>
+                m.retain &&
+                m.topic === topics.state(NS, d.id) &&
+                (m.json as { online?: boolean }).online === true &&
+                (m.json as { bootId?: string }).bootId === d.device.bridge?.bootId,
+              `${node.name}: the retained online state of ${d.id}`,
+            );
+          }
+          for (const { deviceId, taskId } of firstJob) {
+            await client.waitFor(
+              (m) =>
+                m.retain &&
+                m.topic === topics.taskStatus(NS, deviceId, taskId) &&
+                (m.json as { status?: string }).status === 'FINISHED',
+              `${node.name}: the retained FINISHED status of ${deviceId} task ${taskId}`,
+            );
+          }
+        } finally {
+          await client.close();
+        }
+      }
+    },
+    SLOW_MS,
+  );
+
+  it(
+    'lets n1 rejoin after a restart: the cluster is healthy, n1 serves the retained states',
+    async () => {
+      await cluster.nodes[0]?.start();
+      await cluster.ready();
+      const client = await reader(cluster.nodes[0]?.mqttUrl ?? '', [topics.allStates(NS)]);
+      try {
+        for (const d of devices) {
+          await client.waitFor(
+            (m) =>
+              m.topic === topics.state(NS, d.id) &&
+              (m.json as { bootId?: string; online?: boolean }).online === true &&
+              (m.json as { bootId?: string }).bootId === d.device.bridge?.bootId,
+            `n1: the online state of ${d.id}`,
+          );
+        }
+      } finally {
+        await client.close();
+      }
+    },
+    SLOW_MS,
+  );
+
+  it(
+    'rides through the SIGKILL of n3 (the node of the controller) mid-job; n3 rejoins',
+    async () => {
+      await jobThroughNodeLoss(2, 'job-n3-lost');
+      await until(() => controller.connection === 'connected', 'the controller connected again', 20_000);
+      await cluster.nodes[2]?.start();
+      await cluster.ready();
+      const results = await controller.submit('PRINT after the rejoin', { to: 'all', deadlineMs: 20_000 });
+      expect(results.map((r) => [r.deviceId, r.status])).toEqual(DEVICE_IDS.map((id) => [id, 'FINISHED']));
+    },
+    SLOW_MS,
+  );
+});
