@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import { ALL_GROUP } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
 import type { AuditLog } from './audit-log.ts';
+import { HistoryBatch } from './history-batch.ts';
 import type { JobHistory, StoredJob } from './job-history.ts';
 import { type JobLink, JobRun } from './job-run.ts';
 import {
@@ -75,6 +76,8 @@ export function specHash(spec: JobSpec): string {
 export class JobEngine extends EventEmitter<EngineEvents> {
   private readonly options: JobEngineOptions;
   private readonly runs = new Map<string, JobRun>();
+  /** The runs' changes, written a turn at a time; every read below flushes it first. */
+  private readonly batch: HistoryBatch;
   private readonly onDevice = (entry: DeviceEntry): void => {
     for (const run of [...this.runs.values()]) run.onDevice(entry);
   };
@@ -83,6 +86,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   constructor(options: JobEngineOptions) {
     super();
     this.options = options;
+    this.batch = new HistoryBatch(options.history, options.logger);
   }
 
   /** Jobs running now (in memory); ended ones live in the history only. */
@@ -107,10 +111,13 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     this.options.link.off('device', this.onDevice);
     for (const run of this.runs.values()) run.stop();
     this.runs.clear();
+    // What the runs changed last is committed (and announced) before the database closes.
+    this.batch.flush();
   }
 
   create(spec: JobSpec, caller: Caller, idempotencyKey?: string): CreateOutcome {
     const { history, audit } = this.options;
+    this.batch.flush();
     const hash = specHash(spec);
     if (idempotencyKey !== undefined) {
       const seen = history.byIdempotencyKey(idempotencyKey);
@@ -145,26 +152,31 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       detail: `job ${job.jobId}${name} to ${target} (${deviceIds.length} registers)`,
     });
     this.run(job);
+    this.batch.flush();
     return { kind: 'created', job: history.get(job.jobId)! };
   }
 
   cancel(jobId: string, caller: Caller): CancelOutcome {
     const run = this.runs.get(jobId);
+    this.batch.flush();
     if (run?.status !== 'IN_PROGRESS') {
       const job = this.options.history.get(jobId);
       return job ? { kind: 'ended', job } : { kind: 'unknown' };
     }
     this.options.audit.record({ ...caller, action: 'job_cancelled', detail: `job ${jobId}` });
     run.halt('CANCELLED');
+    this.batch.flush();
     return { kind: 'cancelled', job: this.options.history.get(jobId)! };
   }
 
   get(jobId: string): Job | undefined {
+    this.batch.flush();
     return this.options.history.get(jobId);
   }
 
   /** undefined: `before` is not a known job. */
   list(limit: number, before?: string): JobSummary[] | undefined {
+    this.batch.flush();
     return this.options.history.list(limit, before);
   }
 
@@ -179,10 +191,10 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   }
 
   private run(job: StoredJob): void {
-    const { link, history, audit, logger } = this.options;
+    const { link, audit, logger } = this.options;
     const run = new JobRun(job, {
       link,
-      history,
+      history: this.batch,
       logger,
       clock: this.options.clock ?? realClock,
       onChange: (summary, result) => this.emit('job', summary, result),

@@ -1,8 +1,8 @@
 /**
- * Jobs and their results in the SQLite history (controller/history-db.ts). Every change the
- * engine makes is written at once, in its own transaction: a result is marked sent before its
- * script is published, so a controller killed at any point resumes without a double run
- * (docs/controller.md, "Restart and resume"). Only jobs still running are held in memory by the
+ * Jobs and their results in the SQLite history (controller/history-db.ts). The engine writes
+ * the changes of one event-loop turn in one transaction (controller/history-batch.ts); a result
+ * is marked sent before its script is published, so a controller killed at any point resumes
+ * without a double run (docs/controller.md, "Restart and resume"). Only jobs still running are held in memory by the
  * engine; everything else is read from here on demand, so history does not grow the heap.
  */
 import type { HistoryDb } from './history-db.ts';
@@ -147,6 +147,11 @@ export class JobHistory {
   byIdempotencyKey(key: string): { jobId: string; hash: string } | undefined {
     const row = this.statements.jobByKey.get(key) as { job_id: string; request_hash: string } | undefined;
     return row ? { jobId: row.job_id, hash: row.request_hash } : undefined;
+  }
+
+  /** Runs `changes` in one transaction (controller/history-batch.ts writes a turn's changes so). */
+  transaction(changes: () => void): void {
+    this.db.transaction(changes)();
   }
 
   saveResult(jobId: string, result: StoredResult): void {

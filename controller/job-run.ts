@@ -3,10 +3,13 @@
  * (one submission per register, requestId unique to (job, register)), within the rollout
  * limits, to registers as they come online, until the deadline; applies the abort rule; cancels
  * what is still queued on an abort or cancel. Every change is written to the history before
- * anything is published (docs/controller.md, "Jobs").
+ * it is announced, and a result is marked sent before its script is published; the changes of
+ * one event-loop turn go in one transaction (controller/history-batch.ts; docs/controller.md,
+ * "Jobs").
  */
 import type { Logger } from '../src/logger.ts';
-import type { JobHistory, StoredJob } from './job-history.ts';
+import type { HistoryBatch } from './history-batch.ts';
+import type { StoredJob } from './job-history.ts';
 import { resultOf, sentResultAfterRestart } from './job-results.ts';
 import {
   addToCounts,
@@ -18,7 +21,6 @@ import {
   publicResult,
   type ResultStatus,
   requestIdFor,
-  resultEnded,
   type StoredResult,
 } from './job-types.ts';
 import { type PacingClock, RolloutGate } from './rollout.ts';
@@ -34,7 +36,7 @@ export interface JobLink {
 
 export interface JobRunDeps {
   link: JobLink;
-  history: JobHistory;
+  history: HistoryBatch;
   clock: PacingClock;
   logger: Logger;
   /** The job changed (a result, or its status); `result` is the result that changed, if one did. */
@@ -53,6 +55,8 @@ export class JobRun {
   private readonly counts: JobCounts;
   private readonly gate: RolloutGate;
   private readonly deadlineAt: number;
+  /** Registers not sent the script yet (PENDING), in target order: what pump() looks through. */
+  private readonly pending = new Set<string>();
   /** Registers whose submission is being followed right now. */
   private readonly inFlight = new Set<string>();
   private deadlineTimer: NodeJS.Timeout | undefined;
@@ -63,7 +67,10 @@ export class JobRun {
     this.job = job;
     this.jobId = job.jobId;
     this.deps = deps;
-    for (const result of job.results) this.results.set(result.deviceId, result);
+    for (const result of job.results) {
+      this.results.set(result.deviceId, result);
+      if (result.status === 'PENDING') this.pending.add(result.deviceId);
+    }
     this.counts = countResults(job.results);
     this.gate = new RolloutGate(job.rollout, deps.clock);
     this.deadlineAt = Date.parse(job.deadlineAt);
@@ -131,7 +138,7 @@ export class JobRun {
     this.deps.history.saveStatus(this.jobId, status, undefined);
     const reason = status === 'ABORTED' ? 'not sent: the job was aborted' : 'not sent: the job was cancelled';
     for (const result of this.results.values()) {
-      if (result.status === 'PENDING') this.end(result.deviceId, { status: 'CANCELLED', error: reason });
+      if (result.status === 'PENDING') this.settle(result.deviceId, { status: 'CANCELLED', error: reason });
       else if (result.status === 'RUNNING') {
         // Contract: a cancel by requestId; a task already running is never cut and is recorded.
         this.deps.link.cancel(result.deviceId, requestIdFor(this.jobId, result.deviceId));
@@ -146,32 +153,27 @@ export class JobRun {
     if (this.job.status !== 'IN_PROGRESS' || this.stopped) return;
     if (this.paceTimer !== undefined) this.deps.clock.clearTimeout(this.paceTimer);
     this.paceTimer = undefined;
-    for (const result of this.results.values()) {
-      if (result.status !== 'PENDING') continue;
-      const entry = this.deps.link.device(result.deviceId);
+    const sending: string[] = [];
+    for (const deviceId of this.pending) {
+      const entry = this.deps.link.device(deviceId);
       if (!entry?.online) continue;
       const wait = this.gate.waitFor(this.counts.running);
-      if (wait === Number.POSITIVE_INFINITY) return;
+      if (wait === Number.POSITIVE_INFINITY) break;
       if (wait > 0) {
         this.paceTimer = this.deps.clock.setTimeout(() => {
           this.paceTimer = undefined;
           this.pump();
         }, wait);
-        return;
+        break;
       }
-      this.send(result, entry);
+      this.gate.record();
+      this.update(deviceId, { status: 'RUNNING', sentAt: new Date().toISOString(), sentBoot: entry.bootId });
+      sending.push(deviceId);
     }
-  }
-
-  private send(result: StoredResult, entry: DeviceEntry): void {
-    this.gate.record();
-    // Written before publishing: a controller killed after this line resends with the same requestId.
-    this.update(result.deviceId, {
-      status: 'RUNNING',
-      sentAt: new Date().toISOString(),
-      sentBoot: entry.bootId,
-    });
-    this.follow(result.deviceId);
+    if (sending.length === 0) return;
+    // Committed before publishing: a controller killed after this line resends with the same requestId.
+    this.deps.history.flush();
+    for (const deviceId of sending) this.follow(deviceId);
   }
 
   /** Submits (again) with the job's requestId for the register and waits for its result. */
@@ -219,16 +221,22 @@ export class JobRun {
   }
 
   private end(deviceId: string, outcome: Partial<StoredResult> & { status: ResultStatus }): void {
-    this.update(deviceId, { ...outcome, endedAt: new Date().toISOString() });
+    this.settle(deviceId, outcome);
     this.checkAbort();
     this.pump();
     this.checkEnded();
+  }
+
+  /** A result ends (without the follow-ups of end(): halt() makes them once for all). */
+  private settle(deviceId: string, outcome: Partial<StoredResult> & { status: ResultStatus }): void {
+    this.update(deviceId, { ...outcome, endedAt: new Date().toISOString() });
   }
 
   private update(deviceId: string, fields: Partial<StoredResult>): void {
     const previous = this.results.get(deviceId)!;
     const next: StoredResult = { ...previous, ...fields };
     this.results.set(deviceId, next);
+    if (next.status !== 'PENDING') this.pending.delete(deviceId);
     addToCounts(this.counts, previous.status, -1);
     addToCounts(this.counts, next.status);
     this.deps.history.saveResult(this.jobId, next);
@@ -248,7 +256,8 @@ export class JobRun {
 
   private checkEnded(): void {
     if (this.job.endedAt !== undefined) return;
-    for (const result of this.results.values()) if (!resultEnded(result.status)) return;
+    // The counts follow every update(): no result is PENDING or RUNNING any more.
+    if (this.counts.pending + this.counts.running > 0) return;
     if (this.job.status === 'IN_PROGRESS') {
       this.job.status = 'COMPLETED';
       this.deps.onAudit('job_completed', `job ${this.jobId}: ${JSON.stringify(this.counts)}`);
@@ -260,7 +269,9 @@ export class JobRun {
     this.deps.onEnded(this.jobId);
   }
 
+  /** Announced once the change is committed (HistoryBatch), with the job as it is now. */
   private changed(result?: JobResult): void {
-    this.deps.onChange(this.summary(), result);
+    const summary = this.summary();
+    this.deps.history.afterCommit(() => this.deps.onChange(summary, result));
   }
 }

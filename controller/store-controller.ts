@@ -233,7 +233,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     if (!/^[^/+#]{1,200}$/.test(requestId)) throw new Error('requestId: 1-200 characters, no / + #');
     if (this.submissions.has(requestId)) throw new Error(`requestId ${requestId} is already in flight`);
 
-    const plan = planTargets(this.directory.list(), options.to);
+    const plan = planTargets(this.directory, options.to);
     const fanout = new Fanout(requestId, Date.now(), plan.online, plan.offline);
     const submission: ScriptSubmission = { script, requestId, replyTo: this.replyTopic(requestId) };
     if (options.notAfter !== undefined) submission.notAfter = options.notAfter;
@@ -264,7 +264,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
         this.logger.warn({ topic, err: decoded.error }, 'invalid message ignored');
         return;
       case 'reply': {
-        this.submissions.feed((fanout) => fanout.onReply(decoded.reply, now.getTime()), decoded.requestId);
+        this.submissions.feed((fanout) => fanout.onReply(decoded.reply, now.getTime()), {
+          requestId: decoded.requestId,
+        });
         return;
       }
       case 'state': {
@@ -273,7 +275,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
         if (change.kind === 'removed') this.emit('deviceRemoved', change.deviceId);
         if (change.kind !== 'changed') return;
         this.emit('device', change.entry);
-        this.submissions.feed((fanout) => fanout.onState(change.entry, now.getTime()));
+        this.submissions.feed((fanout) => fanout.onState(change.entry, now.getTime()), {
+          deviceId: change.entry.deviceId,
+        });
         return;
       }
       case 'statusCleared':
@@ -288,7 +292,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
           return;
         }
         this.emit('status', view);
-        this.submissions.feed((fanout) => fanout.onStatus(view, now.getTime()));
+        this.submissions.feed((fanout) => fanout.onStatus(view, now.getTime()), { deviceId: view.deviceId });
       }
     }
   }

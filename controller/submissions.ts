@@ -40,6 +40,11 @@ export interface SubmissionsOptions {
 export class Submissions {
   private readonly options: SubmissionsOptions;
   private readonly active = new Map<string, Active>();
+  /**
+   * The submissions each device was sent in: a state or status concerns only those. (A job sends
+   * one submission per register; scanning every submission per message was quadratic.)
+   */
+  private readonly byDevice = new Map<string, Set<Active>>();
 
   constructor(options: SubmissionsOptions) {
     this.options = options;
@@ -77,6 +82,14 @@ export class Submissions {
       if (lead > 0)
         active.recheckTimer = setTimeout(() => this.recheckMissing(active), options.deadlineMs - lead);
       this.active.set(requestId, active);
+      for (const deviceId of fanout.sentTo) {
+        let set = this.byDevice.get(deviceId);
+        if (!set) {
+          set = new Set();
+          this.byDevice.set(deviceId, set);
+        }
+        set.add(active);
+      }
       this.callback(() => options.onSent?.({ requestId, sentTo: fanout.sentTo, offline: plan.offline }));
       for (const result of fanout.initialResults()) this.report(active, result);
       // Nothing targeted (an empty group, no device known): no result will ever come, so end
@@ -102,11 +115,25 @@ export class Submissions {
     });
   }
 
-  /** Feeds a message to one submission (a reply) or, without `requestId`, to every one. */
-  feed(apply: (fanout: Fanout) => FanoutResult | undefined, requestId?: string): void {
-    const one = requestId === undefined ? undefined : this.active.get(requestId);
-    if (requestId !== undefined && !one) return;
-    for (const active of one ? [one] : [...this.active.values()]) {
+  /**
+   * Feeds a message to the submission it answers (a reply: by requestId) or to every submission
+   * the device was sent in (a state or status: by deviceId; only those can have it pending).
+   */
+  feed(
+    apply: (fanout: Fanout) => FanoutResult | undefined,
+    to: { requestId: string } | { deviceId: string },
+  ): void {
+    let targets: Active[];
+    if ('requestId' in to) {
+      const one = this.active.get(to.requestId);
+      if (!one) return;
+      targets = [one];
+    } else {
+      const set = this.byDevice.get(to.deviceId);
+      if (!set) return;
+      targets = [...set];
+    }
+    for (const active of targets) {
       const result = apply(active.fanout);
       if (result) this.report(active, result);
     }
@@ -134,6 +161,11 @@ export class Submissions {
     clearTimeout(active.recheckTimer);
     this.options.recheck.release(this.options.client(), active.rechecked);
     this.active.delete(fanout.requestId);
+    for (const deviceId of fanout.sentTo) {
+      const set = this.byDevice.get(deviceId);
+      set?.delete(active);
+      if (set?.size === 0) this.byDevice.delete(deviceId);
+    }
     active.resolve(fanout.results());
   }
 

@@ -17,10 +17,17 @@ export interface TargetPlan {
   group?: string;
 }
 
-export function planTargets(devices: readonly DeviceEntry[], to: FanoutTarget): TargetPlan {
+/** Where the devices come from: a list, or the directory (an id list then looks up only its ids). */
+export type DeviceSource =
+  | readonly DeviceEntry[]
+  | { list(): readonly DeviceEntry[]; device(deviceId: string): DeviceEntry | undefined };
+
+export function planTargets(source: DeviceSource, to: FanoutTarget): TargetPlan {
   const online: TargetPlan['online'] = [];
   const offline: string[] = [];
+  const directory = isDirectory(source) ? source : undefined;
   if (to === 'all' || !Array.isArray(to)) {
+    const devices = directory ? directory.list() : (source as readonly DeviceEntry[]);
     const group = to === 'all' ? ALL_GROUP : assertId('group', (to as { group: string }).group);
     for (const entry of [...devices].sort((a, b) => a.deviceId.localeCompare(b.deviceId))) {
       if (group !== ALL_GROUP && !entry.groups.includes(group)) continue;
@@ -29,14 +36,22 @@ export function planTargets(devices: readonly DeviceEntry[], to: FanoutTarget): 
     }
     return { online, offline, group };
   }
-  const byId = new Map(devices.map((entry) => [entry.deviceId, entry]));
+  // A job sends to one register at a time: looking its id up beats listing the whole store.
+  const byId = directory
+    ? undefined
+    : new Map((source as readonly DeviceEntry[]).map((e) => [e.deviceId, e]));
+  const lookup = (id: string): DeviceEntry | undefined => (directory ? directory.device(id) : byId!.get(id));
   for (const id of new Set(to as readonly string[])) {
     assertId('device', id);
-    const entry = byId.get(id);
+    const entry = lookup(id);
     if (entry?.online) online.push({ deviceId: id, bootId: entry.bootId });
     else offline.push(id);
   }
   return { online, offline };
+}
+
+function isDirectory(source: DeviceSource): source is Exclude<DeviceSource, readonly DeviceEntry[]> {
+  return !Array.isArray(source);
 }
 
 /** `--to` on the command line: `all`, `group:<G>` or `id,id,...`. */
