@@ -138,6 +138,13 @@ export class DeviceDirectory {
     return [...tasks.values()].sort((a, b) => b.id - a.id).map((view) => ({ ...view }));
   }
 
+  /** The device's newest known task (highest id), without copying or sorting the others. */
+  lastTaskOf(deviceId: string): { id: number; status: TaskView['status'] } | undefined {
+    let last: TaskView | undefined;
+    for (const view of this.tasks.get(deviceId)?.values() ?? []) if (!last || view.id > last.id) last = view;
+    return last ? { id: last.id, status: last.status } : undefined;
+  }
+
   /** Queued and running tasks of the device's current boot, as far as statuses tell. */
   queueOf(deviceId: string): { queued: number; running: number } {
     const counts = { queued: 0, running: 0 };

@@ -85,6 +85,8 @@ function toSummary(row: JobRow, counts: JobCounts): JobSummary {
 export class JobHistory {
   private readonly db: HistoryDb;
   private readonly statements;
+  /** jobId -> seq of the jobs whose results were written lately (a job writes each result twice). */
+  private readonly seqs = new Map<string, number>();
 
   constructor(db: HistoryDb) {
     this.db = db;
@@ -99,10 +101,10 @@ export class JobHistory {
         `INSERT INTO results (job_seq, position, device_id, status) VALUES (?, ?, ?, ?)`,
       ),
       updateResult: db.prepare(
-        `UPDATE results SET status = @status, task_id = @taskId, report = @report, error = @error,
-           sent_at = @sentAt, ended_at = @endedAt, sent_boot = @sentBoot
-         WHERE job_seq = (SELECT seq FROM jobs WHERE job_id = @jobId) AND device_id = @deviceId`,
+        `UPDATE results SET status = ?, task_id = ?, report = ?, error = ?, sent_at = ?, ended_at = ?,
+           sent_boot = ? WHERE job_seq = ? AND device_id = ?`,
       ),
+      seqOf: db.prepare(`SELECT seq FROM jobs WHERE job_id = ?`).pluck(),
       updateJob: db.prepare(`UPDATE jobs SET status = ?, ended_at = ? WHERE job_id = ?`),
       jobById: db.prepare(`SELECT * FROM jobs WHERE job_id = ?`),
       jobByKey: db.prepare(`SELECT job_id, request_hash FROM jobs WHERE idempotency_key = ?`),
@@ -155,17 +157,31 @@ export class JobHistory {
   }
 
   saveResult(jobId: string, result: StoredResult): void {
-    this.statements.updateResult.run({
-      jobId,
-      deviceId: result.deviceId,
-      status: result.status,
-      taskId: result.taskId ?? null,
-      report: result.report ?? null,
-      error: result.error ?? null,
-      sentAt: result.sentAt ?? null,
-      endedAt: result.endedAt ?? null,
-      sentBoot: result.sentBoot ?? null,
-    });
+    const seq = this.seqOf(jobId);
+    if (seq === undefined) return; // no such job: nothing to update, as the UPDATE would find
+    this.statements.updateResult.run(
+      result.status,
+      result.taskId ?? null,
+      result.report ?? null,
+      result.error ?? null,
+      result.sentAt ?? null,
+      result.endedAt ?? null,
+      result.sentBoot ?? null,
+      seq,
+      result.deviceId,
+    );
+  }
+
+  private seqOf(jobId: string): number | undefined {
+    let seq = this.seqs.get(jobId);
+    if (seq === undefined) {
+      seq = this.statements.seqOf.get(jobId) as number | undefined;
+      if (seq === undefined) return undefined;
+      // A few jobs run at once; the cache stays small (the oldest entry goes first).
+      if (this.seqs.size >= 64) this.seqs.delete(this.seqs.keys().next().value!);
+      this.seqs.set(jobId, seq);
+    }
+    return seq;
   }
 
   saveStatus(jobId: string, status: JobStatus, endedAt: string | undefined): void {

@@ -212,6 +212,11 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     return this.directory.tasksOf(deviceId);
   }
 
+  /** A device's newest known task: what a device list shows (tasks() copies and sorts them all). */
+  lastTask(deviceId: string): { id: number; status: TaskView['status'] } | undefined {
+    return this.directory.lastTaskOf(deviceId);
+  }
+
   queue(deviceId: string): { queued: number; running: number } {
     return this.directory.queueOf(deviceId);
   }

@@ -10,7 +10,7 @@
  * one half; BENCH_CTL_ROUNDS=n sets the rounds of the fan-out comparison; BENCH_CTL_CPU_PROF=DIR
  * runs the service process with `--cpu-prof --cpu-prof-dir DIR`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
@@ -47,6 +47,45 @@ async function startService(
   );
   const ready = await worker.next<Ready>('ready', 120_000);
   return { worker, ready };
+}
+
+/**
+ * CPU time (user + system, ms) of every process of this scenario's process group, by role: where
+ * a job's extra cost goes (the service, the store broker, the registers, this process).
+ */
+function groupCpu(): Map<string, number> {
+  const fieldsOf = (stat: string): string[] => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const group = fieldsOf(readFileSync('/proc/self/stat', 'utf8'))[2];
+  const tickMs = 10; // USER_HZ is 100 on Linux
+  const cpu = new Map<string, number>();
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let fields: string[];
+    let command: string;
+    try {
+      fields = fieldsOf(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (fields[2] !== group) continue;
+    const role =
+      Number(pid) === process.pid
+        ? 'bench (CLI controller, SSE reader)'
+        : command.includes('workers/controller-service.ts')
+          ? 'service'
+          : command.includes('workers/broker.ts')
+            ? 'broker'
+            : command.includes('workers/device-host.ts')
+              ? 'registers'
+              : 'other';
+    cpu.set(role, (cpu.get(role) ?? 0) + (Number(fields[11]) + Number(fields[12])) * tickMs);
+  }
+  return cpu;
+}
+
+function cpuSince(before: Map<string, number>): Map<string, number> {
+  const now = groupCpu();
+  return new Map([...now].map(([role, ms]) => [role, ms - (before.get(role) ?? 0)]));
 }
 
 async function login(port: number): Promise<string> {
@@ -122,13 +161,18 @@ async function fanoutComparison(ctx: ScenarioContext, n: number, rounds: number,
   const cli: number[] = [];
   const service: number[] = [];
   let incomplete = '';
+  const cpu = { cli: [] as Map<string, number>[], service: [] as Map<string, number>[] };
   const runCli = async (): Promise<void> => {
+    const before = groupCpu();
     const a = await mqttFanout(fleet.controller, FANOUT_SCRIPT, DEADLINE_MS);
+    cpu.cli.push(cpuSince(before));
     cli.push(a.ms);
     if (a.finished !== n) incomplete += ` CLI: ${a.finished}/${n} FINISHED;`;
   };
   const runService = async (): Promise<void> => {
+    const before = groupCpu();
     const b = await serviceJob(ready.httpPort, token);
+    cpu.service.push(cpuSince(before));
     service.push(b.ms);
     if (b.finished !== n) incomplete += ` service: ${b.finished}/${n} FINISHED;`;
   };
@@ -143,6 +187,12 @@ async function fanoutComparison(ctx: ScenarioContext, n: number, rounds: number,
   ctx.log(
     `N=${n}: CLI fan-out ${cli.map((t) => t.toFixed(0)).join(', ')} ms; service job ${service.map((t) => t.toFixed(0)).join(', ')} ms`,
   );
+  const cpuMedians = (runs: Map<string, number>[]): string =>
+    [...(runs[0]?.keys() ?? [])]
+      .map((role) => `${role} ${median(runs.map((r) => r.get(role) ?? 0))}`)
+      .join(', ');
+  ctx.log(`N=${n}: CPU ms per CLI fan-out (median): ${cpuMedians(cpu.cli)}`);
+  ctx.log(`N=${n}: CPU ms per service job (median): ${cpuMedians(cpu.service)}`);
   const ratio = median(service) / median(cli);
   // Each round's own ratio (service after CLI, back to back): the spread the docs quote.
   const ratios = service.map((t, i) => t / cli[i]!);

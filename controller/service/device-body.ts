@@ -14,13 +14,12 @@ export interface DeviceBody {
   queue: { queued: number; running: number };
 }
 
-/** `tasks` newest first (the directory's order); the last task is the newest one seen. */
+/** `last`: the newest task seen (highest id). */
 export function deviceBody(
   entry: DeviceEntry,
-  tasks: readonly TaskView[],
+  last: { id: number; status: TaskView['status'] } | undefined,
   queue: { queued: number; running: number },
 ): DeviceBody {
-  const last = tasks[0];
   return {
     deviceId: entry.deviceId,
     online: entry.online,

@@ -50,7 +50,7 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
         devices: directory
           .devices()
           .map((entry) =>
-            deviceBody(entry, directory.tasks(entry.deviceId), directory.queue(entry.deviceId)),
+            deviceBody(entry, directory.lastTask(entry.deviceId), directory.queue(entry.deviceId)),
           ),
       }),
     });

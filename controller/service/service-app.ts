@@ -30,7 +30,7 @@ export interface DirectoryView {
   readonly connection: ConnectionState;
   devices(): DeviceEntry[];
   device(deviceId: string): DeviceEntry | undefined;
-  tasks(deviceId: string): TaskView[];
+  lastTask(deviceId: string): { id: number; status: TaskView['status'] } | undefined;
   queue(deviceId: string): { queued: number; running: number };
   on(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
   on(event: 'status', listener: (task: TaskView) => void): unknown;

@@ -1,15 +1,19 @@
 /**
  * The image and docker-compose.yml in a real Docker engine (npm run test:containers; run.sh
  * provides the engine and the base image). testcontainers builds the image from the Dockerfile,
- * then starts the compose file's store broker, three registers and controller from it, each
- * service's command, environment, healthcheck and inline config read from the compose file
- * itself (with docker-compose.host.yml's host networking and free ports), so the test and the
- * file never drift. Debian's Compose 1.29 cannot read the file (`configs.content` needs 2.23).
- * Asserts: every service turns healthy by its healthcheck (the registers' is the Dockerfile's
- * HEALTHCHECK), the controller's fan-out reaches all three registers and exits 0, the
- * containers run as a non-root user with production dependencies only.
+ * then starts the compose file's store broker, three registers, controller service and
+ * controller from it, each service's command, environment, healthcheck, inline config and named
+ * volume read from the compose file itself (with docker-compose.host.yml's host networking and
+ * free ports), so the test and the file never drift. Debian's Compose 1.29 cannot read the file
+ * (`configs.content` needs 2.23). Asserts: every service turns healthy by its healthcheck (the
+ * registers' and the controller service's is the Dockerfile's HEALTHCHECK), the controller's
+ * fan-out reaches all three registers and exits 0, the controller service runs a job to every
+ * register through its REST API (log in, POST /api/jobs, the job's end on /api/events) and
+ * keeps it in its volume across a restart, the containers run as a non-root user with
+ * production dependencies only.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import {
   GenericContainer,
@@ -36,10 +40,14 @@ const IMAGE = 'regbridge:local';
 // the test looks for this tag (removed beforehand) to know the build succeeded.
 const BUILD_TAG = 'regbridge:containers-test';
 const REGISTERS = ['reg1', 'reg2', 'reg3'];
+const SERVICE = 'controller-service';
+/** Compose names its volumes `<project>_<volume>`; the test's own are unique to the run. */
+const VOLUME_PREFIX = `regbridge-containers-test-${process.pid}-`;
 
 let compose: Compose;
 let networkMode: Record<string, string>;
 const started = new Map<string, StartedTestContainer>();
+const volumes: string[] = [];
 let controllerOutput = '';
 
 function log(line: string): void {
@@ -75,6 +83,15 @@ function containerFor(name: string): GenericContainer {
     .withEnvironment(service.environment ?? {})
     .withStartupTimeout(90_000);
   if (service.healthcheck) container = container.withHealthCheck(healthCheckOf(service.healthcheck));
+  // A named volume (`name:/path`) becomes a volume of this run; a host path is not used here.
+  const binds = (service.volumes ?? []).map((spec) => {
+    const [volume, target] = spec.split(':') as [string, string];
+    if (!compose.volumes || !(volume in compose.volumes))
+      throw new Error(`${name}: ${volume} is not a named volume`);
+    if (!volumes.includes(VOLUME_PREFIX + volume)) volumes.push(VOLUME_PREFIX + volume);
+    return { source: VOLUME_PREFIX + volume, target };
+  });
+  if (binds.length > 0) container = container.withBindMounts(binds);
   for (const config of service.configs ?? []) {
     const content = compose.configs?.[config.source]?.content;
     if (content === undefined) throw new Error(`${name}: config ${config.source} has no inline content`);
@@ -132,19 +149,25 @@ beforeAll(async () => {
   const vars: Record<string, string> = { REGBRIDGE_BROKER_HOST: '127.0.0.1' };
   vars.REGBRIDGE_MQTT_PORT = String(await freePort());
   for (let i = 1; i <= REGISTERS.length; i++) vars[`REGBRIDGE_REG${i}_PORT`] = String(await freePort());
+  vars.REGBRIDGE_CONTROLLER_PORT = String(await freePort());
+  vars.REGBRIDGE_ADMIN_PASSWORD = `admin-${randomBytes(6).toString('hex')}`;
   compose = readCompose(vars);
   const host = readComposeSource('docker-compose.host.yml');
   networkMode = Object.fromEntries(Object.entries(host.services).map(([name, s]) => [name, s.network_mode!]));
   log(
     `ports: ${Object.entries(vars)
+      .filter(([k]) => !k.endsWith('_PASSWORD'))
       .map(([k, v]) => `${k}=${v}`)
       .join(' ')}`,
   );
 
-  // In compose's order: the broker healthy, then the registers healthy, then the controller.
+  // In compose's order: the broker healthy, then the registers and the controller service
+  // healthy, then the controller.
   await start('broker', containerFor('broker').withWaitStrategy(Wait.forHealthCheck()));
   await Promise.all(
-    REGISTERS.map((reg) => start(reg, containerFor(reg).withWaitStrategy(Wait.forHealthCheck()))),
+    [...REGISTERS, SERVICE].map((name) =>
+      start(name, containerFor(name).withWaitStrategy(Wait.forHealthCheck())),
+    ),
   );
   // A one-shot service: start() resolves once it has exited with code 0 (and throws otherwise).
   const controller = await start(
@@ -157,11 +180,60 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([...started.values()].map((container) => container.stop().catch(() => undefined)));
+  for (const volume of volumes) await run('docker', ['volume', 'rm', '-f', volume]).catch(() => undefined);
 });
+
+/** The controller service's REST API, logged in as its admin (compose's REGBRIDGE_USER). */
+async function serviceApi(): Promise<{ base: string; headers: Record<string, string> }> {
+  const env = compose.services[SERVICE]!.environment!;
+  const base = `http://127.0.0.1:${env.REGBRIDGE_PORT}`;
+  const [userName, password] = env.REGBRIDGE_USER!.split(':') as [string, string];
+  const login = await fetch(`${base}/api/authenticate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ userName, password }),
+  });
+  expect(login.status).toBe(200);
+  const { token } = (await login.json()) as { token: string };
+  return { base, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } };
+}
+
+/** Reads `/api/events` until the job event of `jobId` that carries `endedAt` (bounded by `ms`). */
+async function jobEnd(base: string, token: string, jobId: () => string | undefined, ms: number) {
+  const abort = AbortSignal.timeout(ms);
+  const events = await fetch(`${base}/api/events`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: abort,
+  });
+  expect(events.status).toBe(200);
+  const reader = events.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  return {
+    async ended(): Promise<{ status: string; counts: Record<string, number> }> {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error('event stream ended before the job did');
+          buffer += decoder.decode(value, { stream: true });
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            if (!block.startsWith('event: job\n')) continue;
+            const job = JSON.parse(block.slice(block.indexOf('data: ') + 6));
+            if (job.jobId === jobId() && job.endedAt !== undefined) return job;
+          }
+        }
+      } finally {
+        await reader.cancel().catch(() => undefined);
+      }
+    },
+  };
+}
 
 describe('the store of docker-compose.yml, in containers', () => {
   it('every long-running service is healthy by its healthcheck', async () => {
-    for (const name of ['broker', ...REGISTERS]) {
+    for (const name of ['broker', ...REGISTERS, SERVICE]) {
       const status = await inspect(started.get(name)!, '{{.State.Health.Status}}');
       log(`${name}: health ${status}`);
       expect(status, name).toBe('healthy');
@@ -171,7 +243,8 @@ describe('the store of docker-compose.yml, in containers', () => {
   it("registers use the Dockerfile's HEALTHCHECK; the broker its compose check", async () => {
     const test = (name: string) =>
       inspect(started.get(name)!, '{{json .Config.Healthcheck.Test}}').then(JSON.parse);
-    for (const reg of REGISTERS) expect(await test(reg)).toEqual(['CMD', ...dockerfileHealthcheck()]);
+    for (const name of [...REGISTERS, SERVICE])
+      expect(await test(name)).toEqual(['CMD', ...dockerfileHealthcheck()]);
     expect(await test('broker')).toEqual(compose.services.broker!.healthcheck!.test);
   });
 
@@ -190,6 +263,41 @@ describe('the store of docker-compose.yml, in containers', () => {
     for (const reg of REGISTERS)
       expect(controllerOutput).toMatch(new RegExp(`^${reg}\\s+FINISHED\\s.*X REPORT`, 'm'));
     expect(controllerOutput).toContain('3 devices: 3 finished, 0 failed, 0 offline, 0 no answer');
+  });
+
+  it('the controller service runs a job to every register through its REST API', async () => {
+    const { base, headers } = await serviceApi();
+    const { devices } = (await (await fetch(`${base}/api/devices`, { headers })).json()) as {
+      devices: { deviceId: string; online: boolean }[];
+    };
+    expect(devices.filter((d) => d.online).map((d) => d.deviceId)).toEqual(REGISTERS);
+    let jobId: string | undefined;
+    const events = await jobEnd(base, headers.authorization!.slice(7), () => jobId, 30_000);
+    const created = await fetch(`${base}/api/jobs`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ script: 'X REPORT', target: { group: 'all' }, name: 'containers test' }),
+    });
+    expect(created.status).toBe(201);
+    jobId = ((await created.json()) as { jobId: string }).jobId;
+    const ended = await events.ended();
+    expect(ended).toMatchObject({ status: 'COMPLETED', counts: { total: 3, finished: 3 } });
+    const job = (await (await fetch(`${base}/api/jobs/${jobId}`, { headers })).json()) as {
+      results: { deviceId: string; status: string; report?: string }[];
+    };
+    expect(job.results.map((r) => [r.deviceId, r.status])).toEqual(REGISTERS.map((r) => [r, 'FINISHED']));
+    for (const result of job.results) expect(result.report).toContain('X REPORT');
+    log(`controller-service: job ${jobId} COMPLETED on ${REGISTERS.join(', ')}`);
+
+    // The history is in the compose volume: a new container on it lists the job.
+    await started.get(SERVICE)!.stop();
+    started.delete(SERVICE);
+    await start(SERVICE, containerFor(SERVICE).withWaitStrategy(Wait.forHealthCheck()));
+    const again = await serviceApi();
+    const listed = (await (await fetch(`${again.base}/api/jobs`, { headers: again.headers })).json()) as {
+      jobs: { jobId: string; status: string }[];
+    };
+    expect(listed.jobs).toEqual([expect.objectContaining({ jobId, status: 'COMPLETED' })]);
   });
 
   it('runs as a non-root user, with production dependencies only', async () => {

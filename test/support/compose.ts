@@ -28,12 +28,14 @@ export interface ComposeService {
   depends_on?: Record<string, { condition: string }>;
   configs?: { source: string; target: string }[];
   ports?: string[];
+  volumes?: string[];
   network_mode?: string;
 }
 
 export interface Compose {
   services: Record<string, ComposeService>;
   configs?: Record<string, { content?: string }>;
+  volumes?: Record<string, unknown>;
 }
 
 /** Compose's interpolation: `${NAME:-default}` (default when unset or empty) and `${NAME}`. */
