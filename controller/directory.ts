@@ -22,6 +22,11 @@ import type { DeviceEntry, TaskPhase, TaskView } from './types.ts';
 /** Superseded bootIds remembered per device; older ones are forgotten (memory stays bounded). */
 const OLD_BOOTS_KEPT = 16;
 
+export interface TaskSummary {
+  lastTask?: { id: number; status: TaskView['status'] };
+  queue: { queued: number; running: number };
+}
+
 export type StateChange =
   | { kind: 'ignored'; reason: string }
   | { kind: 'changed'; entry: DeviceEntry; newBoot: boolean }
@@ -138,11 +143,20 @@ export class DeviceDirectory {
     return [...tasks.values()].sort((a, b) => b.id - a.id).map((view) => ({ ...view }));
   }
 
-  /** The device's newest known task (highest id), without copying or sorting the others. */
-  lastTaskOf(deviceId: string): { id: number; status: TaskView['status'] } | undefined {
+  /**
+   * The device's newest known task (highest id) and its queue (as queueOf), in one pass over its
+   * tasks without copying or sorting them: what a device list and its events show.
+   */
+  taskSummaryOf(deviceId: string): TaskSummary {
     let last: TaskView | undefined;
-    for (const view of this.tasks.get(deviceId)?.values() ?? []) if (!last || view.id > last.id) last = view;
-    return last ? { id: last.id, status: last.status } : undefined;
+    const queue = { queued: 0, running: 0 };
+    for (const view of this.tasks.get(deviceId)?.values() ?? []) {
+      if (!last || view.id > last.id) last = view;
+      if (view.previousBoot) continue;
+      if (view.phase === 'queued') queue.queued += 1;
+      else if (view.phase === 'running') queue.running += 1;
+    }
+    return { ...(last && { lastTask: { id: last.id, status: last.status } }), queue };
   }
 
   /** Queued and running tasks of the device's current boot, as far as statuses tell. */

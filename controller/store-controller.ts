@@ -13,7 +13,7 @@ import type { BrokerRotation } from '../bridge/contract/failover.ts';
 import { SubscribeRetry } from '../bridge/contract/subscribe-retry.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import { connectFirst, QuietWait } from './broker-connection.ts';
-import { DeviceDirectory } from './directory.ts';
+import { DeviceDirectory, type TaskSummary } from './directory.ts';
 import { Fanout } from './fanout.ts';
 import { decodeControllerMessage, replyPrefix } from './messages.ts';
 import { RetainedRecheck } from './recheck.ts';
@@ -212,9 +212,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     return this.directory.tasksOf(deviceId);
   }
 
-  /** A device's newest known task: what a device list shows (tasks() copies and sorts them all). */
-  lastTask(deviceId: string): { id: number; status: TaskView['status'] } | undefined {
-    return this.directory.lastTaskOf(deviceId);
+  /** A device's newest known task and its queue: what a device list shows (tasks() copies and sorts). */
+  taskSummary(deviceId: string): TaskSummary {
+    return this.directory.taskSummaryOf(deviceId);
   }
 
   queue(deviceId: string): { queued: number; running: number } {

@@ -105,7 +105,9 @@ export class Submissions {
           : fanout.sentTo.map((id) => ({ topic: topics.deviceScripts(ns, id), deviceIds: [id] }));
       for (const { topic, deviceIds } of sends) {
         logger.debug({ topic, requestId, devices: deviceIds.length }, 'script sent');
-        client.publishAsync(topic, payload, { qos: 1 }).catch((error: Error) => {
+        // The callback form: a job publishes once per register, and a promise each is garbage.
+        client.publish(topic, payload, { qos: 1 }, (error) => {
+          if (!error) return;
           logger.warn({ topic, requestId, err: error.message }, 'publish failed');
           for (const result of fanout.fail(deviceIds, `publish failed: ${error.message}`, Date.now())) {
             this.report(active, result);

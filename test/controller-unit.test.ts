@@ -96,6 +96,12 @@ describe('DeviceDirectory', () => {
       [9, 'finished'],
     ]);
     expect(dir.queueOf('reg1')).toEqual({ queued: 1, running: 0 });
+    // The newest task is the highest id, whatever the arrival order; the queue as queueOf.
+    expect(dir.taskSummaryOf('reg1')).toEqual({
+      lastTask: { id: 12, status: 'RUNNING' },
+      queue: { queued: 1, running: 0 },
+    });
+    expect(dir.taskSummaryOf('nobody')).toEqual({ queue: { queued: 0, running: 0 } });
   });
 
   it('a new boot marks earlier tasks as previous boot; a same-id message of an old boot cannot replace a current one', () => {
@@ -105,6 +111,7 @@ describe('DeviceDirectory', () => {
     dir.applyState('reg1', online('reg1', 'b2'), T0);
     expect(dir.tasksOf('reg1')[0]).toMatchObject({ id: 5, previousBoot: true });
     expect(dir.queueOf('reg1')).toEqual({ queued: 0, running: 0 });
+    expect(dir.taskSummaryOf('reg1').queue).toEqual({ queued: 0, running: 0 });
     dir.applyStatus(status({ id: 6, seq: 1, bootId: 'b2', status: 'RUNNING' }), T0);
     expect(dir.applyStatus(status({ id: 6, seq: 9, bootId: 'b1', status: 'FINISHED' }), T0)).toBeUndefined();
     expect(dir.tasksOf('reg1')[0]).toMatchObject({ id: 6, bootId: 'b2', previousBoot: false });

@@ -1,5 +1,6 @@
 /** A register as the HTTP API shows it (GET /api/devices, `event: device`). */
-import type { DeviceEntry, TaskView } from '../types.ts';
+import type { TaskSummary } from '../directory.ts';
+import type { DeviceEntry } from '../types.ts';
 
 export interface DeviceBody {
   deviceId: string;
@@ -14,12 +15,8 @@ export interface DeviceBody {
   queue: { queued: number; running: number };
 }
 
-/** `last`: the newest task seen (highest id). */
-export function deviceBody(
-  entry: DeviceEntry,
-  last: { id: number; status: TaskView['status'] } | undefined,
-  queue: { queued: number; running: number },
-): DeviceBody {
+/** `tasks`: the newest task seen (highest id) and the queue (DeviceDirectory.taskSummaryOf). */
+export function deviceBody(entry: DeviceEntry, { lastTask: last, queue }: TaskSummary): DeviceBody {
   return {
     deviceId: entry.deviceId,
     online: entry.online,

@@ -94,7 +94,7 @@ export class EventStream {
   }
 
   private body(entry: DeviceEntry): DeviceBody {
-    return deviceBody(entry, this.directory.lastTask(entry.deviceId), this.directory.queue(entry.deviceId));
+    return deviceBody(entry, this.directory.taskSummary(entry.deviceId));
   }
 
   /** A register's last task and queue changed: one `event: device` per register per interval. */

@@ -47,11 +47,7 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
         },
       },
       handler: async () => ({
-        devices: directory
-          .devices()
-          .map((entry) =>
-            deviceBody(entry, directory.lastTask(entry.deviceId), directory.queue(entry.deviceId)),
-          ),
+        devices: directory.devices().map((entry) => deviceBody(entry, directory.taskSummary(entry.deviceId))),
       }),
     });
 

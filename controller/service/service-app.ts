@@ -16,6 +16,7 @@ import { installErrorHandling } from '../../src/routes/error-handler.ts';
 import { DEFAULT_MAX_JSON_DEPTH, installJsonBodyParser } from '../../src/routes/json-body.ts';
 import { registerOpenApi } from '../../src/routes/openapi.ts';
 import type { AuditLog } from '../audit-log.ts';
+import type { TaskSummary } from '../directory.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
 import { serviceAuthRoutes } from './auth-routes.ts';
@@ -30,8 +31,7 @@ export interface DirectoryView {
   readonly connection: ConnectionState;
   devices(): DeviceEntry[];
   device(deviceId: string): DeviceEntry | undefined;
-  lastTask(deviceId: string): { id: number; status: TaskView['status'] } | undefined;
-  queue(deviceId: string): { queued: number; running: number };
+  taskSummary(deviceId: string): TaskSummary;
   on(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
   on(event: 'status', listener: (task: TaskView) => void): unknown;
   off(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
