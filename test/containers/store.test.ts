@@ -164,11 +164,14 @@ beforeAll(async () => {
   // In compose's order: the broker healthy, then the registers and the controller service
   // healthy, then the controller.
   await start('broker', containerFor('broker').withWaitStrategy(Wait.forHealthCheck()));
-  await Promise.all(
+  // Settled one by one: a container that started while another failed is stopped too.
+  const healthy = await Promise.allSettled(
     [...REGISTERS, SERVICE].map((name) =>
       start(name, containerFor(name).withWaitStrategy(Wait.forHealthCheck())),
     ),
   );
+  const failed = healthy.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
   // A one-shot service: start() resolves once it has exited with code 0 (and throws otherwise).
   const controller = await start(
     'controller',
