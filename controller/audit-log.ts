@@ -4,7 +4,7 @@
  * user `system`), `job_completed`. Details are short human-readable text; passwords and tokens
  * never reach it.
  */
-import type { HistoryDb } from './history-db.ts';
+import { type HistoryDb, prepare } from './history-db.ts';
 
 export type AuditAction =
   | 'login'
@@ -33,10 +33,14 @@ export class AuditLog {
   private readonly listeners = new Set<(entry: AuditEntry) => void>();
 
   constructor(db: HistoryDb) {
-    this.insertEntry = db.prepare(
+    this.insertEntry = prepare(
+      db,
       `INSERT INTO audit (at, user, address, action, detail) VALUES (@at, @user, @address, @action, @detail)`,
     );
-    this.newest = db.prepare(`SELECT at, user, address, action, detail FROM audit ORDER BY seq DESC LIMIT ?`);
+    this.newest = prepare(
+      db,
+      `SELECT at, user, address, action, detail FROM audit ORDER BY seq DESC LIMIT ?`,
+    );
   }
 
   record(entry: Omit<AuditEntry, 'at'> & { at?: string }): AuditEntry {

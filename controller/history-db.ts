@@ -12,6 +12,27 @@ import Database from 'better-sqlite3';
 
 export type HistoryDb = Database.Database;
 
+/**
+ * Every database and statement object this process made, held until it exits. better-sqlite3 12
+ * wraps them in node::ObjectWrap, whose destructor aborts the process on Node >= 24.19
+ * (`Assertion failed: (env) != nullptr` in RemoveEnvironmentCleanupHook) when the garbage
+ * collector frees one outside JavaScript, as an idle collection does: the controller service died
+ * so in its container a few seconds after start, on a pragma's throwaway statement. Objects
+ * still referenced at exit are freed by Node's cleanup hooks instead, which is safe. Version 13
+ * fixes it but needs Node 22 (we support 20.19). So nothing of ours becomes garbage: pragmas
+ * that only set go through exec() (no statement object), the rest through prepare() below. They
+ * are few (about twenty statements per database; one database per service or `fanout` job).
+ * docs/decisions.md, "Controller service".
+ */
+const retained = new Set<object>();
+
+/** db.prepare(), with the statement kept for the life of the process (see `retained`). */
+export function prepare(db: HistoryDb, sql: string): Database.Statement {
+  const statement = db.prepare(sql);
+  retained.add(statement);
+  return statement;
+}
+
 /** Migration N brings user_version from N-1 to N. Never edit a released one: add the next. */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -69,12 +90,13 @@ export class HistoryVersionError extends Error {
 /** Opens (creating if needed) and migrates the history file; `:memory:` is a private in-RAM one. */
 export function openHistory(file: string): HistoryDb {
   const db = new Database(file);
+  retained.add(db);
   try {
-    if (file !== ':memory:') db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('foreign_keys = ON');
+    if (file !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
+    db.exec('PRAGMA foreign_keys = ON');
     // Two processes on one file (an operator starting a second controller) wait instead of failing at once.
-    db.pragma('busy_timeout = 5000');
+    db.exec('PRAGMA busy_timeout = 5000');
     migrate(db, file);
   } catch (error) {
     db.close();
@@ -84,7 +106,7 @@ export function openHistory(file: string): HistoryDb {
 }
 
 export function schemaVersion(db: HistoryDb): number {
-  return db.pragma('user_version', { simple: true }) as number;
+  return prepare(db, 'PRAGMA user_version').pluck().get() as number;
 }
 
 function migrate(db: HistoryDb, file: string): void {
@@ -93,7 +115,7 @@ function migrate(db: HistoryDb, file: string): void {
   for (let version = current; version < MIGRATIONS.length; version++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[version]!);
-      db.pragma(`user_version = ${version + 1}`);
+      db.exec(`PRAGMA user_version = ${version + 1}`);
     })();
   }
 }

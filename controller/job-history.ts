@@ -5,7 +5,7 @@
  * without a double run (docs/controller.md, "Restart and resume"). Only jobs still running are held in memory by the
  * engine; everything else is read from here on demand, so history does not grow the heap.
  */
-import type { HistoryDb } from './history-db.ts';
+import { type HistoryDb, prepare } from './history-db.ts';
 import {
   type AbortRule,
   addToCounts,
@@ -91,33 +91,37 @@ export class JobHistory {
   constructor(db: HistoryDb) {
     this.db = db;
     this.statements = {
-      insertJob: db.prepare(
+      insertJob: prepare(
+        db,
         `INSERT INTO jobs (job_id, name, created_by, created_at, status, script, target, rollout, abort_rule,
            deadline_at, idempotency_key, request_hash)
          VALUES (@jobId, @name, @createdBy, @createdAt, @status, @script, @target, @rollout, @abort,
            @deadlineAt, @idempotencyKey, @requestHash)`,
       ),
-      insertResult: db.prepare(
+      insertResult: prepare(
+        db,
         `INSERT INTO results (job_seq, position, device_id, status) VALUES (?, ?, ?, ?)`,
       ),
-      updateResult: db.prepare(
+      updateResult: prepare(
+        db,
         `UPDATE results SET status = ?, task_id = ?, report = ?, error = ?, sent_at = ?, ended_at = ?,
            sent_boot = ? WHERE job_seq = ? AND device_id = ?`,
       ),
-      seqOf: db.prepare(`SELECT seq FROM jobs WHERE job_id = ?`).pluck(),
-      updateJob: db.prepare(`UPDATE jobs SET status = ?, ended_at = ? WHERE job_id = ?`),
-      jobById: db.prepare(`SELECT * FROM jobs WHERE job_id = ?`),
-      jobByKey: db.prepare(`SELECT job_id, request_hash FROM jobs WHERE idempotency_key = ?`),
-      resultsOf: db.prepare(`SELECT * FROM results WHERE job_seq = ? ORDER BY position`),
-      countsOf: db.prepare(`SELECT status, count(*) AS n FROM results WHERE job_seq = ? GROUP BY status`),
-      newest: db.prepare(`SELECT * FROM jobs ORDER BY seq DESC LIMIT ?`),
-      newestBefore: db.prepare(`SELECT * FROM jobs WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
-      unfinished: db.prepare(
+      seqOf: prepare(db, `SELECT seq FROM jobs WHERE job_id = ?`).pluck(),
+      updateJob: prepare(db, `UPDATE jobs SET status = ?, ended_at = ? WHERE job_id = ?`),
+      jobById: prepare(db, `SELECT * FROM jobs WHERE job_id = ?`),
+      jobByKey: prepare(db, `SELECT job_id, request_hash FROM jobs WHERE idempotency_key = ?`),
+      resultsOf: prepare(db, `SELECT * FROM results WHERE job_seq = ? ORDER BY position`),
+      countsOf: prepare(db, `SELECT status, count(*) AS n FROM results WHERE job_seq = ? GROUP BY status`),
+      newest: prepare(db, `SELECT * FROM jobs ORDER BY seq DESC LIMIT ?`),
+      newestBefore: prepare(db, `SELECT * FROM jobs WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
+      unfinished: prepare(
+        db,
         `SELECT * FROM jobs WHERE status = 'IN_PROGRESS' OR seq IN
            (SELECT DISTINCT job_seq FROM results WHERE status IN ('PENDING', 'RUNNING'))
          ORDER BY seq`,
       ),
-      count: db.prepare(`SELECT count(*) AS n FROM jobs`),
+      count: prepare(db, `SELECT count(*) AS n FROM jobs`),
     };
   }
 
