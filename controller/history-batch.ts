@@ -1,5 +1,5 @@
 /**
- * Write-behind of the job engine's history changes (docs/decisions.md, "History writes: one
+ * Write-behind of the job engine's history changes (docs/decisions.md, "Controller service", "History writes: one
  * transaction per turn"). The changes made in one turn of the event loop are written at the end
  * of the turn in ONE SQLite transaction, then the events announcing them are emitted, in order:
  * nothing is announced before it is committed. A caller that needs the changes on disk at once
