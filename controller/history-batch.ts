@@ -1,10 +1,11 @@
 /**
- * Write-behind of the job engine's history changes (docs/decisions.md, "Controller service", "History writes: one
- * transaction per turn"). The changes made in one turn of the event loop are written at the end
- * of the turn in ONE SQLite transaction, then the events announcing them are emitted, in order:
- * nothing is announced before it is committed. A caller that needs the changes on disk at once
- * flushes: a job before publishing its script (a result is marked sent before it is sent, so a
- * controller killed at any point resumes without a double run), and every read for the API.
+ * Write-behind of the job engine's history changes (docs/decisions.md, "Controller service":
+ * history writes, one transaction per turn). The changes made in one turn of the event loop are
+ * written at the end of the turn in ONE SQLite transaction, then the events announcing them are
+ * emitted, in order: nothing is announced before it is committed. A caller that needs the
+ * changes on disk at once flushes: a job before publishing its script (a result is marked sent
+ * before it is sent, so a controller killed at any point resumes without a double run), and
+ * every read for the API.
  *
  * A job to 500 registers makes about 1,000 changes; one transaction each cost about 0.1 ms of
  * the event loop apiece (docs/benchmarks.md, "Controller service").
@@ -42,8 +43,16 @@ export class HistoryBatch {
   }
 
   /**
-   * Commits what is queued (throws if the database refuses: the caller must not publish then),
-   * then runs the announcements, including those queued meanwhile.
+   * Commits what is queued now (throws if the database refuses: the caller must not publish
+   * then); the announcements stay for the end of the turn, after whatever the caller does next.
+   */
+  commitNow(): void {
+    this.commit();
+  }
+
+  /**
+   * Commits what is queued (throws if the database refuses), then runs the announcements,
+   * including those queued meanwhile.
    */
   flush(): void {
     if (this.scheduled !== undefined) clearImmediate(this.scheduled);

@@ -152,7 +152,8 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       detail: `job ${job.jobId}${name} to ${target} (${deviceIds.length} registers)`,
     });
     this.run(job);
-    this.batch.flush();
+    // Committed for the answer; the job's events go out at the end of the turn, after its scripts.
+    this.batch.commitNow();
     return { kind: 'created', job: history.get(job.jobId)! };
   }
 

@@ -2,8 +2,9 @@
  * Jobs and their results in the SQLite history (controller/history-db.ts). The engine writes
  * the changes of one event-loop turn in one transaction (controller/history-batch.ts); a result
  * is marked sent before its script is published, so a controller killed at any point resumes
- * without a double run (docs/controller.md, "Restart and resume"). Only jobs still running are held in memory by the
- * engine; everything else is read from here on demand, so history does not grow the heap.
+ * without a double run (docs/controller.md, "History, restart and resume"). Only jobs still
+ * running are held in memory by the engine; everything else is read from here on demand, so
+ * history does not grow the heap.
  */
 import { type HistoryDb, prepare } from './history-db.ts';
 import {

@@ -171,8 +171,9 @@ export class JobRun {
       sending.push(deviceId);
     }
     if (sending.length === 0) return;
-    // Committed before publishing: a controller killed after this line resends with the same requestId.
-    this.deps.history.flush();
+    // Committed before publishing: a controller killed after this line resends with the same
+    // requestId. Announced after publishing (at the end of the turn): the scripts go out first.
+    this.deps.history.commitNow();
     for (const deviceId of sending) this.follow(deviceId);
   }
 

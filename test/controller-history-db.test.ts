@@ -136,6 +136,22 @@ describe('HistoryBatch', () => {
     db.close();
   });
 
+  it('commitNow() commits at once and leaves the announcements for the end of the turn', async () => {
+    const db = openHistory(':memory:');
+    const history = new JobHistory(db);
+    history.insert(job('j1', ['reg1']));
+    const batch = new HistoryBatch(history, logger);
+    const seen: string[] = [];
+    batch.saveResult('j1', { deviceId: 'reg1', status: 'RUNNING', sentAt: 'a' });
+    batch.afterCommit(() => seen.push('sent'));
+    batch.commitNow();
+    expect(history.get('j1')!.results[0]!.status).toBe('RUNNING');
+    expect(seen).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual(['sent']);
+    db.close();
+  });
+
   it('a listener that throws does not keep the others from hearing', () => {
     const db = openHistory(':memory:');
     const history = new JobHistory(db);
