@@ -5,11 +5,10 @@
  * (`serve`), the demo, the benchmarks and the tests all start devices through it.
  */
 
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { DeviceBridge } from '../bridge/device-bridge.ts';
-import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
+import type { StoreBroker } from '../broker/store-broker.ts';
 import { buildApp } from '../src/app.ts';
 import { createExecutor } from '../src/executors/index.ts';
 import type { MqttHealth } from '../src/health.ts';
@@ -18,7 +17,8 @@ import { createMetricsRegistry } from '../src/metrics.ts';
 import { TaskQueue } from '../src/tasks/task-queue.ts';
 import { loadTlsFiles, readPem } from '../src/tls.ts';
 import { VERSION } from '../src/version.ts';
-import { brokerTlsOption } from './broker-tls-flags.ts';
+import { type Component, ComponentList, listenOrFreePort } from './components.ts';
+import { embeddedBroker } from './embedded-broker.ts';
 import type { ServeConfig } from './serve-config.ts';
 
 export interface RunningDevice {
@@ -59,11 +59,13 @@ export interface StartDeviceOptions {
   freePortIfTaken?: { http?: boolean; broker?: boolean };
 }
 
-function isPortTaken(error: unknown): boolean {
-  // Both fastify's listen error and BrokerListenError carry the errno code.
-  return (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
-}
-
+/**
+ * The device is the ordered list of its components: the embedded store broker (if any), the
+ * bridge, the task queue, the REST app. Start walks it in order, stop in reverse: no new REST
+ * requests, then the running script is aborted (its FAILURE is still mirrored), then the bridge
+ * publishes the offline state while the broker still runs (docs/decisions.md, "The device is the
+ * ordered list of its components").
+ */
 export async function startDevice(config: ServeConfig, deps: StartDeviceOptions): Promise<RunningDevice> {
   const logger = deps.logger;
   const registry = createMetricsRegistry(config.deviceId);
@@ -74,167 +76,146 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
     maxScriptBytes: config.maxScriptBytes,
     requestIdMemory: config.requestIdMemory,
   });
-  let broker: StoreBroker | undefined;
-  let bridge: DeviceBridge | undefined;
-  let app: FastifyInstance | undefined;
+  const tls = loadTlsFiles(config.tlsCert, config.tlsKey);
   const portFallbacks: string[] = [];
-  let queueStarted = false;
-  let bridgeStarted = false;
-  let brokerStarted = false;
-  let appBuilt = false;
-  // Stop order: no new REST requests, then the running script is aborted (its FAILURE is still
-  // mirrored), then the bridge publishes the offline state while the broker still runs.
-  const stop = async (): Promise<void> => {
-    const steps: Array<[boolean, () => Promise<void> | undefined]> = [
-      [appBuilt, () => app?.close()],
-      [queueStarted, () => queue.stop()],
-      [bridgeStarted, () => bridge?.stop()],
-      [brokerStarted, () => broker?.stop()],
-    ];
-    appBuilt = queueStarted = bridgeStarted = brokerStarted = false;
-    for (const [active, step] of steps) {
-      if (!active) continue;
-      try {
-        await step();
-      } catch (error) {
-        logger.error({ err: error }, 'error while stopping');
-      }
-    }
-  };
+  const components = new ComponentList(logger);
   try {
-    queue.start();
-    queueStarted = true;
-
-    let bridgeConnection: { url: string; username?: string; password?: string } | undefined;
-    if (config.mqtt && !config.mqttUrl) {
-      // README "Command line": every --user may also connect to the embedded broker as a controller;
-      // the device's own bridge gets a random credential of role `device`, never printed.
-      const devicePassword = randomBytes(24).toString('base64url');
-      const users: BrokerUser[] = [
-        ...config.users.map((u) => ({ name: u.name, password: u.password, role: 'controller' as const })),
-        { name: config.deviceId, password: devicePassword, role: 'device' },
-      ];
-      // The embedded broker's TLS listener answers with the device's own certificate: one host,
-      // one identity (docs/decisions.md, "TLS of the embedded broker").
-      const tls =
-        config.brokerTlsPort === undefined
-          ? undefined
-          : brokerTlsOption({
-              tlsCert: config.tlsCert,
-              tlsKey: config.tlsKey,
-              port: config.brokerTlsPort,
-              clientCa: config.brokerClientCa,
-              portFlag: '--broker-tls-port',
-            });
-      const newBroker = (port: number): StoreBroker =>
-        new StoreBroker({
-          port,
-          host: config.brokerHost,
-          ...(config.brokerWsPort !== undefined && { wsPort: config.brokerWsPort }),
+    // The embedded broker starts first: the bridge's URL carries the port it listens on.
+    const broker =
+      config.mqtt && !config.mqttUrl
+        ? await startEmbeddedBroker(config, components, logger, deps, portFallbacks)
+        : undefined;
+    const bridge = config.mqtt
+      ? new DeviceBridge({
+          ...(broker
+            ? {
+                url: `mqtt://${loopbackFor(config.brokerHost)}:${broker.broker.port}`,
+                ...broker.deviceUser,
+              }
+            : { url: config.mqttUrl! }),
           ns: config.ns,
-          users,
-          logger: logger.child({ component: 'broker' }),
-          portFlag: '--broker-port',
-          wsPortFlag: '--broker-ws-port',
-          ...(tls && { tls }),
-          limits: {
-            maxPacketBytes: config.brokerMaxPacketBytes,
-            connectTimeoutMs: config.brokerConnectTimeout,
-            maxConnections: config.brokerMaxConnections,
-            // One login limit per process: REST and the embedded broker count separately.
-            loginMaxFailures: config.authMaxFailures,
-            loginWindowMs: config.authWindow,
-          },
-        });
-      broker = newBroker(config.brokerPort);
-      try {
-        await broker.start();
-      } catch (error) {
-        const port = (error as { port?: number }).port;
-        if (!deps.freePortIfTaken?.broker || !isPortTaken(error) || port !== config.brokerPort) throw error;
-        logger.warn(
-          { port: config.brokerPort },
-          'default MQTT port taken; the embedded broker listens on a free port',
-        );
-        await broker.stop();
-        broker = newBroker(0);
-        await broker.start();
-        portFallbacks.push(`MQTT port ${config.brokerPort} was taken (pass --broker-port to choose one)`);
-      }
-      brokerStarted = true;
-      bridgeConnection = {
-        url: `mqtt://${loopbackFor(config.brokerHost)}:${broker.port}`,
-        username: config.deviceId,
-        password: devicePassword,
-      };
-    } else if (config.mqtt && config.mqttUrl) {
-      bridgeConnection = { url: config.mqttUrl };
-    }
-
-    if (bridgeConnection) {
-      bridge = new DeviceBridge({
-        ...bridgeConnection,
-        ns: config.ns,
-        deviceId: config.deviceId,
-        groups: config.groups,
-        installation: config.installation,
-        version: VERSION,
-        queue,
-        registry,
-        logger,
-        ...(config.mqttCa !== undefined && { ca: readPem(config.mqttCa) }),
-        ...(config.mqttCert !== undefined &&
-          config.mqttKey !== undefined && { cert: readPem(config.mqttCert), key: readPem(config.mqttKey) }),
-        protocolVersion: bridgeProtocol(config.mqttProtocol, bridgeConnection.url === config.mqttUrl),
-        maxStatusesInFlight: config.mqttMaxInflight,
-      });
-    }
+          deviceId: config.deviceId,
+          groups: config.groups,
+          installation: config.installation,
+          version: VERSION,
+          queue,
+          registry,
+          logger,
+          ...(config.mqttCa !== undefined && { ca: readPem(config.mqttCa) }),
+          ...(config.mqttCert !== undefined &&
+            config.mqttKey !== undefined && { cert: readPem(config.mqttCert), key: readPem(config.mqttKey) }),
+          protocolVersion: bridgeProtocol(config.mqttProtocol, broker === undefined),
+          maxStatusesInFlight: config.mqttMaxInflight,
+        })
+      : undefined;
     const mqttHealth = (): MqttHealth => bridge?.health() ?? { state: 'disabled' };
-    const tls = loadTlsFiles(config.tlsCert, config.tlsKey);
-    const builtApp = await buildApp({ config, queue, logger, registry, mqttHealth, ...(tls && { tls }) });
-    app = builtApp;
-    appBuilt = true;
-    try {
-      try {
-        await builtApp.listen({ port: config.port, host: config.host });
-      } catch (error) {
-        if (!deps.freePortIfTaken?.http || !isPortTaken(error)) throw error;
-        logger.warn({ port: config.port }, 'default HTTP port taken; listening on a free port');
-        await builtApp.listen({ port: 0, host: config.host });
-        portFallbacks.push(`HTTP port ${config.port} was taken (pass --port to choose one)`);
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-        throw new ListenError(
-          `HTTP port ${config.port} on ${config.host} is already in use: choose another with --port (0 picks a free one)`,
-        );
-      }
-      throw error;
-    }
-    if (bridge) {
-      bridgeStarted = true;
-      await bridge.start();
-    }
+    const app = await buildApp({ config, queue, logger, registry, mqttHealth, ...(tls && { tls }) });
+    await components.start([
+      ...(bridge ? [bridge] : []),
+      queue,
+      restApp(app, config, logger, deps, portFallbacks),
+    ]);
+    const address = app.server.address();
+    return {
+      config,
+      queue,
+      app,
+      registry,
+      bridge,
+      broker: broker?.broker,
+      httpPort: typeof address === 'object' && address ? address.port : config.port,
+      brokerPort: broker?.broker.port,
+      brokerWsPort: broker?.broker.wsPort,
+      brokerTlsPort: broker?.broker.tlsPort,
+      portFallbacks,
+      stop: () => components.stop(),
+    };
   } catch (error) {
-    await stop();
+    await components.stop();
     throw error;
   }
-  const listening = app as FastifyInstance;
-  const address = listening.server.address();
-  const httpPort = typeof address === 'object' && address ? address.port : config.port;
+}
+
+/** Starts the embedded store broker as the first component, on a free port if its default is taken. */
+async function startEmbeddedBroker(
+  config: ServeConfig,
+  components: ComponentList,
+  logger: Logger,
+  deps: StartDeviceOptions,
+  portFallbacks: string[],
+): Promise<{ broker: StoreBroker; deviceUser: { username: string; password: string } }> {
+  const embedded = embeddedBroker(config, logger);
+  let broker: StoreBroker | undefined;
+  await components.start([
+    {
+      name: 'store broker',
+      start: () =>
+        listenOrFreePort(
+          config.brokerPort,
+          async (port) => {
+            broker = embedded.build(port);
+            try {
+              await broker.start();
+            } catch (error) {
+              await broker.stop();
+              throw error;
+            }
+          },
+          {
+            freeIfTaken: deps.freePortIfTaken?.broker,
+            logger,
+            warning: 'default MQTT port taken; the embedded broker listens on a free port',
+            said: {
+              notes: portFallbacks,
+              note: `MQTT port ${config.brokerPort} was taken (pass --broker-port to choose one)`,
+            },
+            taken: (error) => (error as { port?: number }).port === config.brokerPort,
+          },
+        ),
+      stop: () => broker?.stop(),
+    },
+  ]);
+  return { broker: broker!, deviceUser: embedded.deviceUser };
+}
+
+/** The REST app as the last component: listens (on a free port if its default is taken), closes. */
+function restApp(
+  app: FastifyInstance,
+  config: ServeConfig,
+  logger: Logger,
+  deps: StartDeviceOptions,
+  portFallbacks: string[],
+): Component {
   return {
-    config,
-    queue,
-    app: listening,
-    registry,
-    bridge,
-    broker,
-    httpPort,
-    brokerPort: broker?.port,
-    brokerWsPort: broker?.wsPort,
-    brokerTlsPort: broker?.tlsPort,
-    portFallbacks,
-    stop,
+    name: 'REST app',
+    async start() {
+      try {
+        await listenOrFreePort(
+          config.port,
+          async (port) => {
+            await app.listen({ port, host: config.host });
+          },
+          {
+            freeIfTaken: deps.freePortIfTaken?.http,
+            logger,
+            warning: 'default HTTP port taken; listening on a free port',
+            said: {
+              notes: portFallbacks,
+              note: `HTTP port ${config.port} was taken (pass --port to choose one)`,
+            },
+          },
+        );
+      } catch (error) {
+        await app.close();
+        if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+          throw new ListenError(
+            `HTTP port ${config.port} on ${config.host} is already in use: choose another with --port (0 picks a free one)`,
+          );
+        }
+        throw error;
+      }
+    },
+    stop: () => app.close(),
   };
 }
 
