@@ -5,8 +5,6 @@
  * refused login is logged as a digest: it may be a password in the wrong field).
  */
 
-import { createHmac, randomBytes } from 'node:crypto';
-import { TLSSocket } from 'node:tls';
 import type {
   AedesOptions,
   AedesPublishPacket,
@@ -16,20 +14,19 @@ import type {
   PublishPacket,
   Subscription,
 } from 'aedes';
-import { ID_PATTERN } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
 import type { AccessRules } from './access-rules.ts';
+import {
+  IDENTIFIER_REJECTED,
+  type Identity,
+  identify,
+  LoginNameLog,
+  NOT_AUTHORIZED,
+  refusal,
+  SERVER_UNAVAILABLE,
+} from './credentials.ts';
 import type { LoginLimiter } from './login-limiter.ts';
-import type { BrokerRole, UserDirectory } from './users.ts';
-
-export interface Identity {
-  /** The user name; '' for an anonymous client. */
-  name: string;
-  role: BrokerRole;
-  anonymous: boolean;
-  /** How it logged in: a reload of the users drops password clients whose entry changed. */
-  via: 'password' | 'certificate' | 'anonymous';
-}
+import type { UserDirectory } from './users.ts';
 
 export interface BrokerStats {
   /** Clients connected to this instance now. */
@@ -55,16 +52,7 @@ export interface BrokerStats {
  */
 export const DENIED_PUBLISH_TOPIC = '$SYS/regbridge/publish-denied';
 
-// CONNACK return codes, [MQTT-3.2.2-3] table 3.1.
-const IDENTIFIER_REJECTED = 2;
-const SERVER_UNAVAILABLE = 3;
-const BAD_USER_NAME_OR_PASSWORD = 4;
 const WILL_TRACKING_MS = 60_000;
-const NOT_AUTHORIZED = 5;
-
-function refusal(returnCode: 2 | 3 | 4 | 5, message: string): AuthenticateError {
-  return Object.assign(new Error(message), { name: 'ConnectRefused', returnCode }) as AuthenticateError;
-}
 
 type Will = NonNullable<ConnectPacket['will']>;
 
@@ -74,8 +62,7 @@ export class Gatekeeper {
   readonly #allowAnonymous: boolean;
   readonly #logger: Logger;
   readonly #logins: LoginLimiter;
-  /** Key of the user-name digests in log lines; per process, so a digest cannot be brute-forced. */
-  readonly #digestKey = randomBytes(32);
+  readonly #names: LoginNameLog;
   readonly #identities = new WeakMap<Client, Identity>();
   readonly #wills = new WeakMap<Client, Will>();
   /** Clients whose CONNECT carried a zero-length client id (aedes has made one up by now). */
@@ -110,6 +97,7 @@ export class Gatekeeper {
     this.#rules = rules;
     this.#allowAnonymous = allowAnonymous;
     this.#logger = logger;
+    this.#names = new LoginNameLog(users);
   }
 
   identity(client: Client): Identity | undefined {
@@ -165,7 +153,7 @@ export class Gatekeeper {
       this.#logger.warn(
         {
           clientId: client.id,
-          ...this.#userForLog(username),
+          ...this.#names.fields(username),
           returnCode: result.returnCode,
           reason: result.message,
         },
@@ -176,22 +164,6 @@ export class Gatekeeper {
     }
     this.#identities.set(client, result);
     callback(null, true);
-  }
-
-  /**
-   * A refused login's user name as a log line may carry it (docs/security.md, "Store broker"):
-   * a configured user's name as it is; anything else only as a keyed digest, equal for equal names
-   * while the broker runs, because it may be a password typed into the user name field.
-   */
-  #userForLog(username: string | undefined): { user: string } | { userNameDigest: string } | undefined {
-    if (username === undefined || username === '') return undefined;
-    if (this.#users().get(username)) return { user: username };
-    return {
-      userNameDigest: createHmac('sha256', this.#digestKey)
-        .update(username, 'utf8')
-        .digest('hex')
-        .slice(0, 16),
-    };
   }
 
   onClientReady(client: Client): void {
@@ -230,36 +202,12 @@ export class Gatekeeper {
     if (this.#emptyIds.has(client) && !client.clean) {
       return refusal(IDENTIFIER_REJECTED, 'a zero-length client id requires CleanSession 1');
     }
-    let identity: Identity;
-    const certificate = deviceCertificate(client);
-    if (certificate !== undefined) {
-      // A client certificate verified against --client-ca: the device named by its CN, no password.
-      if (!ID_PATTERN.test(certificate)) {
-        return refusal(NOT_AUTHORIZED, `certificate CN ${JSON.stringify(certificate)} is not a device id`);
-      }
-      if (username !== undefined && username !== '' && username !== certificate) {
-        return refusal(NOT_AUTHORIZED, 'user name differs from the certificate CN');
-      }
-      identity = { name: certificate, role: 'device', anonymous: false, via: 'certificate' };
-    } else if (username === undefined || username === '') {
-      if (password !== undefined) return refusal(BAD_USER_NAME_OR_PASSWORD, 'password without user name');
-      // Anonymous clients are controllers when allowed (docs/broker.md).
-      if (!this.#allowAnonymous) return refusal(NOT_AUTHORIZED, 'anonymous connections are not allowed');
-      identity = { name: '', role: 'controller', anonymous: true, via: 'anonymous' };
-    } else {
-      const address = addressOf(client);
-      // Refused without looking at the password, and not counted: guesses then learn nothing.
-      const blocked = this.#logins.blocked(address, username);
-      if (blocked)
-        return refusal(SERVER_UNAVAILABLE, `too many failed logins for this ${blocked}, try later`);
-      const user = await this.#users().verify(username, password);
-      if (!user) {
-        this.#logins.failure(address, username);
-        return refusal(BAD_USER_NAME_OR_PASSWORD, 'unknown user or wrong password');
-      }
-      this.#logins.success(user.name);
-      identity = { name: user.name, role: user.role, anonymous: false, via: 'password' };
-    }
+    const identity = await identify(client, username, password, {
+      users: this.#users(),
+      allowAnonymous: this.#allowAnonymous,
+      logins: this.#logins,
+    });
+    if (identity instanceof Error) return identity;
     // A persistent session, and the QoS 1 scripts queued in it, belongs to the user who made it:
     // anybody else is refused, whether they ask to resume it or to discard it (CleanSession 1).
     const sessionOwner = this.#sessionOwners.get(client.id);
@@ -344,27 +292,6 @@ export class Gatekeeper {
       if (this.#willsInFlight.size === 0) this.#willsSettled?.();
     }
   }
-}
-
-/**
- * The CN of a client certificate the TLS listener verified against --client-ca; undefined for
- * plain TCP, WebSocket, or TLS without a (verified) certificate.
- */
-function deviceCertificate(client: Client): string | undefined {
-  const conn = (client as unknown as { conn?: unknown }).conn;
-  if (!(conn instanceof TLSSocket) || !conn.authorized) return undefined;
-  const subject = conn.getPeerCertificate()?.subject as { CN?: string | string[] } | undefined;
-  const cn = subject?.CN;
-  return typeof cn === 'string' ? cn : undefined;
-}
-
-/** The peer's address: a TCP or TLS socket, or the HTTP request of a WebSocket. */
-export function addressOf(client: Client): string | undefined {
-  const { conn, req } = client as unknown as {
-    conn?: { remoteAddress?: string };
-    req?: { socket?: { remoteAddress?: string } };
-  };
-  return conn?.remoteAddress ?? req?.socket?.remoteAddress;
 }
 
 function ownerKey(identity: Identity): string {

@@ -3,19 +3,19 @@
  * aedes 1.2 (MQTT 3.1.1) with per-role ACL, a TCP and an optional WebSocket listener, and
  * optional Redis so several instances share retained messages, wills and fan-out.
  */
-import type { EventEmitter } from 'node:events';
 import { Aedes, type Client } from 'aedes';
 import { assertNamespace } from '../bridge/contract/topics.ts';
-import type { Logger } from '../src/logger.ts';
 import { AccessRules } from './access-rules.ts';
+import { logBrokerEvents } from './broker-events.ts';
+import { ConnectionAdmission } from './connection-admission.ts';
 import { fixDedupe } from './dedupe.ts';
 import { type BrokerStats, Gatekeeper } from './gatekeeper.ts';
 import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
-import { type ConnectionHandler, type Listener, listenTcp, listenTls, listenWebSocket } from './listeners.ts';
+import { type Listener, listenTcp, listenTls, listenWebSocket } from './listeners.ts';
 import { LoginLimiter } from './login-limiter.ts';
-import { gateConnection } from './packet-gate.ts';
 import type { RedisBackend } from './redis-backend.ts';
 import { holdUntilConnected, markQueueSends } from './session-resume.ts';
+import type { StoreBrokerOptions } from './store-broker-options.ts';
 import { guardSubscriptionStore } from './subscription-store.ts';
 import { type BrokerUser, UserDirectory } from './users.ts';
 
@@ -24,6 +24,7 @@ export { type BrokerStats, DENIED_PUBLISH_TOPIC } from './gatekeeper.ts';
 export { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
 export { BrokerListenError } from './listeners.ts';
 export { BrokerRedisError } from './redis-error.ts';
+export type { StoreBrokerOptions } from './store-broker-options.ts';
 export {
   BROKER_ROLES,
   type BrokerRole,
@@ -35,48 +36,6 @@ export {
 
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
 
-export interface StoreBrokerOptions {
-  /** TCP port; 0 picks a free one. */
-  port: number;
-  /** Listen address of both listeners; default 0.0.0.0. */
-  host?: string;
-  /** MQTT over WebSocket, off unless given; 0 picks a free one. */
-  wsPort?: number;
-  /** The topic namespace the ACL is written for (`pos`, `stores/042`). */
-  ns: string;
-  users: BrokerUser[];
-  /** Clients without a user name are accepted, as controllers. */
-  allowAnonymous?: boolean;
-  /** Share state with other instances through this Redis (redis:// or rediss://). */
-  redisUrl?: string;
-  logger: Logger;
-  /** The flag named when the TCP port cannot be bound; default `--port`. */
-  portFlag?: string;
-  /** The flag named when the WebSocket port cannot be bound; default `--ws-port`. */
-  wsPortFlag?: string;
-  /**
-   * MQTT over TLS on its own port (0 picks a free one). With `clientCa`, a client certificate
-   * signed by that CA logs in as the device named by its CN, without a password.
-   */
-  tls?: {
-    port: number;
-    cert: Buffer | string;
-    key: Buffer | string;
-    clientCa?: Buffer | string;
-    /** The flag named when the port cannot be bound; default `--tls-port`. */
-    portFlag?: string;
-  };
-  /** Limits before login; each defaults to DEFAULT_BROKER_LIMITS (broker/limits.ts). */
-  limits?: Partial<BrokerLimits>;
-}
-
-function remoteOf(stream: unknown): string | undefined {
-  const socket = stream as { remoteAddress?: string; socket?: { remoteAddress?: string } };
-  return socket.remoteAddress ?? socket.socket?.remoteAddress;
-}
-
-/** Connection errors that only mean a peer went away. */
-const ROUTINE_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
 /** How long stop() waits for its clients to go and their wills to be delivered. */
 const STOP_GRACE_MS = 2000;
 
@@ -93,15 +52,15 @@ export class StoreBroker {
   #starting: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
   readonly #limits: Readonly<BrokerLimits>;
-  /** Open connections of every listener, logged in or not (`maxConnections`). */
-  #connections = 0;
-  #connectionsRefused = 0;
+  /** Open connections of every listener, logged in or not, against `maxConnections`. */
+  readonly #admission: ConnectionAdmission;
   #logins: LoginLimiter | undefined;
 
   constructor(options: StoreBrokerOptions) {
     disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
     this.#options = options;
     this.#limits = Object.freeze({ ...DEFAULT_BROKER_LIMITS, ...options.limits });
+    this.#admission = new ConnectionAdmission(this.#limits, options.logger);
   }
 
   get limits(): Readonly<BrokerLimits> {
@@ -130,8 +89,8 @@ export class StoreBroker {
       subscribeDenied: 0,
       connectRefused: 0,
       ...this.#gatekeeper?.stats,
-      connections: this.#connections,
-      connectionsRefused: this.#connectionsRefused,
+      connections: this.#admission.connections,
+      connectionsRefused: this.#admission.refused,
     };
   }
 
@@ -215,8 +174,8 @@ export class StoreBroker {
       const persistence = (aedes as unknown as { persistence: unknown }).persistence;
       guardSubscriptionStore(persistence, (client, filter) => gatekeeper.mayHold(client, filter));
       markQueueSends(persistence);
-      this.#observe(aedes, gatekeeper);
-      const admit = this.#admission(aedes);
+      logBrokerEvents(aedes, gatekeeper, logger);
+      const admit = this.#admission.handler(aedes);
       this.#tcp = await listenTcp(admit, this.#options.port, host, this.#options.portFlag ?? '--port');
       const tls = this.#options.tls;
       if (tls) {
@@ -290,74 +249,6 @@ export class StoreBroker {
   #users(): UserDirectory {
     this.#directory ??= new UserDirectory(this.#options.users);
     return this.#directory;
-  }
-
-  /**
-   * Every listener hands its connections here: the connection cap, then aedes with the packet
-   * gate on its parser (broker/packet-gate.ts). Nothing is buffered for a refused connection.
-   */
-  #admission(aedes: Aedes): ConnectionHandler {
-    const logger = this.#options.logger;
-    const { maxConnections, maxPacketBytes } = this.#limits;
-    let lastCapWarning = 0;
-    return (stream, request) => {
-      if (this.#connections >= maxConnections) {
-        this.#connectionsRefused++;
-        // One line per second at most: a flood must not flood the log too.
-        const now = Date.now();
-        if (now - lastCapWarning > 1000) {
-          lastCapWarning = now;
-          logger.warn(
-            { maxConnections, refused: this.#connectionsRefused },
-            'connection refused: --max-connections reached',
-          );
-        }
-        stream.destroy();
-        return;
-      }
-      this.#connections++;
-      stream.once('close', () => this.#connections--);
-      const client = aedes.handle(stream, request as never);
-      gateConnection(client, maxPacketBytes, {
-        tooLarge: (error) =>
-          logger.warn(
-            { remote: remoteOf(stream), announced: error.announced, limit: error.limit },
-            'packet too large: connection closed',
-          ),
-        unsupportedProtocol: (name, level) =>
-          logger.info(
-            { remote: remoteOf(stream), protocol: name, level },
-            'unsupported protocol level: CONNACK 1',
-          ),
-      });
-    };
-  }
-
-  #observe(aedes: Aedes, gatekeeper: Gatekeeper): void {
-    const logger = this.#options.logger;
-    aedes.on('clientReady', (client) => gatekeeper.onClientReady(client));
-    aedes.on('clientDisconnect', (client) => gatekeeper.onClientDisconnect(client));
-    const onClientError = (client: Client, error: Error): void => {
-      // Refused connections were logged where they were decided.
-      if (error.name === 'ConnectRefused' || error.name === 'PacketTooLargeError') return;
-      const code = (error as NodeJS.ErrnoException).code;
-      const fields = {
-        clientId: client?.id,
-        user: client && gatekeeper.identity(client)?.name,
-        err: error.message,
-      };
-      if (code && ROUTINE_ERRORS.has(code)) logger.debug(fields, 'client connection lost');
-      else logger.warn(fields, 'client error');
-    };
-    aedes.on('clientError', onClientError);
-    aedes.on('connectionError', onClientError);
-    aedes.on('keepaliveTimeout', (client) =>
-      logger.info({ clientId: client.id }, 'client keep-alive timed out'),
-    );
-    // Persistence and will sweeps report here; an unhandled 'error' would end the process.
-    (aedes as EventEmitter).on('error', (error: unknown) =>
-      logger.error({ err: error instanceof Error ? error.message : String(error) }, 'broker error'),
-    );
   }
 
   async #shutdown(): Promise<void> {

@@ -2,7 +2,8 @@
  * A store broker (broker/store-broker.ts) for one suite: loopback, a free port, one controller
  * and one device user, in memory or over Redis.
  */
-import { StoreBroker, type StoreBrokerOptions } from '../../broker/store-broker.ts';
+import { StoreBroker } from '../../broker/store-broker.ts';
+import type { StoreBrokerOptions } from '../../broker/store-broker-options.ts';
 import { brokerLogger } from './loggers.ts';
 
 /** The controller user of storeBroker(). */
