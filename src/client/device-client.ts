@@ -3,15 +3,14 @@
  * Same constructors, same calls, same asynchronous flow (vendorScript, then poll the task until it
  * ends), same exceptions. Authentication is lazy and renewed once after a 401 (token expiry).
  */
-import type { z } from 'zod';
-import { errorFromResponse, type HttpRequest, type HttpResponse, HttpTransport } from './http.ts';
+import { errorFromResponse, HttpTransport, parseBody } from './http.ts';
 import {
   InternalErrorException,
-  RestException,
   TaskDoesNotExistException,
   TaskProcessingException,
   TimeoutException,
 } from './rest-exception.ts';
+import { type Credentials, TokenSession } from './token-session.ts';
 import {
   acceptedSchema,
   type DeviceClientOptions,
@@ -21,11 +20,12 @@ import {
   type TasksResponse,
   taskBodySchema,
   taskListSchema,
-  tokenSchema,
   type WaitForTaskOptions,
 } from './types.ts';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Keep-alive connections to one device. */
+const DEFAULT_CONNECTIONS = 4;
 const DEFAULT_TASK_TIMEOUT_MS = 60_000;
 const DEFAULT_INTERVAL_MS = 250;
 /**
@@ -35,19 +35,13 @@ const DEFAULT_INTERVAL_MS = 250;
  */
 const MAX_FM_SCRIPT_WAIT_MS = 60_000;
 
-export interface Credentials {
-  userName: string;
-  password: string;
-}
+export type { Credentials };
 
 export class DeviceClient {
   /** `http://ip:port` (or https), without the base path. */
   readonly origin: string;
-  private readonly credentials: Credentials | undefined;
-  private readonly authMethod: 'GET' | 'POST';
   private readonly http: HttpTransport;
-  private token: string | undefined;
-  private authenticating: Promise<string> | undefined;
+  private readonly session: TokenSession;
 
   /** No credentials: no Authorization header is sent (a device started with `--auth off`). */
   constructor(ip: string, port: number, options?: DeviceClientOptions);
@@ -62,26 +56,27 @@ export class DeviceClient {
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new TypeError(`invalid port ${port}`);
     if (ip === '') throw new TypeError('ip must not be empty');
     let options: DeviceClientOptions;
+    let credentials: Credentials | undefined;
     if (typeof userNameOrOptions === 'string') {
       if (userNameOrOptions === '' || typeof password !== 'string') {
         throw new TypeError('userName must be non-empty and come with a password');
       }
-      this.credentials = { userName: userNameOrOptions, password };
+      credentials = { userName: userNameOrOptions, password };
       options = maybeOptions ?? {};
     } else {
       options = userNameOrOptions ?? {};
     }
     const host = ip.includes(':') && !ip.startsWith('[') ? `[${ip}]` : ip;
     this.origin = `${options.https ? 'https' : 'http'}://${host}:${port}`;
-    this.authMethod = options.authMethod ?? 'GET';
     this.http = new HttpTransport({
       origin: this.origin,
       basePath: (options.basePath ?? '').replace(/\/+$/, ''),
       requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-      connections: options.connections ?? 4,
+      connections: options.connections ?? DEFAULT_CONNECTIONS,
       dispatcher: options.dispatcher,
       ca: options.ca,
     });
+    this.session = new TokenSession(this.http, credentials, options.authMethod ?? 'GET');
   }
 
   /**
@@ -112,14 +107,12 @@ export class DeviceClient {
 
   /** Fetches a fresh token now (otherwise the first call does). No-op without credentials. */
   async authenticate(): Promise<void> {
-    if (!this.credentials) return;
-    this.token = undefined;
-    await this.currentToken();
+    await this.session.renew();
   }
 
   /** `POST /api/vendor-script`: queues the script, resolves to the task id at once. */
   async vendorScript(script: string, idempotencyKey?: string): Promise<number> {
-    const res = await this.call({
+    const res = await this.session.send({
       method: 'POST',
       path: '/api/vendor-script',
       body: { vendorScript: script },
@@ -137,7 +130,7 @@ export class DeviceClient {
   async getTaskStatus(id: number, options: GetTaskStatusOptions = {}): Promise<TasksResponse> {
     const waitMs =
       options.waitMs === undefined ? 0 : Math.max(0, Math.min(MAX_WAIT_MS, Math.floor(options.waitMs)));
-    const res = await this.call({
+    const res = await this.session.send({
       method: 'GET',
       path: `/api/tasks/${encodeURIComponent(String(id))}${waitMs > 0 ? `?waitMs=${waitMs}` : ''}`,
       extraTimeoutMs: waitMs,
@@ -156,7 +149,10 @@ export class DeviceClient {
    * a RestException with that `code`; an unknown or evicted id throws TaskDoesNotExistException.
    */
   async cancelTask(id: number): Promise<TasksResponse> {
-    const res = await this.call({ method: 'DELETE', path: `/api/tasks/${encodeURIComponent(String(id))}` });
+    const res = await this.session.send({
+      method: 'DELETE',
+      path: `/api/tasks/${encodeURIComponent(String(id))}`,
+    });
     if (res.statusCode === 200) return parseBody(taskBodySchema, res);
     const error = errorFromResponse(res);
     if (error.statusCode === 404 && error.code === 'TASK_DOES_NOT_EXIST') {
@@ -168,7 +164,7 @@ export class DeviceClient {
   /** `GET /api/tasks`: queued, running and retained tasks, newest first. */
   async listTasks(status?: string): Promise<TasksResponse[]> {
     const query = status === undefined ? '' : `?status=${encodeURIComponent(status)}`;
-    const res = await this.call({ method: 'GET', path: `/api/tasks${query}` });
+    const res = await this.session.send({ method: 'GET', path: `/api/tasks${query}` });
     if (res.statusCode !== 200) throw errorFromResponse(res);
     return parseBody(taskListSchema, res).tasks;
   }
@@ -214,7 +210,7 @@ export class DeviceClient {
     const serverWait = Math.floor(
       Math.max(0, Math.min(timeoutMs, options.serverWaitMs ?? MAX_FM_SCRIPT_WAIT_MS, MAX_FM_SCRIPT_WAIT_MS)),
     );
-    const res = await this.call({
+    const res = await this.session.send({
       method: 'POST',
       path: `/api/fm-script?timeoutMs=${serverWait}`,
       body: { fmScript: script },
@@ -236,48 +232,6 @@ export class DeviceClient {
   async close(): Promise<void> {
     await this.http.close();
   }
-
-  /** One API call with the bearer token; after a 401 the token is renewed and the call sent once more. */
-  private async call(req: HttpRequest): Promise<HttpResponse> {
-    if (!this.credentials) return this.http.send(req);
-    const token = await this.currentToken();
-    const res = await this.http.send(withToken(req, token));
-    if (res.statusCode !== 401) return res;
-    return this.http.send(withToken(req, await this.renewToken(token)));
-  }
-
-  /** Concurrent first calls share one authentication. */
-  private currentToken(): Promise<string> {
-    if (this.token) return Promise.resolve(this.token);
-    this.authenticating ??= this.fetchToken().finally(() => {
-      this.authenticating = undefined;
-    });
-    return this.authenticating;
-  }
-
-  /** Several calls that met the same expired token renew it once. */
-  private renewToken(stale: string): Promise<string> {
-    if (this.token === stale) this.token = undefined;
-    return this.currentToken();
-  }
-
-  private async fetchToken(): Promise<string> {
-    const credentials = this.credentials!;
-    // The vendor's client sends GET with a JSON body; undici's request allows that (fetch does not).
-    const res = await this.http.send({
-      method: this.authMethod,
-      path: '/api/authenticate',
-      body: { userName: credentials.userName, password: credentials.password },
-    });
-    if (res.statusCode !== 200) throw errorFromResponse(res);
-    const { token } = parseBody(tokenSchema, res);
-    this.token = token;
-    return token;
-  }
-}
-
-function withToken(req: HttpRequest, token: string): HttpRequest {
-  return { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
 }
 
 function outcome(task: TasksResponse): string | null {
@@ -291,21 +245,6 @@ function outcome(task: TasksResponse): string | null {
     default:
       throw new InternalErrorException(task.id, task.status);
   }
-}
-
-function parseBody<S extends z.ZodType>(schema: S, res: HttpResponse): z.infer<S> {
-  const parsed = schema.safeParse(res.json);
-  if (!parsed.success) {
-    throw new RestException(
-      `HTTP ${res.statusCode}: unexpected answer body (${parsed.error.issues[0]?.message})`,
-      {
-        statusCode: res.statusCode,
-        code: 'INVALID_RESPONSE',
-        body: res.json,
-      },
-    );
-  }
-  return parsed.data;
 }
 
 function delay(ms: number): Promise<void> {

@@ -3,6 +3,7 @@
  * `request` (unlike fetch) sends a body with GET, which the vendor's `GET /api/authenticate` needs.
  */
 import { type Dispatcher, Pool } from 'undici';
+import type { z } from 'zod';
 import { ConnectionException, RestException, TimeoutException } from './rest-exception.ts';
 import { errorBodySchema } from './types.ts';
 
@@ -132,4 +133,20 @@ export function errorFromResponse(res: HttpResponse): RestException {
       retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
     },
   );
+}
+
+/** The answer's JSON body as `schema` describes it; a RestException INVALID_RESPONSE otherwise. */
+export function parseBody<S extends z.ZodType>(schema: S, res: HttpResponse): z.infer<S> {
+  const parsed = schema.safeParse(res.json);
+  if (!parsed.success) {
+    throw new RestException(
+      `HTTP ${res.statusCode}: unexpected answer body (${parsed.error.issues[0]?.message})`,
+      {
+        statusCode: res.statusCode,
+        code: 'INVALID_RESPONSE',
+        body: res.json,
+      },
+    );
+  }
+  return parsed.data;
 }
