@@ -1,4 +1,7 @@
-/** The options of DeviceBridge (bridge/device-bridge.ts re-exports this type). */
+/**
+ * The options of DeviceBridge (bridge/device-bridge.ts re-exports this type) and their defaults,
+ * in one place: the bridge's parts and the `serve` flags (cli/serve-config.ts) read them here.
+ */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { TaskQueue } from '../src/tasks/task-queue.ts';
@@ -54,3 +57,15 @@ export interface DeviceBridgeOptions {
   /** `startedAt` of the state message; default: when start() was called. */
   startedAt?: Date;
 }
+
+/** The defaults of the optional numbers above (and of the stale sweeper's timing). */
+export const BRIDGE_DEFAULTS = Object.freeze({
+  protocolVersion: 4 as const,
+  startTimeoutMs: 5000,
+  reconnectPeriodMs: 1000,
+  maxStatusesInFlight: 1000,
+  /** The stale sweeper unsubscribes after this long without a stale status (ms)... */
+  sweepQuietMs: 1000,
+  /** ...and at the latest this long after its subscription was granted (ms). */
+  sweepMaxMs: 10_000,
+});

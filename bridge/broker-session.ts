@@ -5,6 +5,7 @@
  */
 import type { IClientOptions, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
+import { BRIDGE_DEFAULTS } from './bridge-options.ts';
 import type { BrokerEndpoint } from './contract/broker-url.ts';
 import { applyEndpoint } from './contract/failover.ts';
 import { type OfflineState, type OnlineState, topics } from './contract/topics.ts';
@@ -46,7 +47,7 @@ export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
     clean: false,
     // MQTT 5 ends a session at disconnect unless told otherwise ([MQTT-3.1.2-23]): keep a week.
     ...(protocolVersion === 5 && { properties: { sessionExpiryInterval: SESSION_EXPIRY_SECONDS } }),
-    reconnectPeriod: input.reconnectPeriodMs ?? 1000,
+    reconnectPeriod: input.reconnectPeriodMs ?? BRIDGE_DEFAULTS.reconnectPeriodMs,
     // A private CA for mqtts:// / wss:// (docs/security.md); the system's CAs otherwise.
     ...(input.ca && { ca: input.ca }),
     ...(input.cert && input.key && { cert: input.cert, key: input.key }),

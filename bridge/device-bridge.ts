@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import type { MqttHealth } from '../src/health.ts';
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
 import type { Task } from '../src/tasks/task.ts';
-import type { DeviceBridgeOptions } from './bridge-options.ts';
+import { BRIDGE_DEFAULTS, type DeviceBridgeOptions } from './bridge-options.ts';
 import { deviceClientOptions, disconnectCleanly, offlineState, onlineState } from './broker-session.ts';
 import { parseBrokerUrls } from './contract/broker-url.ts';
 import { BrokerRotation } from './contract/failover.ts';
@@ -87,7 +87,7 @@ export class DeviceBridge {
     const logger = o.logger.child({ component: 'mqtt-bridge', deviceId: o.deviceId, bootId: this.bootId });
     const rotationForUrl = this.rotation;
     const negotiation = new ProtocolNegotiation(
-      o.protocolVersion ?? 4,
+      o.protocolVersion ?? BRIDGE_DEFAULTS.protocolVersion,
       logger,
       () => rotationForUrl.current.url,
     );
@@ -135,7 +135,7 @@ export class DeviceBridge {
     this.wire(client, logger);
     const first = waitForFirstConnect(client, {
       ready: () => this.firstSubscribed ?? Promise.resolve(),
-      timeoutMs: o.startTimeoutMs ?? 5000,
+      timeoutMs: o.startTimeoutMs ?? BRIDGE_DEFAULTS.startTimeoutMs,
       onTimeout: () =>
         logger.warn({ urls: rotation.urls }, 'MQTT broker not reachable yet; retrying in the background'),
       recoverable: (error) => negotiation.recoverable(error),

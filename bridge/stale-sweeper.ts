@@ -12,6 +12,7 @@ import type { IPublishPacket } from 'mqtt';
 import type { Logger } from 'pino';
 import type { TaskQueue } from '../src/tasks/task-queue.ts';
 import type { BridgeLink } from './bridge-link.ts';
+import { BRIDGE_DEFAULTS } from './bridge-options.ts';
 import { topics } from './contract/topics.ts';
 
 export interface StaleSweeperOptions {
@@ -60,7 +61,7 @@ export class StaleStatusSweeper {
         this.active = false;
         return;
       }
-      this.maxTimer = setTimeout(() => this.end(), this.options.maxMs ?? 10_000);
+      this.maxTimer = setTimeout(() => this.end(), this.options.maxMs ?? BRIDGE_DEFAULTS.sweepMaxMs);
       this.armQuietTimer();
     });
   }
@@ -94,6 +95,6 @@ export class StaleStatusSweeper {
 
   private armQuietTimer(): void {
     clearTimeout(this.quietTimer);
-    this.quietTimer = setTimeout(() => this.end(), this.options.quietMs ?? 1000);
+    this.quietTimer = setTimeout(() => this.end(), this.options.quietMs ?? BRIDGE_DEFAULTS.sweepQuietMs);
   }
 }

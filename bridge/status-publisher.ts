@@ -19,10 +19,8 @@
 import type { Logger } from 'pino';
 import { type Task, toTaskBody } from '../src/tasks/task.ts';
 import type { BridgeLink } from './bridge-link.ts';
+import { BRIDGE_DEFAULTS } from './bridge-options.ts';
 import { type StatusMessage, topics } from './contract/topics.ts';
-
-/** Default bound of unacknowledged status and clear messages handed to mqtt.js. */
-export const DEFAULT_MAX_IN_FLIGHT = 1000;
 
 export interface StatusPublisherOptions {
   ns: string;
@@ -84,7 +82,7 @@ export class StatusPublisher {
 
   constructor(options: StatusPublisherOptions) {
     this.options = options;
-    this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? BRIDGE_DEFAULTS.maxStatusesInFlight);
   }
 
   /** Status messages published during this boot (the last `seq` used). */

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { StoreController } from '../controller/store-controller.ts';
+import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
 import { parseConfig, positiveDuration, userSpecSchema } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
@@ -24,10 +25,10 @@ export const connectionFlags = {
     '--settle <duration>',
     'after subscribing, wait this long without news for retained states',
     positiveDuration,
-    { default: '250ms' },
+    { default: `${CONTROLLER_DEFAULTS.settleMs}ms` },
   ),
   connectTimeout: flag('--connect-timeout <duration>', 'first connection to the broker', positiveDuration, {
-    default: '10s',
+    default: `${CONTROLLER_DEFAULTS.connectTimeoutMs / 1000}s`,
   }),
   logLevel: logLevelFlag('warn'),
 };

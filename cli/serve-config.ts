@@ -7,7 +7,13 @@
 
 import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
+import { BRIDGE_DEFAULTS } from '../bridge/bridge-options.ts';
 import { idSchema, installationSchema } from '../bridge/contract/topics.ts';
+import {
+  DEFAULT_AUTH_MAX_FAILURES,
+  DEFAULT_AUTH_USER_MAX_FAILURES,
+  DEFAULT_AUTH_WINDOW_MS,
+} from '../src/auth/auth-service.ts';
 import {
   type DeviceCoreConfig,
   defaultDeviceId,
@@ -19,6 +25,9 @@ import {
   userSpecSchema,
   wholeNumber,
 } from '../src/config.ts';
+import { EXECUTOR_DEFAULTS } from '../src/executors/executor.ts';
+import { DEFAULT_REQUEST_ID_MEMORY } from '../src/tasks/request-ids.ts';
+import { DEFAULT_MAX_SCRIPT_BYTES } from '../src/tasks/script-text.ts';
 import { pemProblem, readPem } from '../src/tls.ts';
 import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
 import { embeddedBrokerTlsFlags } from './broker-tls-flags.ts';
@@ -34,8 +43,6 @@ import {
   tlsProblems,
 } from './common-flags.ts';
 import { flag, flagSchema, labeler, negatedFlag, repeatableFlag } from './flags.ts';
-
-const MIB = String(1024 * 1024);
 
 export const serveFlags = {
   port: flag('--port <port>', 'HTTP port (0 picks a free one)', port, { default: '8080' }),
@@ -68,16 +75,16 @@ export const serveFlags = {
     '--auth-max-failures <n>',
     'failed authentications per address within --auth-window before 429',
     wholeNumber(1),
-    { default: '5' },
+    { default: String(DEFAULT_AUTH_MAX_FAILURES) },
   ),
   authUserMaxFailures: flag(
     '--auth-user-max-failures <n>',
     'failed authentications per user name (from any address) within --auth-window before 429',
     wholeNumber(1),
-    { default: '10' },
+    { default: String(DEFAULT_AUTH_USER_MAX_FAILURES) },
   ),
   authWindow: flag('--auth-window <duration>', 'window of --auth-max-failures', positiveDuration, {
-    default: '60s',
+    default: `${DEFAULT_AUTH_WINDOW_MS / 1000}s`,
   }),
   authBodyLimit: flag(
     '--auth-body-limit <bytes>',
@@ -110,13 +117,13 @@ export const serveFlags = {
     '--mqtt-max-inflight <n>',
     "status messages awaiting the broker's acknowledgement at once; beyond, statuses are coalesced",
     wholeNumber(1, 65_000),
-    { default: '1000' },
+    { default: String(BRIDGE_DEFAULTS.maxStatusesInFlight) },
   ),
   requestIdMemory: flag(
     '--request-id-memory <n>',
     'MQTT requestIds remembered for idempotency (the last N submissions)',
     wholeNumber(1, 1_000_000),
-    { default: '1000' },
+    { default: String(DEFAULT_REQUEST_ID_MEMORY) },
   ),
   brokerPort: flag(
     '--broker-port <port>',
@@ -169,10 +176,10 @@ export const serveFlags = {
     '--max-script-bytes <n>',
     'largest script in UTF-8 bytes (413 SCRIPT_TOO_LARGE)',
     wholeNumber(1),
-    { default: MIB },
+    { default: String(DEFAULT_MAX_SCRIPT_BYTES) },
   ),
   outputCap: flag('--output-cap <n>', 'largest report kept, in bytes (either executor)', wholeNumber(1), {
-    default: MIB,
+    default: String(EXECUTOR_DEFAULTS.outputCap),
   }),
   fmScriptTimeout: flag(
     '--fm-script-timeout <duration>',

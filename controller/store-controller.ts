@@ -33,6 +33,7 @@ export type { StoreControllerOptions } from './types.ts';
 
 import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
+import { CONTROLLER_DEFAULTS } from './types.ts';
 
 export class StoreController extends EventEmitter<ControllerEvents> {
   readonly ns: string;
@@ -97,7 +98,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       ...(this.options.password !== undefined && { password: this.options.password }),
     });
     // The first connection tries every broker of the list once, in order (see connectFirst).
-    const connectTimeoutMs = this.options.connectTimeoutMs ?? 10_000;
+    const connectTimeoutMs = this.options.connectTimeoutMs ?? CONTROLLER_DEFAULTS.connectTimeoutMs;
     const { client, rotation } = await connectFirst(endpoints, {
       clientId: this.clientId,
       protocolVersion: 4,
@@ -136,8 +137,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     // Retained messages follow the SUBACK: wait until they stop coming (see StoreControllerOptions).
     await this.quiet.wait(
       () => this.lastMessageAt,
-      this.options.settleMs ?? 250,
-      this.options.maxSettleMs ?? 5000,
+      this.options.settleMs ?? CONTROLLER_DEFAULTS.settleMs,
+      this.options.maxSettleMs ?? CONTROLLER_DEFAULTS.maxSettleMs,
     );
     this.logger.info(
       { url: rotation.current.url, urls: rotation.urls, devices: this.directory.list().length },

@@ -119,6 +119,13 @@ export interface ControllerEvents {
   connection: [state: ConnectionState];
 }
 
+/** The defaults of StoreControllerOptions, in one place (the `fanout`/`watch` flags read them too). */
+export const CONTROLLER_DEFAULTS = Object.freeze({
+  settleMs: 250,
+  maxSettleMs: 5000,
+  connectTimeoutMs: 10_000,
+});
+
 export interface StoreControllerOptions {
   /**
    * mqtt://, mqtts://, ws://, wss://; may carry `NAME:PASSWORD@`. Several brokers (instances of one

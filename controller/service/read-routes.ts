@@ -13,7 +13,13 @@ import type { JobEngine } from '../job-engine.ts';
 import { requireToken } from './auth-routes.ts';
 import { deviceBody } from './device-body.ts';
 import type { EventStream } from './event-stream.ts';
-import { auditListSchema, auditQuerySchema, deviceListSchema, serviceHealthSchema } from './schemas.ts';
+import {
+  auditListSchema,
+  auditQuerySchema,
+  DEFAULT_PAGE,
+  deviceListSchema,
+  serviceHealthSchema,
+} from './schemas.ts';
 import type { DirectoryView } from './service-app.ts';
 
 export interface ReadRoutesOptions {
@@ -64,7 +70,7 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
           500: errorResponses.internal,
         },
       },
-      handler: async (request) => ({ entries: audit.list(request.query.limit ?? 50) }),
+      handler: async (request) => ({ entries: audit.list(request.query.limit ?? DEFAULT_PAGE) }),
     });
 
     secured.get('/api/events', {

@@ -9,7 +9,12 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
-import { AuthService, DEFAULT_AUTH_USER_MAX_FAILURES } from '../../src/auth/auth-service.ts';
+import {
+  AuthService,
+  DEFAULT_AUTH_MAX_FAILURES,
+  DEFAULT_AUTH_USER_MAX_FAILURES,
+  DEFAULT_AUTH_WINDOW_MS,
+} from '../../src/auth/auth-service.ts';
 import type { Logger } from '../../src/logger.ts';
 import { createHttpMetrics } from '../../src/metrics.ts';
 import { installErrorHandling } from '../../src/routes/error-handler.ts';
@@ -83,9 +88,9 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     users: options.users,
     enabled: true,
     tokenTtlSeconds: options.tokenTtl,
-    maxFailures: options.authMaxFailures ?? 5,
+    maxFailures: options.authMaxFailures ?? DEFAULT_AUTH_MAX_FAILURES,
     userMaxFailures: options.authUserMaxFailures ?? DEFAULT_AUTH_USER_MAX_FAILURES,
-    windowMs: options.authWindowMs ?? 60_000,
+    windowMs: options.authWindowMs ?? DEFAULT_AUTH_WINDOW_MS,
   });
   auth.start();
   const events = new EventStream(options.engine, options.directory, logger);

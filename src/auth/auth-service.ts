@@ -27,6 +27,9 @@ export interface AuthServiceOptions {
 
 /** `--auth-user-max-failures` of `serve` (its flag table holds the same default); other services use this. */
 export const DEFAULT_AUTH_USER_MAX_FAILURES = 10;
+/** Failed logins per address within the window, and the window: `serve`'s and the controller service's. */
+export const DEFAULT_AUTH_MAX_FAILURES = 5;
+export const DEFAULT_AUTH_WINDOW_MS = 60_000;
 
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer' };
 

@@ -7,7 +7,7 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import type { Logger } from '../logger.ts';
-import type { ExecutionResult, Executor } from './executor.ts';
+import { EXECUTOR_DEFAULTS, type ExecutionResult, type Executor } from './executor.ts';
 import { ensureWatchdog, MARK_VARIABLE, newRunMark, signalTree } from './process-tree.ts';
 import { utf8Prefix } from './report-cap.ts';
 
@@ -78,8 +78,8 @@ class CommandRun {
     private readonly options: CommandExecutorOptions,
     private readonly resolve: (result: ExecutionResult) => void,
   ) {
-    this.grace = options.killGraceMs ?? 2000;
-    this.tailBytes = options.stderrTailBytes ?? 2048;
+    this.grace = options.killGraceMs ?? EXECUTOR_DEFAULTS.killGraceMs;
+    this.tailBytes = options.stderrTailBytes ?? EXECUTOR_DEFAULTS.stderrTailBytes;
   }
 
   start(script: string, signal: AbortSignal): void {

@@ -5,7 +5,7 @@
  * fiscal commands (fiscal-session.ts) make it behave like a cash register. docs/simulator.md.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { ExecutionResult, Executor } from './executor.ts';
+import { EXECUTOR_DEFAULTS, type ExecutionResult, type Executor } from './executor.ts';
 import { clip, ScriptError } from './fiscal-format.ts';
 import { FiscalRegister } from './fiscal-register.ts';
 import { FiscalSession } from './fiscal-session.ts';
@@ -64,8 +64,8 @@ export class SimulatorExecutor implements Executor {
 
   constructor(options: SimulatorOptions = {}) {
     this.register = options.register ?? new FiscalRegister();
-    this.timeoutMs = options.timeoutMs ?? 0;
-    this.outputCap = options.outputCap ?? 1024 * 1024;
+    this.timeoutMs = options.timeoutMs ?? EXECUTOR_DEFAULTS.timeoutMs;
+    this.outputCap = options.outputCap ?? EXECUTOR_DEFAULTS.outputCap;
   }
 
   async execute(script: string, signal: AbortSignal): Promise<ExecutionResult> {

@@ -27,6 +27,9 @@ function yieldTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** The Retry-After of a full queue (QUEUE_FULL), in seconds. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 1;
+
 /**
  * The device's FIFO of scripts: one runs at a time, in arrival order (docs/api.md).
  * Memory is bounded by `maxQueue` waiting tasks plus `retain` ended ones; a task's script is
@@ -66,7 +69,7 @@ export class TaskQueue extends TaskEventEmitter {
     this.maxScriptBytes = options.maxScriptBytes ?? DEFAULT_MAX_SCRIPT_BYTES;
     this.idempotency = new Idempotency(options.requestIdMemory ?? DEFAULT_REQUEST_ID_MEMORY);
     this.ids = options.idSource ?? new IdSource();
-    this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
+    this.retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
     this.now = options.now ?? Date.now;
   }
 
