@@ -1,6 +1,6 @@
 /**
  * The task engine's CPU per task without HTTP, for profiling by hand and for before/after
- * comparisons of the per-task path (docs/benchmarks.md, finding 1): N `PRINT x` submitted in
+ * comparisons of the per-task path (docs/benchmarks.md, "Issue 14", point 1): N `PRINT x` submitted in
  * batches of 10 (as 10 connections would), executed by the simulator with the device's metrics
  * on, retain 128. Prints µs of CPU per task (median of 5 runs of N).
  *   node bin/run-ts.js bench/task-engine-cost.ts [N=100000]

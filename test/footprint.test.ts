@@ -1,15 +1,17 @@
 /**
- * The register footprint (docs/benchmarks.md, "Footprint"; the figures are in `npm run bench`,
+ * The register footprint (docs/benchmarks.md, "Issue 14", point 2; the figures are in `npm run bench`,
  * never here): only the command asked for is loaded, a device builds its OpenAPI description on
  * the first request for it, and mqtt-packet's 65,536 packet-id buffers are never built.
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
+import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreBroker } from '../broker/store-broker.ts';
 import { COMMAND_INDEX, registerCommands, requestedCommand } from '../cli/command-index.ts';
 import { COMMANDS } from '../cli/commands.ts';
+import { registerLazyOpenApi } from '../src/routes/openapi.ts';
 import { ROOT } from './support/controller-cli.ts';
 import { startTestApp, type TestApp } from './support/http.ts';
 import { silent } from './support/loggers.ts';
@@ -114,6 +116,30 @@ describe('a device builds its OpenAPI description when first asked', () => {
     expect(redirect.body).toBe('');
     const missing = await t.app.inject({ url: '/docs/static/no-such-file.js' });
     expect(missing.statusCode).toBe(404);
+  });
+});
+
+describe('registerLazyOpenApi', () => {
+  it('builds the documentation app once, and again after a build that failed', async () => {
+    let builds = 0;
+    const app = Fastify();
+    const { closeDocsApp } = registerLazyOpenApi(app, async () => {
+      builds += 1;
+      if (builds === 1) throw new Error('first build fails');
+      const docs = Fastify();
+      docs.get('/openapi.json', async () => ({ openapi: '3.0.3', build: builds }));
+      return docs;
+    });
+    try {
+      expect((await app.inject({ url: '/openapi.json' })).statusCode).toBe(500);
+      const first = await app.inject({ url: '/openapi.json' });
+      expect(first.json()).toEqual({ openapi: '3.0.3', build: 2 });
+      await app.inject({ url: '/openapi.json' });
+      expect(builds).toBe(2);
+    } finally {
+      await closeDocsApp();
+      await app.close();
+    }
   });
 });
 

@@ -187,7 +187,7 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'd
  * request for one of them: the same routes with @fastify/swagger and swagger-ui registered
  * (`registerOpenApi`), never listening, asked through `inject`. A device that nobody asks for its
  * description never loads swagger, swagger-ui, their static files and YAML writer (about 130
- * modules and 8 MiB of RSS at start; docs/benchmarks.md, "Footprint"), and the answers are the
+ * modules and 8 MiB of RSS at start; docs/benchmarks.md, "Issue 14", point 2), and the answers are the
  * documentation app's own, byte for byte. `closeDocsApp` is for the serving app's onClose.
  */
 export function registerLazyOpenApi(
@@ -196,11 +196,16 @@ export function registerLazyOpenApi(
 ): { closeDocsApp: () => Promise<void> } {
   let docsApp: Promise<FastifyInstance> | undefined;
   const relay = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    docsApp ??= buildDocsApp();
+    // A build that failed is tried again by the next request rather than kept as the answer.
+    docsApp ??= buildDocsApp().catch((error: unknown) => {
+      docsApp = undefined;
+      throw error;
+    });
+    const built = docsApp;
     const headers = { ...request.headers };
     delete headers['content-length'];
     delete headers['transfer-encoding'];
-    const response = await (await docsApp).inject({ method: 'GET', url: request.url, headers });
+    const response = await (await built).inject({ method: 'GET', url: request.url, headers });
     for (const [name, value] of Object.entries(response.headers)) {
       if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
     }
@@ -213,7 +218,8 @@ export function registerLazyOpenApi(
   app.get('/docs/*', relay);
   return {
     closeDocsApp: async () => {
-      if (docsApp !== undefined) await (await docsApp).close();
+      const built = await docsApp?.catch(() => undefined);
+      await built?.close();
     },
   };
 }

@@ -241,7 +241,7 @@ export class TaskQueue extends TaskEventEmitter {
           // answered first, then their scripts run back to back. Run inside each request, every
           // instant script cost a loop of its own between two requests (promises, set-up, the
           // executor's code evicting the HTTP code from the CPU's caches): 11 µs of CPU per
-          // request against 3 µs for the same tasks back to back (docs/benchmarks.md, finding 1).
+          // request against 3 µs for the same tasks back to back (docs/benchmarks.md, "Issue 14", point 1).
           first = false;
           await yieldTurn();
           sliceStart = performance.now();
