@@ -6,8 +6,9 @@
  * - scripts: intake from the device topic and every group topic (ScriptIntake);
  * - cancels: the device's and its groups' cancel topics (CancelIntake, docs/api.md);
  * - stale status topics of earlier boots are cleared once per boot (StaleStatusSweeper).
- * This file holds the connection's lifecycle; the parts are built, and messages routed to them, in
- * device-bridge-parts.ts; start()'s wait for the first connection is device-bridge-start.ts.
+ * The bridge is built whole by its constructor (bridge-components.ts builds its components and
+ * routes incoming messages to them); start() connects; start()'s wait for the first connection is
+ * first-connect.ts.
  * docs/mqtt.md describes the behaviour for users.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,14 +17,14 @@ import type { Logger } from 'pino';
 import type { MqttHealth } from '../src/health.ts';
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
 import type { Task } from '../src/tasks/task.ts';
+import { type BridgeParts, createBridgeParts, routeMessage } from './bridge-components.ts';
 import { BRIDGE_DEFAULTS, type DeviceBridgeOptions } from './bridge-options.ts';
 import { deviceClientOptions, disconnectCleanly, offlineState, onlineState } from './broker-session.ts';
 import { parseBrokerUrls } from './contract/broker-url.ts';
 import { BrokerRotation } from './contract/failover.ts';
 import { SubscribeRetry } from './contract/subscribe-retry.ts';
 import { ALL_GROUP, assertId, assertNamespace, topics } from './contract/topics.ts';
-import { type BridgeParts, createBridgeParts, routeMessage } from './device-bridge-parts.ts';
-import { waitForFirstConnect } from './device-bridge-start.ts';
+import { waitForFirstConnect } from './first-connect.ts';
 import { ProtocolNegotiation } from './protocol-negotiation.ts';
 
 type Phase = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'stopped';
@@ -33,11 +34,12 @@ const TASK_EVENTS = ['queued', 'started', 'finished', 'failed'] as const;
 export type { DeviceBridgeOptions };
 
 export class DeviceBridge {
-  readonly bootId: string;
+  readonly bootId = randomUUID();
   private readonly options: DeviceBridgeOptions;
+  private readonly logger: Logger;
   /** The broker list (one URL, or several to fail over between) and the one in use. */
-  private rotation: BrokerRotation | undefined;
-  private negotiation: ProtocolNegotiation | undefined;
+  private readonly rotation: BrokerRotation;
+  private readonly negotiation: ProtocolNegotiation;
   private client: MqttClient | undefined;
   /** SUBSCRIBEs refused or failed by the broker are sent again, with backoff (subscribe-retry.ts). */
   private subscriptions: SubscribeRetry | undefined;
@@ -46,53 +48,44 @@ export class DeviceBridge {
   private phase: Phase = 'idle';
   private everConnected = false;
   private lastError: string | undefined;
-  private groups: string[] = [];
-  /** Metrics, status publisher, script intake, stale sweeper, presence guard (device-bridge-parts.ts). */
-  private parts: BridgeParts | undefined;
+  /** The device's groups, `all` included. */
+  private readonly groups: string[];
+  /** Metrics, status publisher, intakes, sweeper, presence guard, state check (bridge-components.ts). */
+  private readonly parts: BridgeParts;
   private startedAt: Date | undefined;
   /** start() resolves once the script subscriptions of the first connection are acknowledged. */
   private firstSubscribed: Promise<void> | undefined;
-  /** Clears start()'s time-out (device-bridge-start.ts). */
+  /** Clears start()'s time-out (first-connect.ts). */
   private cancelStartTimer: (() => void) | undefined;
-  private readonly onTransition = (task: Readonly<Task>): void => this.parts?.statuses.publish(task);
-  private readonly onEvicted = (task: Readonly<Task>): void => this.parts?.statuses.evicted(task);
-  private readonly onEnded = (): void => this.parts?.audit?.noteEnded();
+  private readonly onTransition = (task: Readonly<Task>): void => this.parts.statuses.publish(task);
+  private readonly onEvicted = (task: Readonly<Task>): void => this.parts.statuses.evicted(task);
+  private readonly onEnded = (): void => this.parts.audit?.noteEnded();
 
+  /** Checks the namespace, ids and URLs (throws on bad ones) and builds every part; connects nothing. */
   constructor(options: DeviceBridgeOptions) {
     disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
-    this.options = options;
-    this.bootId = randomUUID();
-  }
-
-  /**
-   * Connects. Resolves once connected the first time, or after `startTimeoutMs` with the broker
-   * still unreachable (logged; mqtt.js keeps retrying in the background, the REST side works
-   * meanwhile). Rejects, and gives up, on a bad URL or a CONNACK refusal retrying cannot fix
-   * (bad credentials, not authorised, unsupported protocol version, client id rejected).
-   */
-  async start(): Promise<void> {
-    if (this.phase !== 'idle') throw new Error('DeviceBridge.start() called twice');
-    const o = this.options;
+    const o = options;
+    this.options = o;
     assertNamespace(o.ns);
     assertId('device', o.deviceId);
     for (const group of o.groups) assertId('group', group);
-    this.rotation = new BrokerRotation(
+    const rotation = new BrokerRotation(
       parseBrokerUrls(o.url, {
         ...(o.username !== undefined && { username: o.username }),
         ...(o.password !== undefined && { password: o.password }),
       }),
     );
+    this.rotation = rotation;
     this.groups = [...new Set([ALL_GROUP, ...o.groups])];
-    this.startedAt = o.startedAt ?? new Date();
     const logger = o.logger.child({ component: 'mqtt-bridge', deviceId: o.deviceId, bootId: this.bootId });
-    const rotationForUrl = this.rotation;
+    this.logger = logger;
     const negotiation = new ProtocolNegotiation(
       o.protocolVersion ?? BRIDGE_DEFAULTS.protocolVersion,
       logger,
-      () => rotationForUrl.current.url,
+      () => rotation.current.url,
     );
     this.negotiation = negotiation;
-    const parts = createBridgeParts({
+    this.parts = createBridgeParts({
       options: o,
       bootId: this.bootId,
       logger,
@@ -100,16 +93,26 @@ export class DeviceBridge {
       client: () => this.client,
       connected: () => this.phase === 'connected',
       republish: (onAck) => this.publishOnline(onAck),
-      auditRetained: o.auditRetained ?? this.rotation.endpoints.length > 1,
+      auditRetained: o.auditRetained ?? rotation.endpoints.length > 1,
     });
-    this.parts = parts;
+  }
+
+  /**
+   * Connects. Resolves once connected the first time, or after `startTimeoutMs` with the broker
+   * still unreachable (logged; mqtt.js keeps retrying in the background, the REST side works
+   * meanwhile). Rejects, and gives up, on a CONNACK refusal retrying cannot fix (bad
+   * credentials, not authorised, unsupported protocol version, client id rejected).
+   */
+  async start(): Promise<void> {
+    if (this.phase !== 'idle') throw new Error('DeviceBridge.start() called twice');
+    const { options: o, rotation, negotiation, parts, logger } = this;
+    this.startedAt = o.startedAt ?? new Date();
     for (const event of TASK_EVENTS) o.queue.on(event, this.onTransition);
     o.queue.on('evicted', this.onEvicted);
     o.queue.on('finished', this.onEnded);
     o.queue.on('failed', this.onEnded);
 
     this.phase = 'connecting';
-    const rotation = this.rotation;
     const client = connect(
       deviceClientOptions({
         ns: o.ns,
@@ -142,7 +145,7 @@ export class DeviceBridge {
       onFatal: (error) => {
         this.detach();
         this.subscriptions?.cancel();
-        this.parts?.stateCheck.end();
+        this.parts.stateCheck.end();
         this.phase = 'stopped';
         client.end(true);
         return new Error(`MQTT broker ${this.url} refused the connection: ${error.message}`);
@@ -164,28 +167,28 @@ export class DeviceBridge {
     }
     this.phase = 'stopped';
     this.detach();
-    this.rotation?.detach();
-    this.negotiation?.detach();
-    this.parts?.sweeper.end();
-    this.parts?.stateCheck.end();
-    this.parts?.audit?.end();
+    this.rotation.detach();
+    this.negotiation.detach();
+    this.parts.sweeper.end();
+    this.parts.stateCheck.end();
+    this.parts.audit?.end();
     this.subscriptions?.cancel();
     const client = this.client;
     if (!client) return;
-    const wasOnline = this.parts?.link.online ?? false;
-    this.parts?.link.close();
+    const wasOnline = this.parts.link.online;
+    this.parts.link.close();
     const { ns, deviceId } = this.options;
     await disconnectCleanly(
       client,
       topics.state(ns, deviceId),
       wasOnline ? offlineState(deviceId, this.bootId) : undefined,
     );
-    if (wasOnline) this.parts?.metrics.messagesOut.inc({ kind: 'state' });
+    if (wasOnline) this.parts.metrics.messagesOut.inc({ kind: 'state' });
   }
 
   /** The broker in use (or tried next), without credentials. */
-  private get url(): string | undefined {
-    return this.rotation?.current.url;
+  private get url(): string {
+    return this.rotation.current.url;
   }
 
   health(): MqttHealth {
@@ -194,11 +197,11 @@ export class DeviceBridge {
         ? this.phase
         : 'offline';
     const health: MqttHealth = { state };
-    if (this.rotation) health.url = this.rotation.current.url;
-    if (this.phase === 'connected' && this.negotiation) {
+    if (this.startedAt) health.url = this.url;
+    if (this.phase === 'connected') {
       health.protocol = this.negotiation.current === 5 ? '5' : '3.1.1';
     }
-    health.pending = (this.parts?.statuses.pending ?? 0) + (this.parts?.link.inFlight ?? 0);
+    health.pending = this.parts.statuses.pending + this.parts.link.inFlight;
     return health;
   }
 
@@ -213,9 +216,9 @@ export class DeviceBridge {
     waiting: number;
   } {
     return {
-      unacknowledged: this.parts?.link.inFlight ?? 0,
-      statuses: this.parts?.statuses.unacknowledged ?? { now: 0, peak: 0, max: 0 },
-      waiting: this.parts?.statuses.pending ?? 0,
+      unacknowledged: this.parts.link.inFlight,
+      statuses: this.parts.statuses.unacknowledged,
+      waiting: this.parts.statuses.pending,
     };
   }
 
@@ -230,9 +233,9 @@ export class DeviceBridge {
   private wire(client: MqttClient, logger: Logger): void {
     client.on('connect', (connack) => this.onConnect(client, logger, connack.sessionPresent));
     client.on('close', () => {
-      if (this.parts?.link.online) logger.warn({ url: this.url }, 'MQTT connection lost; reconnecting');
-      this.parts?.link.connectionLost();
-      this.parts?.stateCheck.end();
+      if (this.parts.link.online) logger.warn({ url: this.url }, 'MQTT connection lost; reconnecting');
+      this.parts.link.connectionLost();
+      this.parts.stateCheck.end();
       if (this.phase === 'connected') this.phase = 'reconnecting';
     });
     client.on('reconnect', () => {
@@ -255,21 +258,21 @@ export class DeviceBridge {
     const first = !this.everConnected;
     this.everConnected = true;
     this.connections += 1;
-    this.parts?.link.markConnected();
+    this.parts.link.markConnected();
     this.phase = 'connected';
     this.lastError = undefined;
     logger.info({ url: this.url, sessionPresent, reconnect: !first }, 'MQTT connected');
     const o = this.options;
     // The online state, read back until the broker has stored it (state-check.ts).
-    this.parts?.stateCheck.begin();
+    this.parts.stateCheck.begin();
     // A resumed session keeps the subscriptions ([MQTT-3.1.2-4]); a new one needs them again.
     if (first || !sessionPresent) {
       const subscribed = this.subscribeCommands(client);
       if (first) this.firstSubscribed = subscribed;
     }
-    if (first) this.parts?.sweeper.begin();
+    if (first) this.parts.sweeper.begin();
     // docs/mqtt.md: after a reconnect, republish the status of every task held.
-    this.parts?.statuses.flush(o.queue.list());
+    this.parts.statuses.flush(o.queue.list());
   }
 
   private publishOnline(onAck?: () => void): void {
@@ -282,7 +285,7 @@ export class DeviceBridge {
       startedAt: (this.startedAt ?? new Date()).toISOString(),
       groups: this.groups,
     });
-    this.parts?.link.publish(
+    this.parts.link.publish(
       topics.state(o.ns, o.deviceId),
       JSON.stringify(state),
       { retain: true },
@@ -323,7 +326,7 @@ export class DeviceBridge {
     logger: Logger,
     message: { topic: string; payload: Buffer; packet: IPublishPacket },
   ): void {
-    if (this.phase === 'stopped' || !this.parts) return;
+    if (this.phase === 'stopped') return;
     const { ns, deviceId } = this.options;
     routeMessage(this.parts, { ns, deviceId, groups: this.groups }, client, logger, message);
   }

@@ -1,7 +1,8 @@
 /**
- * The device bridge's parts (bridge/device-bridge.ts), built together once per start() and wired
- * to one another, and the routing of an incoming message to the part that handles it. Kept apart
- * from the bridge so its file holds only the connection's lifecycle.
+ * The components of the device bridge (bridge/device-bridge.ts), built together by its
+ * constructor and wired to one another: metrics, the MQTT link, status publisher, script and cancel
+ * intakes, stale sweeper, presence guard, retained state check and status audit; and where an
+ * incoming message goes (routeMessage: the component that handles it).
  */
 import type { IPublishPacket, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
