@@ -124,6 +124,38 @@ describe('DeviceDirectory', () => {
     expect(dir.clearStatus('reg1', 4)).toBe(true);
     expect(dir.tasksOf('reg1').map((t) => t.id)).toEqual([5, 3]);
   });
+
+  it('a view carries every field of the status and no undefined one, and is the caller’s own copy', () => {
+    const dir = new DeviceDirectory();
+    dir.applyState('reg1', online('reg1', 'b1'), T0);
+    const T1 = new Date('2026-01-01T10:00:01.000Z');
+    const full = status({
+      id: 7,
+      seq: 3,
+      status: 'FINISHED',
+      report: 'line',
+      requestId: 'req-1',
+      startedAt: T0.toISOString(),
+      finishedAt: T1.toISOString(),
+    });
+    const view = dir.applyStatus(full, T1)!;
+    expect(view).toStrictEqual({
+      ...full,
+      phase: 'finished',
+      receivedAt: T1.toISOString(),
+      previousBoot: false,
+    });
+    const queued = dir.applyStatus(status({ id: 8, seq: 1, status: 'RUNNING' }), T1)!;
+    expect(Object.keys(queued).sort()).toEqual(
+      ['bootId', 'deviceId', 'id', 'phase', 'previousBoot', 'queuedAt', 'receivedAt', 'seq', 'status'].sort(),
+    );
+    const failed = dir.applyStatus(status({ id: 9, seq: 2, status: 'FAILURE', error: 'E' }), T1)!;
+    expect(failed.error).toBe('E');
+    view.report = 'changed by a listener';
+    dir.tasksOf('reg1')[1]!.report = 'changed by a reader';
+    expect(dir.tasksOf('reg1').find((t) => t.id === 7)?.report).toBe('line');
+    expect(dir.device('reg1')?.lastSeen).toBe(T1.toISOString());
+  });
 });
 
 describe('decodeControllerMessage', () => {
