@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { BRIDGE_DEFAULTS } from './bridge-options.ts';
 import type { BrokerEndpoint } from './contract/broker-url.ts';
 import { applyEndpoint } from './contract/failover.ts';
+import { mqttLogOption } from './contract/mqtt-log.ts';
 import { type OfflineState, type OnlineState, topics } from './contract/topics.ts';
 import { SESSION_EXPIRY_SECONDS } from './protocol-negotiation.ts';
 
@@ -56,6 +57,7 @@ export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
     reconnectOnConnackError: true,
     connectTimeout: 10_000,
     keepalive: 30,
+    ...mqttLogOption(),
     // The bridge resubscribes itself when the broker has no session (one filter per SUBSCRIBE).
     resubscribe: false,
     will: {

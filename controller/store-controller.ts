@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import type { MqttClient } from 'mqtt';
 import { parseBrokerUrls } from '../bridge/contract/broker-url.ts';
 import type { BrokerRotation } from '../bridge/contract/failover.ts';
+import { mqttLogOption } from '../bridge/contract/mqtt-log.ts';
 import { SubscribeRetry } from '../bridge/contract/subscribe-retry.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import { connectFirst, QuietWait } from './broker-connection.ts';
@@ -109,6 +110,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       ...(this.options.ca && { ca: this.options.ca }),
       // The controller subscribes again itself after a reconnect, retrying refusals (below).
       resubscribe: false,
+      ...mqttLogOption(),
     });
     this.client = client;
     this.rotation = rotation;
