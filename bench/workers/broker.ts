@@ -18,6 +18,9 @@ workerMain(
       ns: NS,
       users: fleetUsers(Number(count)),
       logger: silent,
+      // Every register and the controller connect: raised above the default of 1,000 (fanout-scale
+      // starts 1,000 registers), as `regbridge broker --max-connections` would be for a big store.
+      limits: { maxConnections: Number(count) + 100 },
       ...(redisUrl && { redisUrl }),
     });
     await broker.start();

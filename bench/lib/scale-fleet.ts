@@ -1,0 +1,164 @@
+/**
+ * The fleets of the scale scenarios (fanout-scale.ts, status-under-load.ts): a broker (the store
+ * broker aedes in a process of its own, a private mosquitto or a private nats-server), register
+ * hosts (workers/scale-host.ts, full or light registers) and a controller in a process of its own
+ * (workers/scale-controller.ts), so the controller's CPU and RSS are measured apart from everything
+ * else. Start-up is timed apart from the fan-out figures.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ranges } from './fleet.ts';
+import { startMosquitto } from './mosquitto.ts';
+import { startNats } from './nats.ts';
+import { startWorker, type Worker, type WorkerMessage } from './proc.ts';
+import { sleep } from './scenario.ts';
+
+export type ScaleBroker = 'aedes' | 'mosquitto' | 'nats';
+
+/** What workers/scale-controller.ts answers to one fan-out. */
+export interface FanoutRun extends WorkerMessage {
+  ms: number;
+  finished: number;
+  other: string;
+  cpuUserMs: number;
+  cpuSystemMs: number;
+  rss: number;
+  rssPeak: number;
+  heapUsed: number;
+  elu: number;
+  received: number;
+  missed: unknown[];
+  stamps?: Array<[string, number, number]>;
+  /** CPU time of the register hosts together and of the broker process during the fan-out, ms. */
+  hostsCpuMs: number;
+  brokerCpuMs: number;
+}
+
+export interface ScaleFleet {
+  controller: Worker;
+  hosts: Worker[];
+  brokerPid: number | undefined;
+  /** Wall time from starting the hosts to the controller seeing every register online. */
+  startupMs: number;
+  /** Sum of the hosts' RSS once started, bytes. */
+  hostsRss: number;
+  fanout(script: string, deadlineMs: number, stamp?: boolean): Promise<FanoutRun>;
+  /** Runs `body` with the controller and every host profiled (files in `dir`, see window-profile.ts). */
+  profiled<T>(dir: string, label: string, body: () => Promise<T>): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/** CPU time (user + system) of a process from /proc, ms; NaN where /proc is not there. */
+function procCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of proc(5), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The bridges sweep their stale status topics for about a second after connecting. */
+const SETTLE_MS = 2000;
+
+async function startBroker(
+  kind: ScaleBroker,
+  registers: number,
+): Promise<{ port: number; pid: number | undefined; stop: () => Promise<void> }> {
+  if (kind === 'mosquitto') return await startMosquitto();
+  if (kind === 'nats') return await startNats();
+  const broker = startWorker('bench/workers/broker.ts', [String(registers)]);
+  try {
+    const ready = await broker.next<WorkerMessage & { port: number }>('ready', 30_000);
+    return { port: ready.port, pid: broker.pid, stop: () => broker.stop(10_000) };
+  } catch (error) {
+    await broker.stop(1000);
+    throw error;
+  }
+}
+
+export async function startScaleFleet(options: {
+  broker: ScaleBroker;
+  registers: number;
+  mode: 'full' | 'light';
+  hosts: number;
+  /** Hosts stamp every task end (status-under-load.ts). */
+  stamp?: boolean;
+  controllerExecArgv?: string[];
+}): Promise<ScaleFleet> {
+  const broker = await startBroker(options.broker, options.registers);
+  // The store broker checks users (lib/fleet.ts's); mosquitto and nats-server run without.
+  const auth = options.broker === 'aedes' ? 'users' : 'anonymous';
+  const hosts: Worker[] = [];
+  let controller: Worker | undefined;
+  const stop = async (): Promise<void> => {
+    await controller?.stop(20_000);
+    await Promise.all(hosts.map((h) => h.stop(60_000)));
+    await broker.stop();
+  };
+  try {
+    const started = performance.now();
+    for (const [from, to] of ranges(options.registers, options.hosts)) {
+      const args = [options.mode, String(from), String(to), '127.0.0.1', String(broker.port), auth];
+      if (options.stamp) args.push('stamp');
+      hosts.push(startWorker('bench/workers/scale-host.ts', args));
+    }
+    const ready = await Promise.all(
+      hosts.map((h) => h.next<WorkerMessage & { rss: number }>('ready', 600_000)),
+    );
+    const c = startWorker(
+      'bench/workers/scale-controller.ts',
+      [String(broker.port), String(options.registers), auth],
+      { execArgv: options.controllerExecArgv ?? [] },
+    );
+    controller = c;
+    await c.next('ready', 900_000);
+    const startupMs = performance.now() - started;
+    await sleep(SETTLE_MS);
+    return {
+      controller: c,
+      hosts,
+      brokerPid: broker.pid,
+      startupMs,
+      hostsRss: ready.reduce((n, r) => n + r.rss, 0),
+      async fanout(script, deadlineMs, stamp = false) {
+        const hostsCpu = (): number => hosts.reduce((n, h) => n + procCpuMs(h.pid), 0);
+        const [hosts0, broker0] = [hostsCpu(), procCpuMs(broker.pid)];
+        c.send({ type: 'fanout', script, deadlineMs, stamp });
+        const run = await c.next<FanoutRun>('fanned', deadlineMs + 60_000);
+        return { ...run, hostsCpuMs: hostsCpu() - hosts0, brokerCpuMs: procCpuMs(broker.pid) - broker0 };
+      },
+      async profiled(dir, label, body) {
+        const all = [c, ...hosts];
+        for (const w of all) w.send({ type: 'profile-start' });
+        await Promise.all(all.map((w) => w.next('profiling', 10_000)));
+        try {
+          return await body();
+        } finally {
+          for (const [i, w] of all.entries()) {
+            const name = i === 0 ? 'controller' : `host${i}`;
+            w.send({ type: 'profile-stop', file: join(dir, `${label}-${name}.cpuprofile`) });
+          }
+          await Promise.all(all.map((w) => w.next('profiled', 30_000)));
+        }
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** min / median / max of a series, for the notes. */
+export function spread(values: readonly number[]): { min: number; median: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    min: sorted[0] ?? Number.NaN,
+    median: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Scenario: status latency under load (issue 14, point 5). During a fan-out to 500 full
+ * registers (2 host processes) the time from each register's end of task to the store
+ * controller's receipt of its FINISHED status, through the store broker (aedes) and through
+ * mosquitto. The end is stamped in the host by a listener put first on the queue's `finished`
+ * event (as status-latency.ts does for one device); the receipt in the controller's process when
+ * its `status` event delivers the FINISHED view (decoded, ordered, in the directory). The stamps
+ * of three processes are corrected by each one's clock offset against this process, measured
+ * over IPC (lib/clock.ts). Goal: p99 < 20 ms. `--quick` runs 50 registers once.
+ */
+import { loadavg } from 'node:os';
+import { type ClockOffset, measureOffset } from '../lib/clock.ts';
+import { FANOUT_SCRIPT } from '../lib/fleet.ts';
+import { Latencies } from '../lib/hist.ts';
+import type { WorkerMessage } from '../lib/proc.ts';
+import { type ScaleBroker, spread, startScaleFleet } from '../lib/scale-fleet.ts';
+import { round, runScenario, type ScenarioContext } from '../lib/scenario.ts';
+
+const DEADLINE_MS = 30_000;
+const GOAL_P99_MS = 20;
+
+interface Ends extends WorkerMessage {
+  ends: Array<[string, number, number]>;
+}
+
+async function measure(ctx: ScenarioContext, broker: ScaleBroker, registers: number, rounds: number) {
+  const fleet = await startScaleFleet({
+    broker,
+    registers,
+    mode: 'full',
+    hosts: registers > 200 ? 2 : 1,
+    stamp: true,
+  });
+  try {
+    const latencies = new Latencies();
+    const p99s: number[] = [];
+    const fanoutMs: number[] = [];
+    const loads: number[] = [];
+    let missing = 0;
+    for (let i = 0; i <= rounds; i += 1) {
+      // Offsets before every round: the clocks of processes on one host drift little, but do.
+      const controllerClock: ClockOffset = await measureOffset(fleet.controller);
+      const hostClocks = await Promise.all(fleet.hosts.map((h) => measureOffset(h)));
+      // Ends of earlier rounds (the warm-up's) are dropped.
+      for (const host of fleet.hosts) host.send({ type: 'ends' });
+      await Promise.all(fleet.hosts.map((h) => h.next<Ends>('ends', 10_000)));
+      const run = await fleet.fanout(FANOUT_SCRIPT, DEADLINE_MS, true);
+      const ends = new Map<string, number>();
+      for (const [index, host] of fleet.hosts.entries()) {
+        host.send({ type: 'ends' });
+        const message = await host.next<Ends>('ends', 10_000);
+        const offset = hostClocks[index]!.offsetMs;
+        for (const [deviceId, taskId, t] of message.ends) ends.set(`${deviceId}/${taskId}`, t - offset);
+      }
+      if (i === 0) continue; // warm-up: connections, JIT
+      const round_ = new Latencies();
+      for (const [deviceId, taskId, t] of run.stamps ?? []) {
+        const end = ends.get(`${deviceId}/${taskId}`);
+        if (end === undefined) {
+          missing += 1;
+          continue;
+        }
+        const ms = t - controllerClock.offsetMs - end;
+        latencies.recordMs(ms);
+        round_.recordMs(ms);
+      }
+      const summary = round_.summary();
+      p99s.push(summary.p99);
+      fanoutMs.push(run.ms);
+      loads.push(loadavg()[0]!);
+      ctx.log(
+        `${registers} registers via ${broker}: fan-out ${run.ms.toFixed(0)} ms, ${summary.count} FINISHED seen, ` +
+          `end to controller p50 ${summary.p50} p99 ${summary.p99} max ${summary.max} ms ` +
+          `(offsets ±${(controllerClock.rttMs / 2).toFixed(3)} ms; ${round_.negative} negative)`,
+      );
+    }
+    return { summary: latencies.summary(), p99s, fanoutMs, missing, load: spread(loads) };
+  } finally {
+    await fleet.stop();
+  }
+}
+
+runScenario('status-under-load', async (ctx) => {
+  const registers = ctx.quick ? 50 : 500;
+  const rounds = ctx.quick ? 1 : 5;
+  for (const broker of ['aedes', 'mosquitto'] as const) {
+    const { summary, p99s, fanoutMs, missing, load } = await measure(ctx, broker, registers, rounds);
+    const p99 = spread(p99s);
+    const fanout = spread(fanoutMs);
+    const label = ctx.quick ? `${registers} registers (quick; goal at 500)` : `${registers} registers`;
+    const note =
+      `n=${summary.count} over ${rounds} fan-outs (${fanout.min.toFixed(0)}/${fanout.median.toFixed(0)}/${fanout.max.toFixed(0)} ms); ` +
+      `p99 per fan-out min/median/max ${p99.min}/${p99.median}/${p99.max} ms; ` +
+      `load average ${load.min.toFixed(1)}/${load.median.toFixed(1)}/${load.max.toFixed(1)}` +
+      (missing > 0 ? `; ${missing} statuses without an end stamp` : '');
+    ctx.report({
+      figure: `${label} via ${broker}: task end to controller, p99`,
+      value: summary.p99,
+      unit: 'ms',
+      goal: `< ${GOAL_P99_MS} ms`,
+      met: summary.p99 < GOAL_P99_MS && summary.count === registers * rounds,
+      note,
+    });
+    ctx.report({
+      figure: `${label} via ${broker}: task end to controller, p50`,
+      value: summary.p50,
+      unit: 'ms',
+      note: `max ${round(summary.max, 1)} ms`,
+    });
+  }
+});
