@@ -38,6 +38,8 @@ export async function startNats(): Promise<RunningNats> {
       `listen: 127.0.0.1:${clientPort}`,
       `jetstream { store_dir: ${JSON.stringify(join(dir, 'js'))} }`,
       `mqtt { listen: 127.0.0.1:${port}, max_ack_pending: 20000 }`,
+      // BENCH_NATS_LOG=<file>: nats-server's own log, to see why it dropped or refused clients.
+      ...(process.env.BENCH_NATS_LOG ? [`log_file: ${JSON.stringify(process.env.BENCH_NATS_LOG)}`] : []),
       '',
     ].join('\n'),
   );

@@ -107,7 +107,7 @@ export async function startScaleFleet(options: {
       hosts.push(startWorker('bench/workers/scale-host.ts', args));
     }
     const ready = await Promise.all(
-      hosts.map((h) => h.next<WorkerMessage & { rss: number }>('ready', 600_000)),
+      hosts.map((h) => h.next<WorkerMessage & { rss: number }>('ready', 300_000)),
     );
     const c = startWorker(
       'bench/workers/scale-controller.ts',

@@ -7,7 +7,7 @@
  *   mosquitto and through nats-server's MQTT gateway: goal < 3 s, with the controller's CPU time,
  *   event-loop utilisation and RSS during the fan-out.
  * Each size runs one unmeasured warm-up and then `rounds` fan-outs; the figure is the median, the
- * note gives min/median/max. `--quick` runs 50 and 200 registers once (figures exist, nothing more).
+ * note gives min/median/max. `--quick` runs 50 and 100 registers once (figures exist, nothing more).
  * Run alone, `--registers N`, `--broker B` and `--rounds R` pick one size, one broker and the
  * rounds (`--light N` changes the count of light registers); BENCH_PROFILE_DIR=<dir> profiles
  * the last round's controller and hosts into that directory (lib/window-profile.ts; read them
@@ -43,7 +43,8 @@ async function measure(ctx: ScenarioContext, size: Size, broker: ScaleBroker, ro
     ctx.log(
       `${size.label} via ${broker}: ${size.registers} registers up in ${Math.round(fleet.startupMs)} ms, hosts RSS ${mib(fleet.hostsRss)} MiB`,
     );
-    await fleet.fanout(FANOUT_SCRIPT, DEADLINE_MS); // warm-up, not counted
+    // Warm-up, not counted (quick mode only checks the figures exist: no warm-up).
+    if (!ctx.quick) await fleet.fanout(FANOUT_SCRIPT, DEADLINE_MS);
     const runs: Array<FanoutRun & { load: number }> = [];
     let incomplete = '';
     for (let i = 0; i < rounds; i += 1) {
@@ -85,10 +86,10 @@ runScenario('fanout-scale', async (ctx) => {
       goalMs: 1000,
     },
     {
-      label: q ? 'N=200 light (quick; goal at 10,000)' : 'N=10,000 light',
-      registers: Number(arg('--light') ?? (q ? 200 : 10_000)),
+      label: q ? 'N=100 light (quick; goal at 10,000)' : 'N=10,000 light',
+      registers: Number(arg('--light') ?? (q ? 100 : 10_000)),
       mode: 'light',
-      hosts: q ? 2 : 8,
+      hosts: q ? 1 : 8,
       brokers: natsBinary() ? ['mosquitto', 'nats'] : ['mosquitto'],
       goalMs: 3000,
     },
@@ -97,7 +98,27 @@ runScenario('fanout-scale', async (ctx) => {
     if (arg('--registers') !== undefined && Number(arg('--registers')) !== size.registers) continue;
     for (const broker of size.brokers) {
       if (arg('--broker') !== undefined && arg('--broker') !== broker) continue;
-      const { runs, incomplete } = await measure(ctx, size, broker, rounds);
+      // nats-server's gateway is far slower at this scale (finding 6): two rounds are enough.
+      const brokerRounds = broker === 'nats' ? Math.min(rounds, 2) : rounds;
+      let measured: Awaited<ReturnType<typeof measure>>;
+      try {
+        measured = await measure(ctx, size, broker, brokerRounds);
+      } catch (error) {
+        // A broker that cannot carry the fleet at all (nats-server dropping registers at start)
+        // is a figure too: not measured, goal not met, with the reason.
+        const reason = ((error as Error).message.split('\n')[0] ?? '').slice(0, 300);
+        ctx.log(`${size.label} via ${broker}: not measured: ${reason}`);
+        ctx.report({
+          figure: `${size.label} via ${broker}: time to last FINISHED`,
+          value: null,
+          unit: 'ms',
+          goal: `< ${size.goalMs} ms`,
+          met: false,
+          note: `not measured: ${reason}`,
+        });
+        continue;
+      }
+      const { runs, incomplete } = measured;
       const times = spread(runs.map((r) => r.ms));
       const cpu = spread(runs.map((r) => r.cpuUserMs + r.cpuSystemMs));
       const elu = spread(runs.map((r) => r.elu));
@@ -106,7 +127,7 @@ runScenario('fanout-scale', async (ctx) => {
       const load = spread(runs.map((r) => r.load));
       const span = (s: { min: number; median: number; max: number }, digits = 0): string =>
         `${s.min.toFixed(digits)}/${s.median.toFixed(digits)}/${s.max.toFixed(digits)}`;
-      const note = `min/median/max of ${rounds}: ${span(times)} ms; load average ${span(load, 1)}`;
+      const note = `min/median/max of ${brokerRounds}: ${span(times)} ms; load average ${span(load, 1)}`;
       ctx.report({
         figure: `${size.label} via ${broker}: time to last FINISHED`,
         value: round(times.median, 0),
