@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ranges } from './fleet.ts';
-import { startMosquitto } from './mosquitto.ts';
-import { startNats } from './nats.ts';
+import { startBenchMosquitto } from './mosquitto.ts';
+import { startBenchNats } from './nats.ts';
 import { startWorker, type Worker, type WorkerMessage } from './proc.ts';
 import { sleep } from './scenario.ts';
 
@@ -68,8 +68,8 @@ async function startBroker(
   kind: ScaleBroker,
   registers: number,
 ): Promise<{ port: number; pid: number | undefined; stop: () => Promise<void> }> {
-  if (kind === 'mosquitto') return await startMosquitto();
-  if (kind === 'nats') return await startNats();
+  if (kind === 'mosquitto') return await startBenchMosquitto();
+  if (kind === 'nats') return await startBenchNats();
   const broker = startWorker('bench/workers/broker.ts', [String(registers)]);
   try {
     const ready = await broker.next<WorkerMessage & { port: number }>('ready', 30_000);

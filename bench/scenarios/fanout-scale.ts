@@ -15,7 +15,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
-import { natsBinary } from '../lib/nats.ts';
+import { natsInstalled } from '../lib/nats.ts';
 import { type FanoutRun, type ScaleBroker, spread, startScaleFleet } from '../lib/scale-fleet.ts';
 import { round, runScenario, type ScenarioContext } from '../lib/scenario.ts';
 
@@ -90,7 +90,7 @@ runScenario('fanout-scale', async (ctx) => {
       registers: Number(arg('--light') ?? (q ? 100 : 10_000)),
       mode: 'light',
       hosts: q ? 1 : 8,
-      brokers: natsBinary() ? ['mosquitto', 'nats'] : ['mosquitto'],
+      brokers: natsInstalled() ? ['mosquitto', 'nats'] : ['mosquitto'],
       goalMs: 3000,
     },
   ];

@@ -11,7 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { StoreController } from '../../controller/store-controller.ts';
 import { summarize } from '../../controller/types.ts';
-import { silentLogger } from '../lib/device.ts';
+import { silent as silentLogger } from '../../test/support/loggers.ts';
 import { CONTROLLER_PASSWORD, CONTROLLER_USER, NS } from '../lib/fleet.ts';
 import { nowMs, sleep } from '../lib/scenario.ts';
 import { startWindowProfile, stopWindowProfile } from '../lib/window-profile.ts';

@@ -81,8 +81,14 @@ export async function startMosquitto(
   return run('mosquitto', config, port, dir);
 }
 
-/** A nats-server with JetStream (stored in its temporary directory) and an MQTT listener. */
-export async function startNatsServer(): Promise<RunningProgramBroker> {
+/**
+ * A nats-server with JetStream (stored in its temporary directory) and an MQTT listener;
+ * `mqtt` adds settings to the `mqtt { }` block (`max_ack_pending: 20000`), `config` lines to the
+ * file.
+ */
+export async function startNatsServer(
+  options: { mqtt?: readonly string[]; config?: readonly string[] } = {},
+): Promise<RunningProgramBroker> {
   const dir = await mkdtemp(join(tmpdir(), 'regbridge-nats-'));
   const [clientPort, mqttPort] = [await freePort(), await freePort()];
   const config = join(dir, 'nats.conf');
@@ -92,7 +98,8 @@ export async function startNatsServer(): Promise<RunningProgramBroker> {
       `server_name: regbridge_test_${mqttPort}`,
       `listen: 127.0.0.1:${clientPort}`,
       `jetstream { store_dir: ${JSON.stringify(join(dir, 'js'))} }`,
-      `mqtt { listen: 127.0.0.1:${mqttPort} }`,
+      `mqtt { ${[`listen: 127.0.0.1:${mqttPort}`, ...(options.mqtt ?? [])].join(', ')} }`,
+      ...(options.config ?? []),
       '',
     ].join('\n'),
   );
