@@ -28,7 +28,7 @@ const SCENARIOS: ScenarioSpec[] = [
   { name: 'rest-throughput', file: 'bench/scenarios/rest-throughput.ts', quickTimeout: 40, fullTimeout: 180 },
   { name: 'status-latency', file: 'bench/scenarios/status-latency.ts', quickTimeout: 40, fullTimeout: 180 },
   { name: 'fanout', file: 'bench/scenarios/fanout.ts', quickTimeout: 60, fullTimeout: 300 },
-  { name: 'fanout-scale', file: 'bench/scenarios/fanout-scale.ts', quickTimeout: 90, fullTimeout: 1800 },
+  { name: 'fanout-scale', file: 'bench/scenarios/fanout-scale.ts', quickTimeout: 180, fullTimeout: 1800 },
   {
     name: 'status-under-load',
     file: 'bench/scenarios/status-under-load.ts',

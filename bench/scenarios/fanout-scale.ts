@@ -7,7 +7,7 @@
  *   mosquitto and through nats-server's MQTT gateway: goal < 3 s, with the controller's CPU time,
  *   event-loop utilisation and RSS during the fan-out.
  * Each size runs one unmeasured warm-up and then `rounds` fan-outs; the figure is the median, the
- * note gives min/median/max. `--quick` runs 50 and 100 registers once (figures exist, nothing more).
+ * note gives min/median/max. `--quick` runs 20 and 50 registers once (figures exist, nothing more).
  * Run alone, `--registers N`, `--broker B` and `--rounds R` pick one size, one broker and the
  * rounds (`--light N` changes the count of light registers); BENCH_PROFILE_DIR=<dir> profiles
  * the last round's controller and hosts into that directory (lib/window-profile.ts; read them
@@ -78,16 +78,16 @@ runScenario('fanout-scale', async (ctx) => {
   const rounds = Number(arg('--rounds') ?? (q ? 1 : 5));
   const sizes: Size[] = [
     {
-      label: q ? 'N=50 full (quick; goal at 1,000)' : 'N=1,000 full',
-      registers: q ? 50 : 1000,
+      label: q ? 'N=20 full (quick; goal at 1,000)' : 'N=1,000 full',
+      registers: q ? 20 : 1000,
       mode: 'full',
       hosts: q ? 1 : 4,
       brokers: ['aedes', 'mosquitto'],
       goalMs: 1000,
     },
     {
-      label: q ? 'N=100 light (quick; goal at 10,000)' : 'N=10,000 light',
-      registers: Number(arg('--light') ?? (q ? 100 : 10_000)),
+      label: q ? 'N=50 light (quick; goal at 10,000)' : 'N=10,000 light',
+      registers: Number(arg('--light') ?? (q ? 50 : 10_000)),
       mode: 'light',
       hosts: q ? 1 : 8,
       brokers: natsInstalled() ? ['mosquitto', 'nats'] : ['mosquitto'],
