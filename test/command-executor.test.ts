@@ -28,6 +28,10 @@ function nodeProgram(code: string, options: Partial<CommandExecutorOptions> = {}
   });
 }
 
+function shellProgram(script: string, options: Partial<CommandExecutorOptions> = {}): CommandExecutor {
+  return nodeProgram('', { program: '/bin/sh', args: ['-c', script], ...options });
+}
+
 function errorOf(result: ExecutionResult): string {
   if (result.ok) throw new Error(`expected FAILURE, got FINISHED: ${result.report}`);
   return result.error;
@@ -85,18 +89,21 @@ describe('command executor', () => {
 
   // The time limits leave a slow machine time to start node and reach the first line.
   it('times out: SIGTERM, then SIGKILL for a program that ignores it', async () => {
-    const hangs = nodeProgram("console.error('waiting for the printer'); setInterval(() => {}, 1000)", {
+    // Shell programs: a node child can take longer than the 1 s time-out just to start on a
+    // loaded machine, and would then be killed before printing what this test expects.
+    const hangs = shellProgram("echo 'waiting for the printer' >&2; while :; do sleep 0.05; done", {
       timeoutMs: 1000,
     });
     expect(errorOf(await hangs.execute('', never))).toBe(
       'timed out after 1000 ms; stderr: waiting for the printer',
     );
-    const stubborn = nodeProgram(
-      "process.on('SIGTERM', () => console.error('ignoring SIGTERM')); console.error('started'); setInterval(() => {}, 1000)",
-      { timeoutMs: 1000, killGraceMs: 200 },
+    const stubborn = shellProgram(
+      // `trap '' TERM` ignores SIGTERM in the shell and in the sleeps it starts (they inherit it).
+      "trap '' TERM; echo 'started, ignoring SIGTERM' >&2; while :; do sleep 0.05; done",
+      { timeoutMs: 1000, killGraceMs: 500 },
     );
     expect(errorOf(await stubborn.execute('', never))).toBe(
-      'timed out after 1000 ms; stderr: started\nignoring SIGTERM',
+      'timed out after 1000 ms; stderr: started, ignoring SIGTERM',
     );
   });
 
