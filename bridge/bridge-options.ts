@@ -58,7 +58,7 @@ export interface DeviceBridgeOptions {
   startedAt?: Date;
 }
 
-/** The defaults of the optional numbers above (and of the stale sweeper's timing). */
+/** The defaults of the optional numbers above (and of the stale sweeper's and the status audit's timing). */
 export const BRIDGE_DEFAULTS = Object.freeze({
   protocolVersion: 4 as const,
   startTimeoutMs: 5000,
@@ -68,4 +68,10 @@ export const BRIDGE_DEFAULTS = Object.freeze({
   sweepQuietMs: 1000,
   /** ...and at the latest this long after its subscription was granted (ms). */
   sweepMaxMs: 10_000,
+  /** The retained-status audit reads back this long after the first task of a burst ended (ms)... */
+  auditDelayMs: 2000,
+  /** ...ends once no retained status came for this long (ms)... */
+  auditQuietMs: 500,
+  /** ...and at the latest this long after its subscription was granted (ms). */
+  auditMaxMs: 3000,
 });

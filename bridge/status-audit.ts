@@ -12,6 +12,7 @@ import type { IPublishPacket } from 'mqtt';
 import type { Logger } from 'pino';
 import type { Task } from '../src/tasks/task.ts';
 import { toTaskBody } from '../src/tasks/task.ts';
+import { BRIDGE_DEFAULTS } from './bridge-options.ts';
 
 const ENDED = new Set(['FINISHED', 'FAILURE']);
 const MAX_ROUNDS = 10;
@@ -60,7 +61,8 @@ export class RetainedStatusAudit {
       this.#again = true;
       return;
     }
-    if (!this.#timer) this.#timer = setTimeout(() => this.#run(), this.#o.delayMs ?? 2000);
+    if (!this.#timer)
+      this.#timer = setTimeout(() => this.#run(), this.#o.delayMs ?? BRIDGE_DEFAULTS.auditDelayMs);
   }
 
   /** A message on the device's own status filter. */
@@ -107,14 +109,14 @@ export class RetainedStatusAudit {
         this.#o.logger.warn({ err: error.message }, 'could not read retained statuses back');
         return;
       }
-      this.#max = setTimeout(() => this.#finish(), this.#o.maxMs ?? 3000);
+      this.#max = setTimeout(() => this.#finish(), this.#o.maxMs ?? BRIDGE_DEFAULTS.auditMaxMs);
       this.#armQuiet();
     });
   }
 
   #armQuiet(): void {
     clearTimeout(this.#quiet);
-    this.#quiet = setTimeout(() => this.#finish(), this.#o.quietMs ?? 500);
+    this.#quiet = setTimeout(() => this.#finish(), this.#o.quietMs ?? BRIDGE_DEFAULTS.auditQuietMs);
   }
 
   #finish(): void {
