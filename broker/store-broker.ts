@@ -43,7 +43,8 @@ export class StoreBroker {
   readonly #options: StoreBrokerOptions;
   #directory: UserDirectory | undefined;
   #aedes: Aedes | undefined;
-  #gatekeeper: Gatekeeper | undefined;
+  /** Logins and every packet pass it; built here so stats, identities and reloads need no start(). */
+  readonly #gatekeeper: Gatekeeper;
   #redis: RedisBackend | undefined;
   #tcp: Listener | undefined;
   #ws: Listener | undefined;
@@ -54,13 +55,26 @@ export class StoreBroker {
   readonly #limits: Readonly<BrokerLimits>;
   /** Open connections of every listener, logged in or not, against `maxConnections`. */
   readonly #admission: ConnectionAdmission;
-  #logins: LoginLimiter | undefined;
+  /** Failed logins per address and user name; its sweep timer runs from start() to stop(). */
+  readonly #logins: LoginLimiter;
 
   constructor(options: StoreBrokerOptions) {
     disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
     this.#options = options;
     this.#limits = Object.freeze({ ...DEFAULT_BROKER_LIMITS, ...options.limits });
     this.#admission = new ConnectionAdmission(this.#limits, options.logger);
+    this.#logins = new LoginLimiter({
+      maxFailures: this.#limits.loginMaxFailures,
+      windowMs: this.#limits.loginWindowMs,
+    });
+    // Reads the users through #users(), so a SIGHUP reload (reloadUsers) reaches it at once.
+    this.#gatekeeper = new Gatekeeper(
+      () => this.#users(),
+      new AccessRules(assertNamespace(options.ns)),
+      options.allowAnonymous ?? false,
+      options.logger,
+      this.#logins,
+    );
   }
 
   get limits(): Readonly<BrokerLimits> {
@@ -84,11 +98,7 @@ export class StoreBroker {
   get stats(): BrokerStats {
     return {
       clients: this.#aedes?.connectedClients ?? 0,
-      messagesIn: 0,
-      publishDenied: 0,
-      subscribeDenied: 0,
-      connectRefused: 0,
-      ...this.#gatekeeper?.stats,
+      ...this.#gatekeeper.stats,
       connections: this.#admission.connections,
       connectionsRefused: this.#admission.refused,
     };
@@ -112,7 +122,7 @@ export class StoreBroker {
     const clients =
       (this.#aedes as unknown as { clients?: Record<string, Client> } | undefined)?.clients ?? {};
     for (const client of Object.values(clients)) {
-      const identity = this.#gatekeeper?.identity(client);
+      const identity = this.#gatekeeper.identity(client);
       if (identity?.via !== 'password') continue;
       const before = previous.get(identity.name);
       const after = next.get(identity.name);
@@ -136,20 +146,8 @@ export class StoreBroker {
   async #start(): Promise<void> {
     const { host = '0.0.0.0', logger } = this.#options;
     try {
-      const rules = new AccessRules(assertNamespace(this.#options.ns));
-      this.#logins = new LoginLimiter({
-        maxFailures: this.#limits.loginMaxFailures,
-        windowMs: this.#limits.loginWindowMs,
-      });
+      const gatekeeper = this.#gatekeeper;
       this.#logins.start();
-      const gatekeeper = new Gatekeeper(
-        () => this.#users(),
-        rules,
-        this.#options.allowAnonymous ?? false,
-        logger,
-        this.#logins,
-      );
-      this.#gatekeeper = gatekeeper;
       this.#users(); // a bad or duplicate user fails here, before any port is taken
       if (this.#options.redisUrl) {
         // Loaded only here: ioredis and the Redis emitter and persistence are dozens of modules a
@@ -259,7 +257,7 @@ export class StoreBroker {
     await Promise.all([tcp?.close(), ws?.close(), tls?.close()]);
     if (aedes) {
       await this.#waitForClientsGone(aedes);
-      await this.#gatekeeper?.willsSettled(STOP_GRACE_MS);
+      await this.#gatekeeper.willsSettled(STOP_GRACE_MS);
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       if (!redis) {
         // aedes' close() ends the emitter but not the persistence (in memory here).
@@ -270,7 +268,7 @@ export class StoreBroker {
       }
     }
     await redis?.close();
-    this.#logins?.stop();
+    this.#logins.stop();
   }
 
   #waitForClientsGone(aedes: Aedes): Promise<void> {
