@@ -8,7 +8,8 @@
  * - stale status topics of earlier boots are cleared once per boot (StaleStatusSweeper).
  * The bridge is built whole by its constructor (bridge-components.ts builds its components and
  * routes incoming messages to them); start() connects; start()'s wait for the first connection is
- * first-connect.ts.
+ * first-connect.ts; the queue's task events reach the parts through task-event-feed.ts, the
+ * subscriptions are command-subscriptions.ts, /health and the backlog bridge-health.ts.
  * docs/mqtt.md describes the behaviour for users.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,20 +17,18 @@ import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { MqttHealth } from '../src/health.ts';
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
-import type { Task } from '../src/tasks/task.ts';
 import { type BridgeParts, createBridgeParts, routeMessage } from './bridge-components.ts';
+import { type BridgeBacklog, type BridgePhase, bridgeBacklog, bridgeHealth } from './bridge-health.ts';
 import { BRIDGE_DEFAULTS, type DeviceBridgeOptions } from './bridge-options.ts';
 import { deviceClientOptions, disconnectCleanly, offlineState, onlineState } from './broker-session.ts';
+import { subscribeCommands } from './command-subscriptions.ts';
 import { parseBrokerUrls } from './contract/broker-url.ts';
 import { BrokerRotation } from './contract/failover.ts';
 import { SubscribeRetry } from './contract/subscribe-retry.ts';
 import { ALL_GROUP, assertId, assertNamespace, topics } from './contract/topics.ts';
 import { waitForFirstConnect } from './first-connect.ts';
 import { ProtocolNegotiation } from './protocol-negotiation.ts';
-
-type Phase = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'stopped';
-
-const TASK_EVENTS = ['queued', 'started', 'finished', 'failed'] as const;
+import { TaskEventFeed } from './task-event-feed.ts';
 
 export type { DeviceBridgeOptions };
 
@@ -45,7 +44,7 @@ export class DeviceBridge {
   private subscriptions: SubscribeRetry | undefined;
   /** Counts connections: a retry belongs to the connection it started on. */
   private connections = 0;
-  private phase: Phase = 'idle';
+  private phase: BridgePhase = 'idle';
   private everConnected = false;
   private lastError: string | undefined;
   /** The device's groups, `all` included. */
@@ -57,9 +56,8 @@ export class DeviceBridge {
   private firstSubscribed: Promise<void> | undefined;
   /** Clears start()'s time-out (first-connect.ts). */
   private cancelStartTimer: (() => void) | undefined;
-  private readonly onTransition = (task: Readonly<Task>): void => this.parts.statuses.publish(task);
-  private readonly onEvicted = (task: Readonly<Task>): void => this.parts.statuses.evicted(task);
-  private readonly onEnded = (): void => this.parts.audit?.noteEnded();
+  /** The queue's task events to the status publisher and the audit, from start() to stop(). */
+  private readonly taskEvents: TaskEventFeed;
 
   /** Checks the namespace, ids and URLs (throws on bad ones) and builds every part; connects nothing. */
   constructor(options: DeviceBridgeOptions) {
@@ -95,6 +93,7 @@ export class DeviceBridge {
       republish: (onAck) => this.publishOnline(onAck),
       auditRetained: o.auditRetained ?? rotation.endpoints.length > 1,
     });
+    this.taskEvents = new TaskEventFeed(o.queue, this.parts);
   }
 
   /**
@@ -107,10 +106,7 @@ export class DeviceBridge {
     if (this.phase !== 'idle') throw new Error('DeviceBridge.start() called twice');
     const { options: o, rotation, negotiation, parts, logger } = this;
     this.startedAt = o.startedAt ?? new Date();
-    for (const event of TASK_EVENTS) o.queue.on(event, this.onTransition);
-    o.queue.on('evicted', this.onEvicted);
-    o.queue.on('finished', this.onEnded);
-    o.queue.on('failed', this.onEnded);
+    this.taskEvents.attach();
 
     this.phase = 'connecting';
     const client = connect(
@@ -192,34 +188,14 @@ export class DeviceBridge {
   }
 
   health(): MqttHealth {
-    const state: MqttHealth['state'] =
-      this.phase === 'connected' || this.phase === 'connecting' || this.phase === 'reconnecting'
-        ? this.phase
-        : 'offline';
-    const health: MqttHealth = { state };
-    if (this.startedAt) health.url = this.url;
-    if (this.phase === 'connected') {
-      health.protocol = this.negotiation.current === 5 ? '5' : '3.1.1';
-    }
-    health.pending = this.parts.statuses.pending + this.parts.link.inFlight;
-    return health;
+    const { phase, negotiation, parts } = this;
+    const url = this.startedAt ? this.url : undefined;
+    return bridgeHealth({ phase, url, protocolVersion: negotiation.current, parts });
   }
 
-  /**
-   * The bridge's flow control (docs/mqtt.md, "Backpressure"): QoS 1 messages of every kind not
-   * yet acknowledged by the broker, the status and clear messages among them (now, highest so
-   * far, and the bound), and the statuses and clears waiting for room.
-   */
-  backlog(): {
-    unacknowledged: number;
-    statuses: { now: number; peak: number; max: number };
-    waiting: number;
-  } {
-    return {
-      unacknowledged: this.parts.link.inFlight,
-      statuses: this.parts.statuses.unacknowledged,
-      waiting: this.parts.statuses.pending,
-    };
+  /** The bridge's flow control (docs/mqtt.md, "Backpressure"; bridge-health.ts). */
+  backlog(): BridgeBacklog {
+    return bridgeBacklog(this.parts);
   }
 
   /**
@@ -296,29 +272,19 @@ export class DeviceBridge {
     );
   }
 
-  /**
-   * One SUBSCRIBE per filter: aedes-persistence-redis 12 never acknowledges a SUBSCRIBE carrying
-   * several filters from a persistent session, and a refusal then names its filter. A refused or
-   * failed one is sent again with backoff while this connection lasts (subscribe-retry.ts).
-   */
+  /** The device's script, cancel and state subscriptions, for this connection (command-subscriptions.ts). */
   private subscribeCommands(client: MqttClient): Promise<void> {
-    const { ns, deviceId } = this.options;
     const retry = this.subscriptions;
     if (!retry) return Promise.resolve();
     const connection = this.connections;
-    const alive = (): boolean => this.phase === 'connected' && this.connections === connection;
-    // Its own state topic too, QoS 0 (only live messages matter): see presence-guard.ts.
-    const ownState = retry.subscribe({ filters: [topics.state(ns, deviceId)], qos: 0, alive });
-    const filters = [
-      topics.deviceScripts(ns, deviceId),
-      ...this.groups.map((g) => topics.groupScripts(ns, g)),
-      topics.deviceCancel(ns, deviceId),
-      ...this.groups.map((g) => topics.groupCancel(ns, g)),
-    ];
-    // MQTT 5 only: Retain As Published keeps the retain flag on live deliveries too, so a retained
-    // submission is refused even when the device was already subscribed (docs/mqtt.md).
-    const rap = client.options.protocolVersion === 5;
-    return Promise.all([retry.subscribe({ filters, qos: 1, rap, alive }), ownState]).then(() => undefined);
+    const { ns, deviceId } = this.options;
+    return subscribeCommands(retry, {
+      ns,
+      deviceId,
+      groups: this.groups,
+      protocolVersion: client.options.protocolVersion,
+      alive: () => this.phase === 'connected' && this.connections === connection,
+    });
   }
 
   private onMessage(
@@ -334,10 +300,6 @@ export class DeviceBridge {
   private detach(): void {
     this.cancelStartTimer?.();
     this.cancelStartTimer = undefined;
-    const queue = this.options.queue;
-    for (const event of TASK_EVENTS) queue.off(event, this.onTransition);
-    queue.off('evicted', this.onEvicted);
-    queue.off('finished', this.onEnded);
-    queue.off('failed', this.onEnded);
+    this.taskEvents.detach();
   }
 }
