@@ -14,6 +14,7 @@
 import type { ISubscriptionMap, MqttClient } from 'mqtt';
 import { topics } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
+import { CONTROLLER_SUBSCRIBE_QOS } from './types.ts';
 
 /** Filters per SUBSCRIBE packet: keeps one packet small with hundreds of devices missing. */
 const FILTERS_PER_SUBSCRIBE = 100;
@@ -37,7 +38,7 @@ export class RetainedRecheck {
       // `resubscribe: true` makes mqtt.js send the SUBSCRIBE even for a filter it already holds
       // (another submission's recheck): the broker then replaces it and resends the retained.
       const request = Object.assign(
-        Object.fromEntries(chunk.map((filter) => [filter, { qos: 1 as const }])),
+        Object.fromEntries(chunk.map((filter) => [filter, { qos: CONTROLLER_SUBSCRIBE_QOS }])),
         { resubscribe: true },
       ) as ISubscriptionMap;
       client.subscribe(request, (error) => {

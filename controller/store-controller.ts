@@ -34,7 +34,7 @@ export type { StoreControllerOptions } from './types.ts';
 
 import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
-import { CONTROLLER_DEFAULTS } from './types.ts';
+import { CONTROLLER_DEFAULTS, CONTROLLER_SUBSCRIBE_QOS } from './types.ts';
 
 export class StoreController extends EventEmitter<ControllerEvents> {
   readonly ns: string;
@@ -149,10 +149,10 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Every state, status and own reply topic, one SUBSCRIBE each, retried with backoff while
-   * refused or failed: for `budgetMs` at start(), for as long as the connection lasts after a
-   * reconnect (the retained states and statuses then bring the directory up to date). Resolves
-   * with the filters not granted.
+   * Every state, status and own reply topic (QoS 0, CONTROLLER_SUBSCRIBE_QOS), one SUBSCRIBE
+   * each, retried with backoff while refused or failed: for `budgetMs` at start(), for as long as
+   * the connection lasts after a reconnect (the retained states and statuses then bring the
+   * directory up to date). Resolves with the filters not granted.
    */
   private subscribeAll(client: MqttClient, budgetMs?: number): Promise<string[]> {
     const retry = this.subscriptions;
@@ -164,7 +164,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
         topics.allTaskStatuses(this.ns),
         `${replyPrefix(this.ns, this.clientId)}+`,
       ],
-      qos: 1,
+      qos: CONTROLLER_SUBSCRIBE_QOS,
       ...(budgetMs !== undefined && { budgetMs }),
       alive: () => this.client === client && this.connections === connection && client.connected,
     });

@@ -126,6 +126,17 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   connectTimeoutMs: 10_000,
 });
 
+/**
+ * The controller subscribes at QoS 0 (its states, statuses, replies and rechecks). Its session is
+ * clean, so a QoS 1 subscription would buy nothing a live TCP connection does not give (what
+ * came while it was away is read again from the retained topics after a reconnect), and on
+ * nats-server every QoS 1 subscription is a replicated JetStream consumer: after the loss of the
+ * controller's node, the broker refused the controller's reconnect (CONNECT closed while it
+ * deleted the old session's consumers) and its SUBSCRIBEs (consumers not created) for as long as
+ * JetStream re-elected leaders (issue 17; docs/topology.md). QoS 0 subscriptions need no consumer.
+ */
+export const CONTROLLER_SUBSCRIBE_QOS = 0;
+
 export interface StoreControllerOptions {
   /**
    * mqtt://, mqtts://, ws://, wss://; may carry `NAME:PASSWORD@`. Several brokers (instances of one
