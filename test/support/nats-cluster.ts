@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectAsync } from 'mqtt';
+import { connectAsync, type MqttClient } from 'mqtt';
 import { assertInstalled } from './installed.ts';
 import { freePort } from './ports.ts';
 
@@ -150,21 +150,54 @@ class Node implements NatsNode {
   }
 }
 
+/**
+ * One probe round may take this long. nats-server may close a CONNECT without CONNACK while it
+ * re-creates its consumers after a restart, or leave a PUBLISH or SUBSCRIBE unanswered; a round
+ * that hangs is a failed round, and ready() tries again until its deadline.
+ */
+const PROBE_MS = 15_000;
+
 /** One MQTT round on every running node: subscribe QoS 1 (granted), publish retained, read it back. */
 async function mqttProbe(nodes: readonly Node[], round: number): Promise<string | undefined> {
+  const clients: { list: MqttClient[]; ended: boolean } = { list: [], ended: false };
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`probe round ${round} unanswered after ${PROBE_MS} ms`), PROBE_MS);
+  });
+  try {
+    return await Promise.race([probeRound(nodes, round, clients), hung]);
+  } finally {
+    clearTimeout(timer);
+    clients.ended = true;
+    await Promise.all(clients.list.map((c) => c.endAsync(true).catch(() => undefined)));
+  }
+}
+
+async function probeRound(
+  nodes: readonly Node[],
+  round: number,
+  clients: { list: MqttClient[]; ended: boolean },
+): Promise<string | undefined> {
   const topic = `regbridge-probe/${round}`;
   const running = nodes.filter((n) => n.running);
-  const clients = [];
   try {
     for (const node of running) {
-      clients.push(
-        await connectAsync(node.mqttUrl, { clean: true, reconnectPeriod: 0, connectTimeout: 5000 }),
+      // allowRetries false: a connection closed before CONNACK rejects instead of waiting for ever.
+      const client = await connectAsync(
+        node.mqttUrl,
+        { clean: true, reconnectPeriod: 0, connectTimeout: 5000 },
+        false,
       );
+      if (clients.ended) {
+        await client.endAsync(true);
+        return 'probe round over';
+      }
+      clients.list.push(client);
     }
-    const [first] = clients;
+    const first = clients.list[0];
     if (!first) return 'no node running';
     await first.publishAsync(topic, `probe ${round}`, { qos: 1, retain: true });
-    for (const [index, client] of clients.entries()) {
+    for (const [index, client] of clients.list.entries()) {
       const seen = new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), 3000);
         client.on('message', (t) => {
@@ -181,8 +214,6 @@ async function mqttProbe(nodes: readonly Node[], round: number): Promise<string 
     return undefined;
   } catch (error) {
     return (error as Error).message;
-  } finally {
-    await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));
   }
 }
 
