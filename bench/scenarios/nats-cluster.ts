@@ -36,9 +36,21 @@ async function fanout(controller: StoreController, deadlineMs: number) {
   };
 }
 
-async function size(ctx: ScenarioContext, n: number, rounds: number, killRounds: number): Promise<void> {
+/** `--consumer-replicas=1` (mqtt block) and `--hosts=4` (device host processes, default 2). */
+interface Settings {
+  mqtt: string[];
+  hosts: number;
+}
+
+async function size(
+  ctx: ScenarioContext,
+  n: number,
+  rounds: number,
+  killRounds: number,
+  settings: Settings,
+): Promise<void> {
   const startedAt = performance.now();
-  const cluster: NatsCluster = await startNatsCluster();
+  const cluster: NatsCluster = await startNatsCluster(3, settings.mqtt);
   const hosts: Worker[] = [];
   let controller: StoreController | undefined;
   const stop = async (): Promise<void> => {
@@ -47,13 +59,13 @@ async function size(ctx: ScenarioContext, n: number, rounds: number, killRounds:
     await cluster.stop();
   };
   try {
-    // Two device hosts: registers [0, n/2) start on n1, the rest on n2.
-    for (const [index, [from, to]] of ranges(n, 2).entries()) {
+    // Device hosts (two by default): the registers of even hosts start on n1, of odd ones on n2.
+    for (const [index, [from, to]] of ranges(n, settings.hosts).entries()) {
       hosts.push(
         startWorker('bench/workers/device-host.ts', [
           String(from),
           String(to),
-          cluster.urlList(index).join(','),
+          cluster.urlList(index % 2).join(','),
         ]),
       );
     }
@@ -139,5 +151,13 @@ runScenario('nats-cluster', async (ctx) => {
         ?.slice(8)
         .split(',')
         .map(Number) ?? [100, 1000]);
-  for (const n of sizes) await size(ctx, n, ctx.quick ? 1 : 3, ctx.quick || n > 100 ? 1 : 3);
+  const arg = (name: string): string | undefined =>
+    ctx.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const replicas = arg('consumer-replicas');
+  const settings: Settings = {
+    mqtt: replicas === undefined ? [] : [`consumer_replicas: ${Number(replicas)}`],
+    hosts: Number(arg('hosts') ?? 2),
+  };
+  if (settings.mqtt.length > 0 || settings.hosts !== 2) ctx.log(`settings: ${JSON.stringify(settings)}`);
+  for (const n of sizes) await size(ctx, n, ctx.quick ? 1 : 3, ctx.quick || n > 100 ? 1 : 3, settings);
 });

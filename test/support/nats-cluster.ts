@@ -55,6 +55,8 @@ export function nodeConfig(input: {
   monitorPort: number;
   /** Every node's cluster listener, `host:port`, this one included. */
   routes: string[];
+  /** Extra lines of the `mqtt` block (the bench: `consumer_replicas: 1`); none by default. */
+  mqtt?: readonly string[];
 }): string {
   return [
     `server_name: ${input.name}`,
@@ -68,6 +70,7 @@ export function nodeConfig(input: {
     '}',
     'mqtt {',
     `  listen: ${input.host}:${input.mqttPort}`,
+    ...(input.mqtt ?? []).map((line) => `  ${line}`),
     '}',
     '',
   ].join('\n');
@@ -218,7 +221,7 @@ async function probeRound(
 }
 
 /** nats-server must be on PATH (Debian: /usr/sbin); fails at once, naming it, when it is not. */
-export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+export async function startNatsCluster(size = 3, mqtt: readonly string[] = []): Promise<NatsCluster> {
   assertInstalled('nats-server');
   const dir = await mkdtemp(join(tmpdir(), 'regbridge-nats-cluster-'));
   const ports = [];
@@ -247,6 +250,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
         mqttPort: p.mqtt,
         monitorPort: p.monitor,
         routes: ports.map((q) => `127.0.0.1:${q.cluster}`),
+        mqtt,
       }),
     );
     nodes.push(new Node(name, config, p.mqtt, p.monitor));
