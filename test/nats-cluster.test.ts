@@ -139,12 +139,16 @@ describe.skipIf(skipWithout(['nats-server'], 'NATS cluster'))('a store on a thre
     return results.map((r) => ({ deviceId: r.deviceId, taskId: r.status === 'FINISHED' ? r.taskId : -1 }));
   }
 
-  /** A subscriber on `url` to `filters`; SUBSCRIBE retried while the cluster re-elects (subscribe-retry.ts). */
+  /**
+   * A subscriber on `url` to `filters`, at QoS 0 like the controller: it reads retained messages,
+   * and a QoS 1 SUBSCRIBE (a JetStream consumer) was refused for over 20 s at load 14 while the
+   * cluster re-elected. Retried all the same (subscribe-retry.ts).
+   */
   async function reader(url: string, filters: string[]): Promise<TestClient> {
     const client = await TestClient.connect(url, []);
     const refused = await new SubscribeRetry(client.client, quietLog).subscribe({
       filters,
-      qos: 1,
+      qos: 0,
       budgetMs: 20_000,
       alive: () => client.client.connected,
     });
