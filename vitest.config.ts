@@ -43,14 +43,8 @@ const CLI = [
 ];
 
 // The consumer and container suites run through their own scripts (npm run test:consumer,
-// npm run test:containers), not in `npm test`. So does the three-node NATS cluster suite (npm run
-// test:cluster): its SIGKILL of the controller's node still ends a job NO_ANSWER on some runs
-// (issue 17, docs/topology.md), and `npm test` holds only suites that pass on every run.
-const ELSEWHERE = [
-  'test/package/**',
-  'test/containers/**',
-  ...(process.env.REGBRIDGE_TEST_CLUSTER ? [] : ['test/nats-cluster.test.ts']),
-];
+// npm run test:containers), not in `npm test`.
+const ELSEWHERE = ['test/package/**', 'test/containers/**'];
 
 // Suites that spawn bin/regbridge.js run dist/: rebuilt first when stale.
 const FRESH_DIST = ['test/setup/fresh-dist.ts'];
