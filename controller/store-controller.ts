@@ -197,7 +197,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     client.removeAllListeners('error');
     client.on('error', () => {});
     this.recheck.clear();
-    await client.endAsync();
+    // Without a connection, force: mqtt.js otherwise waits for the acks of QoS 1 packets sent or
+    // queued (a script, a cancel) and, with its reconnects stopped, waits for ever.
+    await client.endAsync(!client.connected);
     this.setState('stopped');
   }
 

@@ -7,7 +7,9 @@
  * consumer ... timeout for request type "CD"`) and refuses QoS 1 SUBSCRIBEs (SUBACK 0x80,
  * `... "CC"`). This aedes broker does the same while `electing` is set, deterministically and for
  * as long as the test wants: the controller must reconnect, subscribe and see the job's result
- * all the same (it subscribes at QoS 0, controller/types.ts CONTROLLER_SUBSCRIBE_QOS).
+ * all the same (it subscribes at QoS 0, controller/types.ts CONTROLLER_SUBSCRIBE_QOS). And a
+ * controller the broker keeps out must still stop (mqtt.js waited for ever for the ack of a
+ * queued QoS 1 packet).
  */
 import net from 'node:net';
 import { Aedes } from 'aedes';
@@ -29,6 +31,8 @@ describe('a controller whose broker node is lost while the cluster cannot create
   let electing = false;
   /** Client id -> its QoS 1 filters (nats-server: the durable consumers of its session). */
   const consumers = new Map<string, Set<string>>();
+  /** Client ids whose every CONNECT is closed (a broker that stays down for them). */
+  const keptOut = new Set<string>();
   /** CONNECTs closed and QoS 1 SUBSCRIBEs refused while electing. */
   const refused = { connects: 0, subscribes: 0 };
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -36,6 +40,10 @@ describe('a controller whose broker node is lost while the cluster cannot create
   beforeAll(async () => {
     aedes = await Aedes.createBroker({
       preConnect: (_client, packet, callback) => {
+        if (keptOut.has(packet.clientId)) {
+          callback(new Error('kept out'), false);
+          return;
+        }
         const held = consumers.get(packet.clientId)?.size ?? 0;
         if (packet.clean && held > 0) {
           // A clean session first deletes the previous session's consumers.
@@ -69,6 +77,7 @@ describe('a controller whose broker node is lost while the cluster cannot create
   });
   afterEach(async () => {
     electing = false;
+    keptOut.clear();
     refused.connects = 0;
     refused.subscribes = 0;
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
@@ -98,6 +107,28 @@ describe('a controller whose broker node is lost while the cluster cannot create
       connectAsync(url, { clientId, clean: true, reconnectPeriod: 0, connectTimeout: 2000 }, false),
     ).rejects.toThrow();
     expect(refused.connects).toBeGreaterThan(0);
+  });
+
+  it('stops while the broker keeps it out, with a QoS 1 cancel still unacknowledged', async () => {
+    const controller = new StoreController({
+      url,
+      ns: NS,
+      clientId: uniqueId('ctl'),
+      logger: silent,
+      settleMs: 100,
+    });
+    cleanups.push(() => controller.stop());
+    await controller.start();
+    keptOut.add(controller.clientId);
+    const offline = new Promise<void>((resolve) =>
+      controller.on('connection', (state) => state === 'offline' && resolve()),
+    );
+    loseConnection(controller.clientId);
+    await offline;
+    controller.cancel('reg-x', 'r-x'); // queued by mqtt.js until a CONNACK that never comes
+    const stopped = controller.stop().then(() => 'stopped');
+    const late = new Promise((resolve) => setTimeout(() => resolve('still stopping after 5 s'), 5000));
+    expect(await Promise.race([stopped, late])).toBe('stopped');
   });
 
   it('reconnects, reads the result of the job in flight and runs the next job while consumers still fail', async () => {
