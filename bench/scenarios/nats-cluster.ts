@@ -36,7 +36,10 @@ async function fanout(controller: StoreController, deadlineMs: number) {
   };
 }
 
-/** `--consumer-replicas=1` (mqtt block) and `--hosts=4` (device host processes, default 2). */
+/**
+ * `--consumer-replicas=1` and `--consumer-memory` (lines of the mqtt block), `--hosts=4` (device
+ * host processes, default 2).
+ */
 interface Settings {
   mqtt: string[];
   hosts: number;
@@ -155,7 +158,10 @@ runScenario('nats-cluster', async (ctx) => {
     ctx.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const replicas = arg('consumer-replicas');
   const settings: Settings = {
-    mqtt: replicas === undefined ? [] : [`consumer_replicas: ${Number(replicas)}`],
+    mqtt: [
+      ...(replicas === undefined ? [] : [`consumer_replicas: ${Number(replicas)}`]),
+      ...(ctx.args.includes('--consumer-memory') ? ['consumer_memory_storage: true'] : []),
+    ],
     hosts: Number(arg('hosts') ?? 2),
   };
   if (settings.mqtt.length > 0 || settings.hosts !== 2) ctx.log(`settings: ${JSON.stringify(settings)}`);
