@@ -197,9 +197,12 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     client.removeAllListeners('error');
     client.on('error', () => {});
     this.recheck.clear();
-    // Without a connection, force: mqtt.js otherwise waits for the acks of QoS 1 packets sent or
-    // queued (a script, a cancel) and, with its reconnects stopped, waits for ever.
-    await client.endAsync(!client.connected);
+    // Without a connection, or with packets not yet acknowledged (a QoS 1 script or cancel, a
+    // SUBSCRIBE), force: mqtt.js otherwise waits for their acks, for ever if the connection is
+    // gone or goes (its reconnects are stopped; a lost connection does not count as an ack) or
+    // the broker never answers.
+    const unacknowledged = Object.keys(client.outgoing).length > 0;
+    await client.endAsync(!client.connected || unacknowledged);
     this.setState('stopped');
   }
 

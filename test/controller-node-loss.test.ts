@@ -8,12 +8,12 @@
  * `... "CC"`). This aedes broker does the same while `electing` is set, deterministically and for
  * as long as the test wants: the controller must reconnect, subscribe and see the job's result
  * all the same (it subscribes at QoS 0, controller/types.ts CONTROLLER_SUBSCRIBE_QOS). And a
- * controller the broker keeps out must still stop (mqtt.js waited for ever for the ack of a
- * queued QoS 1 packet).
+ * controller the broker keeps out, or whose QoS 1 packet it never acknowledges, must still stop
+ * (mqtt.js waited for ever for the ack).
  */
 import net from 'node:net';
 import { Aedes } from 'aedes';
-import { connectAsync } from 'mqtt';
+import { connectAsync, type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StoreController } from '../controller/store-controller.ts';
@@ -56,6 +56,10 @@ describe('a controller whose broker node is lost while the cluster cannot create
           consumers.delete(packet.clientId);
         }
         callback(null, true);
+      },
+      // A PUBLISH to a `.../held/cancel` topic is never acknowledged (a store that never ends).
+      authorizePublish: (_client, packet, callback) => {
+        if (!packet.topic.endsWith('/held/cancel')) callback(null);
       },
       authorizeSubscribe: (client, subscription, callback) => {
         if (subscription.qos > 0 && client) {
@@ -126,6 +130,20 @@ describe('a controller whose broker node is lost while the cluster cannot create
     loseConnection(controller.clientId);
     await offline;
     controller.cancel('reg-x', 'r-x'); // queued by mqtt.js until a CONNACK that never comes
+    const stopped = controller.stop().then(() => 'stopped');
+    const late = new Promise((resolve) => setTimeout(() => resolve('still stopping after 5 s'), 5000));
+    expect(await Promise.race([stopped, late])).toBe('stopped');
+  });
+
+  it('stops while connected with a QoS 1 cancel the broker never acknowledges', async () => {
+    const controller = new StoreController({ url, ns: NS, clientId: uniqueId('ctl'), logger: silent });
+    cleanups.push(() => controller.stop());
+    await controller.start();
+    controller.cancel('held', 'r-held');
+    await until(
+      () => Object.keys((controller as unknown as { client: MqttClient }).client.outgoing).length > 0,
+      'the cancel sent and not acknowledged',
+    );
     const stopped = controller.stop().then(() => 'stopped');
     const late = new Promise((resolve) => setTimeout(() => resolve('still stopping after 5 s'), 5000));
     expect(await Promise.race([stopped, late])).toBe('stopped');
