@@ -18,6 +18,7 @@ import { JobHistory } from '../controller/job-history.ts';
 import type { PacingClock } from '../controller/rollout.ts';
 import { buildControllerApp } from '../controller/service/service-app.ts';
 import { StoreController } from '../controller/store-controller.ts';
+import { WalCheckpointer } from '../controller/wal-checkpointer.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
 
@@ -84,6 +85,12 @@ export async function startControllerService(
     cleanup.push(() => {
       db.close();
     });
+    if (settings.db !== ':memory:') {
+      // WAL checkpoints (and their fsyncs) off the event loop (controller/wal-checkpointer.ts).
+      const checkpointer = new WalCheckpointer(db, settings.db, logger);
+      checkpointer.start();
+      cleanup.push(() => checkpointer.stop());
+    }
     const history = new JobHistory(db);
     const audit = new AuditLog(db);
 
