@@ -93,6 +93,7 @@ class Flooder {
     this.phase += 1;
     this.replies = { accepted: 0, full: 0, other: 0, otherText: '' };
     this.peak = { heap: 0, rss: 0, queued: 0 };
+    this.device.send({ type: 'flood-start', label });
     const before = this.sample;
     const started = nowMs();
     let sent = 0;
@@ -144,6 +145,12 @@ class Flooder {
       } else if (Date.now() - stableSince > 300) break;
     }
     const after = this.sample;
+    this.device.send({ type: 'flood-end' });
+    const detail = await this.device.next<WorkerMessage & { peaks: Record<string, number> }>(
+      'flood-detail',
+      30_000,
+    );
+    if (Object.keys(detail.peaks).length > 0) this.ctx.log(`${label}: peaks ${JSON.stringify(detail.peaks)}`);
     const executed = after.ended - before.ended;
     const result: FloodResult = {
       total,
@@ -172,7 +179,10 @@ class Flooder {
 }
 
 runScenario('overload', async (ctx) => {
-  const device = startWorker('bench/workers/overload-device.ts', [], { execArgv: ['--expose-gc'] });
+  const device = startWorker('bench/workers/overload-device.ts', [], {
+    // BENCH_DEVICE_NODE_FLAGS: more flags for the device (`--trace-gc`), for profiling by hand.
+    execArgv: ['--expose-gc', ...(process.env.BENCH_DEVICE_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])],
+  });
   ctx.defer(() => device.stop(10_000));
   const ready = await device.next<WorkerMessage & { brokerPort: number; httpPort: number }>('ready', 30_000);
   const client = connect(`mqtt://127.0.0.1:${ready.brokerPort}`, {

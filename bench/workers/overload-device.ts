@@ -6,15 +6,55 @@
  * BENCH_HEAP_SNAPSHOT=<file> writes one heap snapshot (live objects only: taking it collects the
  * garbage) the first time heapUsed passes BENCH_HEAP_SNAPSHOT_MIB (default 48) during the floods,
  * to see what the peak is made of (docs/benchmarks.md, finding 3).
+ * BENCH_FLOOD_DETAIL=1 probes the queues between the flooder and the task queue every 10 ms
+ * (lib/flood-probe.ts) and answers each `flood-end` with their peaks during the flood.
+ * BENCH_HEAP_PROF_DIR=<dir> runs V8's sampling heap profiler during each flood, objects collected
+ * since included (so it shows what was allocated, not only what is live), and writes
+ * `<dir>/<flood>.heapprofile` at its end (read it with bench/heap-profile-top.ts).
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import type { RunningDevice } from '../../cli/device.ts';
 import { countingLogger, startBenchDevice } from '../lib/device.ts';
+import { captureAedes, PeakCounts, probe } from '../lib/flood-probe.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
 let device: RunningDevice | undefined;
 let sampler: NodeJS.Timeout | undefined;
+let prober: NodeJS.Timeout | undefined;
 const logCounts = new Map<string, number>();
+const detail = process.env.BENCH_FLOOD_DETAIL === '1';
+const heapProfDir = process.env.BENCH_HEAP_PROF_DIR;
+const peaks = new PeakCounts();
+let session: Session | undefined;
+let phase = '';
+
+async function floodStart(label: string): Promise<void> {
+  phase = label;
+  peaks.take();
+  if (!heapProfDir) return;
+  session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 32 * 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  } as never);
+}
+
+async function floodEnd(): Promise<void> {
+  sendToParent({ type: 'flood-detail', phase, peaks: peaks.take() });
+  if (!session) return;
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  writeFileSync(join(heapProfDir!, `${phase.replace(/\W+/g, '-')}.heapprofile`), JSON.stringify(profile));
+  session.disconnect();
+  session = undefined;
+}
+
+if (detail) captureAedes();
 
 workerMain(
   async () => {
@@ -55,10 +95,13 @@ workerMain(
         reconnects: logCounts.get('MQTT connection lost; reconnecting') ?? 0,
       });
     }, 100);
+    if (detail) prober = setInterval(() => peaks.note(probe(d)), 10);
     sendToParent({ type: 'ready', brokerPort: d.brokerPort, httpPort: d.httpPort });
   },
   {
-    onMessage: (message) => {
+    onMessage: async (message) => {
+      if (message.type === 'flood-start') await floodStart(String(message.label));
+      if (message.type === 'flood-end') await floodEnd();
       if (message.type !== 'final' || !device) return;
       (globalThis as { gc?: () => void }).gc?.();
       const m = process.memoryUsage();
@@ -66,6 +109,7 @@ workerMain(
     },
     onStop: async () => {
       clearInterval(sampler);
+      clearInterval(prober);
       await device?.stop();
     },
   },
