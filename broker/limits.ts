@@ -15,6 +15,14 @@ export interface BrokerLimits {
   /** Failed logins per address, and per user name, within `loginWindowMs` before refusals. */
   loginMaxFailures: number;
   loginWindowMs: number;
+  /**
+   * QoS 1 messages a connected persistent session may hold unacknowledged before publishes bound
+   * for it are held back (their PUBACK waits; broker/session-backlog.ts). In-memory persistence
+   * only (not with Redis).
+   */
+  maxSessionBacklog: number;
+  /** Longest a publish is held for a full session before it is passed on anyway. */
+  sessionBacklogWaitMs: number;
 }
 
 export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
@@ -24,6 +32,8 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   maxConnections: 1000,
   loginMaxFailures: 10,
   loginWindowMs: 60_000,
+  maxSessionBacklog: 1000,
+  sessionBacklogWaitMs: 2000,
 });
 
 /** The smallest `maxPacketBytes` that still lets a client connect with a sane CONNECT. */

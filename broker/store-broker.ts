@@ -3,7 +3,7 @@
  * aedes 1.2 (MQTT 3.1.1) with per-role ACL, a TCP and an optional WebSocket listener, and
  * optional Redis so several instances share retained messages, wills and fan-out.
  */
-import { Aedes, type Client } from 'aedes';
+import { Aedes, type AedesOptions, type Client } from 'aedes';
 import { assertNamespace } from '../bridge/contract/topics.ts';
 import { AccessRules } from './access-rules.ts';
 import { logBrokerEvents } from './broker-events.ts';
@@ -14,6 +14,7 @@ import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
 import { type Listener, listenTcp, listenTls, listenWebSocket } from './listeners.ts';
 import { LoginLimiter } from './login-limiter.ts';
 import type { RedisBackend } from './redis-backend.ts';
+import { SessionBacklog, type SessionBacklogStats } from './session-backlog.ts';
 import { holdUntilConnected, markQueueSends } from './session-resume.ts';
 import type { StoreBrokerOptions } from './store-broker-options.ts';
 import { guardSubscriptionStore } from './subscription-store.ts';
@@ -57,6 +58,8 @@ export class StoreBroker {
   readonly #admission: ConnectionAdmission;
   /** Failed logins per address and user name; its sweep timer runs from start() to stop(). */
   readonly #logins: LoginLimiter;
+  /** Unacknowledged messages of persistent sessions (in-memory persistence only). */
+  #backlog: SessionBacklog | undefined;
 
   constructor(options: StoreBrokerOptions) {
     disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
@@ -102,6 +105,14 @@ export class StoreBroker {
       connections: this.#admission.connections,
       connectionsRefused: this.#admission.refused,
     };
+  }
+
+  /**
+   * Publishes held for full persistent sessions (`maxSessionBacklog`), holds that timed out, and
+   * the most unacknowledged messages one connected session held; zeros with Redis (not counted).
+   */
+  get sessionBacklog(): SessionBacklogStats {
+    return { ...(this.#backlog?.stats ?? { held: 0, timedOut: 0, peak: 0 }) };
   }
 
   /** Adds a user, before or after start (`serve` adds its own device credential). */
@@ -172,6 +183,7 @@ export class StoreBroker {
       const persistence = (aedes as unknown as { persistence: unknown }).persistence;
       guardSubscriptionStore(persistence, (client, filter) => gatekeeper.mayHold(client, filter));
       markQueueSends(persistence);
+      if (!this.#redis) this.#holdForFullSessions(aedes, persistence);
       logBrokerEvents(aedes, gatekeeper, logger);
       const admit = this.#admission.handler(aedes);
       this.#tcp = await listenTcp(admit, this.#options.port, host, this.#options.portFlag ?? '--port');
@@ -219,6 +231,26 @@ export class StoreBroker {
       },
       'store broker started',
     );
+  }
+
+  /** Publishes bound for a full persistent session wait (broker/session-backlog.ts). */
+  #holdForFullSessions(aedes: Aedes, persistence: unknown): void {
+    const backlog = new SessionBacklog(
+      this.#limits.maxSessionBacklog,
+      this.#limits.sessionBacklogWaitMs,
+      this.#options.logger,
+    );
+    this.#backlog = backlog;
+    backlog.install(persistence);
+    aedes.on('clientReady', (client) => backlog.connected(client));
+    aedes.on('clientDisconnect', (client) => backlog.disconnected(client));
+    const internals = aedes as unknown as { authorizePublish: NonNullable<AedesOptions['authorizePublish']> };
+    const authorize = internals.authorizePublish;
+    internals.authorizePublish = (client, packet, callback) =>
+      authorize.call(aedes, client, packet, (error) => {
+        if (error) callback(error);
+        else backlog.hold(client, packet, () => callback(null));
+      });
   }
 
   /** Closes every client socket, both listeners, aedes, its persistence and emitter. Idempotent. */

@@ -60,6 +60,8 @@ describe('maximum packet size', () => {
       maxConnections: 1000,
       loginMaxFailures: 10,
       loginWindowMs: 60_000,
+      maxSessionBacklog: 1000,
+      sessionBacklogWaitMs: 2000,
     });
     expect(DEFAULT_BROKER_LIMITS).toEqual(limits);
   });
