@@ -10,7 +10,8 @@
  * (lib/flood-probe.ts) and answers each `flood-end` with their peaks during the flood.
  * BENCH_HEAP_PROF_DIR=<dir> runs V8's sampling heap profiler during each flood, objects collected
  * since included (so it shows what was allocated, not only what is live), and writes
- * `<dir>/<flood>.heapprofile` at its end (read it with bench/heap-profile-top.ts).
+ * `<dir>/<flood>.heapprofile` at its end (read it with bench/heap-profile-top.ts);
+ * with BENCH_HEAP_PROF_PROMOTED=1 only what survived the scavenges (what was promoted).
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -41,7 +42,9 @@ async function floodStart(label: string): Promise<void> {
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 32 * 1024,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    // BENCH_HEAP_PROF_PROMOTED=1 leaves out what scavenges collected: what is left was promoted
+    // to the old generation (or is still alive), i.e. what makes the old generation grow.
+    includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_PROF_PROMOTED !== '1',
   } as never);
 }
 
