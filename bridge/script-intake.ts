@@ -48,11 +48,15 @@ export class ScriptIntake {
 
   handle(topic: string, payload: Buffer, packet: IPublishPacket): IntakeResult {
     const { logger, protocolVersion } = this.options;
-    const loose = looseFields(payload);
-    const targets = replyTargets(this.options.ns, packet, loose.replyTo, protocolVersion());
+    const version = protocolVersion();
+    // Where a refusal goes and what it echoes: the decoded submission's own fields once it is
+    // valid (the same schemas), read leniently from the payload only for a refusal before that,
+    // so a valid script's JSON is parsed once (docs/benchmarks.md, "Heap under floods").
+    let fields: { requestId?: string; replyTo?: string } | undefined;
     const refuse = (error: string, details: Record<string, unknown> = {}): IntakeResult => {
-      logger.warn({ topic, requestId: loose.requestId, ...details, error }, 'script submission refused');
-      this.replies.refused(targets, loose.requestId, error);
+      const f = fields ?? looseFields(payload);
+      logger.warn({ topic, requestId: f.requestId, ...details, error }, 'script submission refused');
+      this.replies.refused(replyTargets(this.options.ns, packet, f.replyTo, version), f.requestId, error);
       return 'refused';
     };
 
@@ -72,6 +76,7 @@ export class ScriptIntake {
       const decoded = decodePayload(scriptSubmissionSchema, decodeUtf8(payload, 'the payload'));
       if (!decoded.ok) return refuse(coded('INVALID_REQUEST', decoded.error));
       submission = decoded.value;
+      fields = submission;
       // Never answered there (replyTargets left it out); the MQTT 5 response topic, if any, is.
       const replyProblem =
         submission.replyTo === undefined ? undefined : replyTopicProblem(this.options.ns, submission.replyTo);
@@ -90,6 +95,7 @@ export class ScriptIntake {
     }
     const { task, created } = result;
     const { requestId } = submission;
+    const targets = replyTargets(this.options.ns, packet, submission.replyTo, version);
     if (!created) {
       // docs/mqtt.md: a requestId seen before executes nothing; republish and answer again.
       const held = this.options.queue.isHeld(task);
