@@ -60,10 +60,7 @@ export class MqttLink implements BridgeLink {
     }
     const { logger, metrics, protocolVersion } = this.options;
     const properties = protocolVersion() === 5 ? options.properties : undefined;
-    const done = (error?: Error): void => {
-      if (error && !this.closed) logger.warn({ topic, kind, err: error.message }, 'MQTT publish failed');
-      onDone?.(error);
-    };
+    const done = this.completion(topic, kind, onDone);
     const send = (): void => {
       client.publish(
         topic,
@@ -91,6 +88,25 @@ export class MqttLink implements BridgeLink {
       send();
     });
     this.pendingReplies.add(immediate);
+  }
+
+  /**
+   * The callback mqtt.js keeps with a QoS 1 message until its PUBACK. Built here, apart from
+   * publish(), so it holds only these three values: a closure made inside publish() would keep
+   * that call's whole scope (client, payload, options, the send function) alive as long, and at
+   * thousands of messages a second all of it reached V8's old generation (docs/benchmarks.md,
+   * "Heap under floods").
+   */
+  private completion(
+    topic: string,
+    kind: OutKind,
+    onDone?: (error?: Error) => void,
+  ): (error?: Error) => void {
+    return (error) => {
+      if (error && !this.closed)
+        this.options.logger.warn({ topic, kind, err: error.message }, 'MQTT publish failed');
+      onDone?.(error);
+    };
   }
 
   /**
