@@ -151,10 +151,12 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       action: 'job_created',
       detail: `job ${job.jobId}${name} to ${target} (${deviceIds.length} registers)`,
     });
-    this.run(job);
+    const run = this.run(job);
     // Committed for the answer; the job's events go out at the end of the turn, after its scripts.
     this.batch.commitNow();
-    return { kind: 'created', job: history.get(job.jobId)! };
+    // From memory, not read back: the scripts leave only once this turn's synchronous work is
+    // done, and a read of 500 results cost ~2 ms before them (docs/benchmarks.md, scenario 7).
+    return { kind: 'created', job: run.snapshot() };
   }
 
   cancel(jobId: string, caller: Caller): CancelOutcome {
@@ -191,7 +193,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       .map((entry) => entry.deviceId);
   }
 
-  private run(job: StoredJob): void {
+  private run(job: StoredJob): JobRun {
     const { link, audit, logger } = this.options;
     const run = new JobRun(job, {
       link,
@@ -204,5 +206,6 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     });
     this.runs.set(job.jobId, run);
     run.start();
+    return run;
   }
 }

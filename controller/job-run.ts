@@ -14,6 +14,7 @@ import { resultOf, sentResultAfterRestart } from './job-results.ts';
 import {
   addToCounts,
   countResults,
+  type Job,
   type JobCounts,
   type JobResult,
   type JobStatus,
@@ -83,6 +84,11 @@ export class JobRun {
   summary(): JobSummary {
     const { results: _results, ...rest } = this.job;
     return { ...rest, counts: { ...this.counts } };
+  }
+
+  /** The job with its results as they are now: what the history holds once the batch is committed. */
+  snapshot(): Job {
+    return { ...this.summary(), results: [...this.results.values()].map(publicResult) };
   }
 
   /**
