@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// The `regbridge` command: the built CLI in dist/ (`npm run build`; `npm ci` builds it through
-// `prepare`). Run the TypeScript sources instead with `npm run dev -- <command>`.
+// The `regbridge` command: the built CLI, bundled in dist/bundle/ (`npm run build`; `npm ci` builds
+// it through `prepare`). Run the TypeScript sources instead with `npm run dev -- <command>`.
 try {
-  await import('../dist/cli/main.js');
+  await import('../dist/bundle/main.js');
 } catch (error) {
-  if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/cli/main.js')) {
+  if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/bundle/main.js')) {
     console.error('regbridge: dist/ is missing; run `npm run build` first (npm ci runs it).');
     process.exit(1);
   }

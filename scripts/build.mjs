@@ -1,16 +1,148 @@
 // `npm run build`: a clean dist/ from tsconfig.build.json (JS, declarations, source maps), plus
-// the files the code reads at run time that tsc does not emit (the controller's dashboard page).
+// the files the code reads at run time that tsc does not emit (the controller's dashboard page),
+// plus the command line bundled by esbuild into dist/bundle/ (what bin/regbridge.js runs).
+//
+// Why a bundle (docs/decisions.md, "The command line is bundled"): a device that loads ~730
+// files one by one spends most of its start resolving, reading and compiling them; one bundle per
+// command, with the packages inside, starts in about half the CPU time and ~10 MiB less memory.
+// The library entry points (package.json `exports`) stay tsc's one-to-one output.
 import { execFileSync } from 'node:child_process';
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 
 const ASSETS = ['controller/dashboard'];
+const BUNDLE_DIR = 'dist/bundle';
+
+/**
+ * Left out of the bundle, loaded from node_modules at run time as before: a native addon
+ * (better-sqlite3), packages that read files next to their own code (swagger-ui's and static's
+ * assets) or are loaded through createRequire (pino-pretty), and what only `--redis-url` loads.
+ */
+const EXTERNAL = [
+  'better-sqlite3',
+  'pino-pretty',
+  '@fastify/swagger',
+  '@fastify/swagger-ui',
+  '@fastify/static',
+  'ioredis',
+  'mqemitter-redis',
+  'aedes-persistence-redis',
+];
 
 rmSync('dist', { recursive: true, force: true });
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const require = createRequire(import.meta.url);
+const tsc = require.resolve('typescript/bin/tsc');
 try {
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 } catch (error) {
   process.exit(error.status ?? 1); // tsc printed the errors
 }
 for (const dir of ASSETS) cpSync(dir, `dist/${dir}`, { recursive: true });
+
+/**
+ * Inside the bundle, src/mqtt-packet-cache.ts switches off the cache of the mqtt-packet the
+ * bundle holds: its createRequire would reach the copy in node_modules, which the bundle never
+ * runs (the check below makes sure the bundle holds one copy).
+ */
+const mqttPacketCache = `
+import mqttPacket from 'mqtt-packet';
+export function disableMqttPacketNumberCache(): void {
+  mqttPacket.writeToStream.cacheNumbers = false;
+}
+`;
+
+/**
+ * `import { z } from 'zod'` is zod's namespace as one object, which keeps all of zod in a bundle
+ * (its 40 locales, JSON-schema import...); `import * as z` names the same members and lets
+ * esbuild keep only those used. Same values, so the sources keep the import they have.
+ */
+const ZOD_NAMED = /^import \{ z \} from 'zod';$/m;
+
+/** @type {import('esbuild').Plugin} */
+const sourcesForBundle = {
+  name: 'regbridge-sources',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/]mqtt-packet-cache\.ts$/ }, (args) => ({
+      contents: mqttPacketCache,
+      loader: 'ts',
+      resolveDir: join(args.path, '..'),
+    }));
+    build.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (args.path.includes('node_modules')) return undefined;
+      const source = readFileSync(args.path, 'utf8');
+      return { contents: source.replace(ZOD_NAMED, "import * as z from 'zod';"), loader: 'ts' };
+    });
+  },
+};
+
+const esbuild = await import('esbuild');
+const { metafile } = await esbuild.build({
+  entryPoints: { main: 'cli/main.ts' },
+  outdir: BUNDLE_DIR,
+  bundle: true,
+  // Each command's module (cli/command-index.ts imports them on demand) is a chunk of its own;
+  // what several commands share is in shared chunks, so `--help` loads commander and no command.
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  chunkNames: '[name]-[hash]',
+  external: EXTERNAL,
+  // The CommonJS packages inside the bundle call require() for node's own modules.
+  banner: {
+    js: "import { createRequire as __regbridgeCreateRequire } from 'node:module';\nconst require = __regbridgeCreateRequire(import.meta.url);",
+  },
+  // Smaller to parse and to hold in memory; names are kept (stack traces), lines are not: the
+  // source maps give them back (`node --enable-source-maps`).
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: 'linked',
+  sourcesContent: false,
+  legalComments: 'none',
+  metafile: true,
+  plugins: [sourcesForBundle],
+  logLevel: 'warning',
+});
+
+// `BUILD_METAFILE=/tmp/meta.json npm run build`: esbuild's whole metafile, for https://esbuild.github.io/analyze/.
+if (process.env.BUILD_METAFILE) writeFileSync(process.env.BUILD_METAFILE, JSON.stringify(metafile));
+// What went into each file of the bundle, for test/footprint.test.ts (what `--help` loads).
+writeFileSync(
+  join(BUNDLE_DIR, 'inputs.json'),
+  `${JSON.stringify(
+    Object.fromEntries(
+      Object.entries(metafile.outputs)
+        .filter(([file]) => file.endsWith('.js'))
+        .map(([file, output]) => [file.slice(BUNDLE_DIR.length + 1), Object.keys(output.inputs).sort()]),
+    ),
+    null,
+    1,
+  )}\n`,
+);
+
+// Checks of the two substitutions above: they matter only if they hold. (metafile.inputs also
+// lists files esbuild read and left out; the outputs list what is in the bundle.)
+const inputs = [
+  ...new Set(
+    Object.values(metafile.outputs).flatMap((output) =>
+      Object.entries(output.inputs)
+        .filter(([, input]) => input.bytesInOutput > 0)
+        .map(([file]) => file),
+    ),
+  ),
+];
+const packetCopies = new Set(
+  inputs.filter((f) => f.endsWith('/mqtt-packet/mqtt.js')).map((f) => f.replace(/mqtt\.js$/, '')),
+);
+if (packetCopies.size !== 1) {
+  console.error(`build: expected one mqtt-packet in the bundle, found ${[...packetCopies].join(', ')}`);
+  process.exit(1);
+}
+const locales = inputs.filter((f) => /\/zod\/v4\/locales\/(?!en\.js|index\.js)/.test(f));
+if (locales.length > 0) {
+  console.error(
+    `build: zod's ${locales.length} locales are in the bundle: a module imports zod's namespace whole (use \`import * as z from 'zod'\`)`,
+  );
+  process.exit(1);
+}

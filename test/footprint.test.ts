@@ -4,7 +4,9 @@
  * the first request for it, and mqtt-packet's 65,536 packet-id buffers are never built.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +14,13 @@ import { StoreBroker } from '../broker/store-broker.ts';
 import { COMMAND_INDEX, registerCommands, requestedCommand } from '../cli/command-index.ts';
 import { COMMANDS } from '../cli/commands.ts';
 import { registerLazyOpenApi } from '../src/routes/openapi.ts';
+import {
+  SERVE_ON_FREE_PORTS,
+  startCli,
+  stopCli,
+  waitForOutput,
+  waitForPrinted,
+} from './support/cli-process.ts';
 import { ROOT } from './support/controller-cli.ts';
 import { startTestApp, type TestApp } from './support/http.ts';
 import { silent } from './support/loggers.ts';
@@ -78,13 +87,25 @@ describe('lazy commands (cli/command-index.ts)', () => {
     expect(code).toBe(0);
     expect(stdout).toContain('serve [options]');
     const loaded = stderr.split('\n').filter((l) => l.startsWith('LOADED '));
-    expect(loaded.some((l) => l.includes('commander'))).toBe(true);
+    // The bin runs the bundle (scripts/build.mjs): a package is loaded from node_modules or inside
+    // a file of dist/bundle/, whose inputs the build lists.
+    const inputs = JSON.parse(readFileSync(join(ROOT, 'dist/bundle/inputs.json'), 'utf8')) as Record<
+      string,
+      string[]
+    >;
+    const bundleFiles = loaded.flatMap((l) => /\/dist\/bundle\/([^/]+\.js)$/.exec(l)?.[1] ?? []);
+    expect(bundleFiles).toContain('main.js');
+    const files = [...loaded, ...bundleFiles.flatMap((f) => inputs[f] ?? [`unlisted bundle file ${f}`])];
+    expect(files.some((f) => f.includes('/node_modules/commander/'))).toBe(true);
+    expect(files.filter((f) => f.startsWith('unlisted'))).toEqual([]);
     for (const name of ['zod', 'fastify', 'aedes', 'mqtt', 'pino', 'better-sqlite3', 'prom-client']) {
       expect(
-        loaded.filter((l) => l.includes(`/node_modules/${name}/`)),
+        files.filter((f) => f.includes(`/node_modules/${name}/`)),
         name,
       ).toEqual([]);
     }
+    // Nor any command's module: each command is a chunk of its own, loaded when it runs.
+    expect(files.filter((f) => /(^|\/)cli\/\w[\w-]*-command\.ts$/.test(f))).toEqual([]);
   });
 });
 
@@ -157,6 +178,33 @@ describe("mqtt-packet's packet-id cache (src/mqtt-packet-cache.ts)", () => {
       const require = createRequire(createRequire(import.meta.url).resolve(owner));
       const packet = require('mqtt-packet') as { writeToStream: { cacheNumbers: boolean } };
       expect(packet.writeToStream.cacheNumbers, owner).toBe(false);
+    }
+  });
+
+  it('is off in the bundled CLI too: `serve` builds no 65,536 two-byte buffers', async () => {
+    // Counts Buffer.allocUnsafe(2), what the cache is made of, in the child process.
+    const counter = `data:text/javascript,${encodeURIComponent(
+      [
+        "import { Buffer } from 'node:buffer';",
+        'let n = 0;',
+        'const allocUnsafe = Buffer.allocUnsafe;',
+        'Buffer.allocUnsafe = function (size) { if (size === 2) n += 1; return allocUnsafe.call(this, size); };',
+        "process.on('SIGUSR2', () => process.stderr.write('TWO_BYTE_BUFFERS ' + n + '\\n'));",
+      ].join('\n'),
+    )}`;
+    const serve = startCli([...SERVE_ON_FREE_PORTS, '--log-level', 'warn'], {
+      NODE_OPTIONS: `--import=${counter}`,
+    });
+    try {
+      const port = await waitForOutput(serve, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      // The bridge has connected and subscribed (packet ids written both ways) before it listens.
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+      serve.child.kill('SIGUSR2');
+      await waitForPrinted(serve, () => /TWO_BYTE_BUFFERS \d+/.test(serve.stderr()), 'buffer count');
+      const count = Number(/TWO_BYTE_BUFFERS (\d+)/.exec(serve.stderr())![1]);
+      expect(count).toBeLessThan(1000);
+    } finally {
+      await stopCli(serve);
     }
   });
 });
