@@ -17,7 +17,8 @@ const BUNDLE_DIR = 'dist/bundle';
 /**
  * Left out of the bundle, loaded from node_modules at run time as before: a native addon
  * (better-sqlite3), packages that read files next to their own code (swagger-ui's and static's
- * assets) or are loaded through createRequire (pino-pretty), and what only `--redis-url` loads.
+ * assets) or are loaded through createRequire (pino-pretty), and what only `--redis-url` loads:
+ * what a command never runs need not be compiled at its start.
  */
 const EXTERNAL = [
   'better-sqlite3',
@@ -28,6 +29,10 @@ const EXTERNAL = [
   'ioredis',
   'mqemitter-redis',
   'aedes-persistence-redis',
+  // fastify's default compilers (ajv, fast-json-stringify): a device gives fastify zod's
+  // (src/app.ts), so only an app built without them (the controller service) loads these.
+  '@fastify/ajv-compiler',
+  '@fastify/fast-json-stringify-compiler',
 ];
 
 rmSync('dist', { recursive: true, force: true });
