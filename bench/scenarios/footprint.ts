@@ -40,7 +40,7 @@ function newestSource(dir: string): number {
 function ensureBuilt(ctx: ScenarioContext): void {
   let built = 0;
   try {
-    built = statSync(join(ROOT, 'dist/cli/main.js')).mtimeMs;
+    built = statSync(join(ROOT, 'dist/bundle/main.js')).mtimeMs;
   } catch {
     // not built yet
   }

@@ -126,6 +126,8 @@ describe('the packed tarball', () => {
       'dist/src/client/index.d.ts',
       'dist/src/client/index.js.map',
       'dist/cli/main.js',
+      'dist/bundle/main.js',
+      'dist/bundle/inputs.json',
       'dist/controller/index.d.ts',
       'dist/controller/dashboard/index.html',
       'docs/client.md',

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SOURCE_DIRS = ['src', 'bridge', 'broker', 'controller', 'cli'];
 const SOURCE_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.mjs'];
-// Every build rewrites this file (tsc emits all outputs), so its age is the build's.
-const BUILT = join(ROOT, 'dist', 'cli', 'main.js');
+// Every build rewrites this file (the bundle, written after tsc's output), so its age is the build's.
+const BUILT = join(ROOT, 'dist', 'bundle', 'main.js');
 
 function newestMtime(dir: string): number {
   let newest = 0;
