@@ -75,7 +75,12 @@ describe('history file', () => {
         if (entry.isDirectory()) walk(path);
         else if (path.endsWith('.ts') && !path.endsWith('history-db.ts')) {
           const text = readFileSync(path, 'utf8');
-          if (/\.pragma\(|\bdb\.prepare\(/.test(text)) offenders.push(path);
+          // The checkpoint worker (controller/wal-checkpointer.ts) has a connection of its own in
+          // another thread: it prepares its one statement once, held until the thread exits.
+          const own = path.endsWith('wal-checkpointer.ts')
+            ? text.replace("checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');", '')
+            : text;
+          if (/\.pragma\(|\bdb\.prepare\(/.test(own)) offenders.push(path);
         }
       }
     };
