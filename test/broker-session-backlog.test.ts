@@ -6,9 +6,9 @@
  * sockets on a real store broker; every wait is for a packet, with a time-out.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BrokerLimits, StoreBroker } from '../broker/store-broker.ts';
-import { silent } from './support/loggers.ts';
+import type { BrokerLimits, StoreBroker } from '../broker/store-broker.ts';
 import { ack, publish, RawClient, type Received, subscribe, TYPE } from './support/raw-mqtt.ts';
+import { storeBroker } from './support/store-brokers.ts';
 import { until } from './support/waits.ts';
 
 const USER = { username: 'hq', password: 'hq-pw' };
@@ -17,12 +17,8 @@ let broker: StoreBroker | undefined;
 const opened: RawClient[] = [];
 
 async function start(limits: Partial<BrokerLimits>): Promise<StoreBroker> {
-  broker = new StoreBroker({
-    port: 0,
-    host: '127.0.0.1',
-    ns: 'pos',
+  broker = storeBroker('pos', {
     users: [{ name: USER.username, password: USER.password, role: 'controller' }],
-    logger: silent,
     limits,
   });
   await broker.start();
