@@ -70,9 +70,16 @@ function closeServer(server: NetServer | HttpServer): Promise<void> {
   });
 }
 
+/**
+ * Every accepted TCP connection (plain, TLS, WebSocket): tracked for close(), and with Nagle's
+ * algorithm off. A store controller subscribes at QoS 0 and so sends nothing back while statuses
+ * stream to it; with Nagle on, each small write waited for the ACK of the one before, which the
+ * controller's kernel delays by up to 40 ms (docs/topology.md, "Mosquitto limits").
+ */
 function trackSockets(server: NetServer | HttpServer): Set<Socket> {
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
+    socket.setNoDelay(true);
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });

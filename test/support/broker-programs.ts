@@ -70,6 +70,8 @@ export async function startMosquitto(
     [
       `listener ${port} 127.0.0.1`,
       'allow_anonymous true',
+      // As docs/broker.md recommends for controllers at QoS 0 (no Nagle delay on statuses).
+      'set_tcp_nodelay true',
       'persistence false',
       ...(options.config ?? []),
       'log_dest stderr',
