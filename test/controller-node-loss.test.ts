@@ -16,7 +16,7 @@ import { Aedes } from 'aedes';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { StoreController } from '../controller/store-controller.ts';
+import { StoreController, type StoreControllerOptions } from '../controller/store-controller.ts';
 import { type DirectBridge, directBridge, uniqueId } from './support/bridge-device.ts';
 import { until } from './support/waits.ts';
 
@@ -36,6 +36,20 @@ describe('a controller whose broker node is lost while the cluster cannot create
   /** CONNECTs closed and QoS 1 SUBSCRIBEs refused while electing. */
   const refused = { connects: 0, subscribes: 0 };
   const cleanups: Array<() => Promise<unknown>> = [];
+
+  /** A store controller on the suite's broker, stopped after the test. */
+  async function startedController(options: Partial<StoreControllerOptions> = {}): Promise<StoreController> {
+    const controller = new StoreController({
+      url,
+      ns: NS,
+      clientId: uniqueId('ctl'),
+      logger: silent,
+      ...options,
+    });
+    cleanups.push(() => controller.stop());
+    await controller.start();
+    return controller;
+  }
 
   beforeAll(async () => {
     aedes = await Aedes.createBroker({
@@ -114,15 +128,7 @@ describe('a controller whose broker node is lost while the cluster cannot create
   });
 
   it('stops while the broker keeps it out, with a QoS 1 cancel still unacknowledged', async () => {
-    const controller = new StoreController({
-      url,
-      ns: NS,
-      clientId: uniqueId('ctl'),
-      logger: silent,
-      settleMs: 100,
-    });
-    cleanups.push(() => controller.stop());
-    await controller.start();
+    const controller = await startedController({ settleMs: 100 });
     keptOut.add(controller.clientId);
     const offline = new Promise<void>((resolve) =>
       controller.on('connection', (state) => state === 'offline' && resolve()),
@@ -136,9 +142,7 @@ describe('a controller whose broker node is lost while the cluster cannot create
   });
 
   it('stops while connected with a QoS 1 cancel the broker never acknowledges', async () => {
-    const controller = new StoreController({ url, ns: NS, clientId: uniqueId('ctl'), logger: silent });
-    cleanups.push(() => controller.stop());
-    await controller.start();
+    const controller = await startedController();
     controller.cancel('held', 'r-held');
     await until(
       () => Object.keys((controller as unknown as { client: MqttClient }).client.outgoing).length > 0,
@@ -154,16 +158,7 @@ describe('a controller whose broker node is lost while the cluster cannot create
     const d: DirectBridge = directBridge({ url, ns: NS, deviceId, protocolVersion: 4 });
     cleanups.push(() => d.stop());
     await d.bridge.start();
-    const controller = new StoreController({
-      url,
-      ns: NS,
-      clientId: uniqueId('ctl'),
-      logger: silent,
-      settleMs: 100,
-      connectTimeoutMs: 5000,
-    });
-    cleanups.push(() => controller.stop());
-    await controller.start();
+    const controller = await startedController({ settleMs: 100, connectTimeoutMs: 5000 });
 
     const started = new Promise<void>((resolve) => d.queue.once('started', () => resolve()));
     const job = controller.submit('SLEEP 300\nPRINT through the node loss', {
