@@ -12,6 +12,8 @@ const state = {
   devices: new Map(),
   jobs: new Map(),
   results: new Map(),
+  /** Jobs whose full result list was read (the table shows results only then). */
+  loaded: new Set(),
   events: null,
 };
 
@@ -102,7 +104,8 @@ function ended(counts) {
 
 function resultsTable(jobId) {
   const results = state.results.get(jobId);
-  if (!results) return el('p', { class: 'muted' }, 'Open to load the results of each register.');
+  if (!results || !state.loaded.has(jobId))
+    return el('p', { class: 'muted' }, 'Open to load the results of each register.');
   const body = el('tbody');
   for (const r of [...results.values()].sort((a, b) => a.deviceId.localeCompare(b.deviceId))) {
     body.append(
@@ -144,7 +147,7 @@ function renderJob(job) {
   const open = item?.querySelector('details')?.open ?? false;
   const details = el('details', { open }, el('summary', {}, 'Results per register'), resultsTable(job.jobId));
   details.addEventListener('toggle', () => {
-    if (details.open && !state.results.has(job.jobId)) loadJob(job.jobId).catch(showFailure);
+    if (details.open && !state.loaded.has(job.jobId)) loadJob(job.jobId).catch(showFailure);
   });
   const target =
     job.target.group !== undefined
@@ -190,11 +193,7 @@ function renderJob(job) {
 }
 
 async function loadJob(jobId) {
-  const job = await api('GET', `/api/jobs/${encodeURIComponent(jobId)}`);
-  state.results.set(jobId, new Map(job.results.map((r) => [r.deviceId, r])));
-  const { results, ...summary } = job;
-  state.jobs.set(jobId, summary);
-  renderJob(summary);
+  onJob(await api('GET', `/api/jobs/${encodeURIComponent(jobId)}`));
 }
 
 async function cancelJob(jobId) {
@@ -206,13 +205,34 @@ async function cancelJob(jobId) {
   }
 }
 
+// An answer (POST /api/jobs, GET /api/jobs/{id}) can reach the page after the events that
+// followed it: a job to a few registers ends within milliseconds. So whatever arrives, the more
+// advanced state is kept, never a stale one over a newer one.
+
+/** Higher is later: an ended job, then more results ended, then more running. */
+function jobRank(job) {
+  return (job.endedAt ? 1 : 0) * 1e9 + ended(job.counts) * (job.counts.total + 1) + job.counts.running;
+}
+
+function resultRank(result) {
+  return result.status === 'PENDING' ? 0 : result.status === 'RUNNING' ? 1 : 2;
+}
+
+function keepNewer(map, key, value, rank) {
+  const held = map.get(key);
+  if (!held || rank(value) >= rank(held)) map.set(key, value);
+}
+
 function onJob(data) {
   const { result, results, ...summary } = data;
-  state.jobs.set(summary.jobId, summary);
-  if (results) state.results.set(summary.jobId, new Map(results.map((r) => [r.deviceId, r])));
-  if (result && state.results.has(summary.jobId))
-    state.results.get(summary.jobId).set(result.deviceId, result);
-  renderJob(summary);
+  const { jobId } = summary;
+  keepNewer(state.jobs, jobId, summary, jobRank);
+  if (!state.results.has(jobId)) state.results.set(jobId, new Map());
+  const known = state.results.get(jobId);
+  for (const r of results ?? []) keepNewer(known, r.deviceId, r, resultRank);
+  if (results) state.loaded.add(jobId);
+  if (result) keepNewer(known, result.deviceId, result, resultRank);
+  renderJob(state.jobs.get(jobId));
 }
 
 // ---- the job form ----
@@ -294,10 +314,13 @@ async function loadAll() {
   $('registers').tBodies[0].replaceChildren();
   for (const device of devices) renderDevice(device);
   $('jobs').replaceChildren();
+  const held = state.jobs;
   state.jobs = new Map();
   for (const job of [...jobs].reverse()) {
     state.jobs.set(job.jobId, job);
-    renderJob(job);
+    // An event heard while this list was on its way may be newer than the list.
+    if (held.has(job.jobId)) keepNewer(state.jobs, job.jobId, held.get(job.jobId), jobRank);
+    renderJob(state.jobs.get(job.jobId));
   }
   $('jobs-empty').hidden = jobs.length > 0;
   await Promise.all(jobs.slice(0, JOB_DETAILS_LOADED).map((job) => loadJob(job.jobId)));
