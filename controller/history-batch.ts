@@ -1,45 +1,63 @@
 /**
  * Write-behind of the job engine's history changes (docs/decisions.md, "Controller service":
- * history writes, one transaction per turn). The changes made in one turn of the event loop are
- * written at the end of the turn in ONE SQLite transaction, then the events announcing them are
- * emitted, in order: nothing is announced before it is committed. A caller that needs the
- * changes on disk at once flushes: a job before publishing its script (a result is marked sent
- * before it is sent, so a controller killed at any point resumes without a double run), and
+ * history writes, one transaction per window). Results written within `commitIntervalMs` go in
+ * ONE SQLite transaction, then the events announcing them are emitted, in order: nothing is
+ * announced before it is committed. A job's status (ended, aborted, cancelled) and an
+ * announcement with nothing to write go out at the end of the turn instead. A caller that needs
+ * the changes on disk at once flushes: a job before publishing its script (a result is marked
+ * sent before it is sent, so a controller killed at any point resumes without a double run), and
  * every read for the API.
  *
- * A job to 500 registers makes about 1,000 changes; one transaction each cost about 0.1 ms of
- * the event loop apiece (docs/benchmarks.md, "Controller service").
+ * A job to 500 registers makes about 1,000 changes. One transaction each cost about 0.1 ms of the
+ * event loop apiece; one per event-loop turn still made 50-100 commits per job, each rewriting
+ * the same result pages to the WAL (docs/benchmarks.md, "Controller service").
  */
 import type { Logger } from '../src/logger.ts';
 import type { JobHistory } from './job-history.ts';
 import type { JobStatus, StoredResult } from './job-types.ts';
 
+/** Default window in which results are gathered into one transaction. */
+export const DEFAULT_COMMIT_INTERVAL_MS = 20;
+
 export class HistoryBatch {
   private readonly history: JobHistory;
   private readonly logger: Logger;
+  private readonly commitIntervalMs: number;
   private writes: Array<() => void> = [];
   private announcements: Array<() => void> = [];
+  /** A flush at the end of this turn (a job's status, an announcement with nothing to write). */
   private scheduled: NodeJS.Immediate | undefined;
+  /** A flush at the end of the window (results). */
+  private windowTimer: NodeJS.Timeout | undefined;
   /** Announcing: a flush from a listener commits its writes and leaves announcing to the outer loop. */
   private announcing = false;
 
-  constructor(history: JobHistory, logger: Logger) {
+  constructor(history: JobHistory, logger: Logger, commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS) {
     this.history = history;
     this.logger = logger;
+    this.commitIntervalMs = commitIntervalMs;
   }
 
   saveResult(jobId: string, result: StoredResult): void {
-    this.write(() => this.history.saveResult(jobId, result));
+    this.writes.push(() => this.history.saveResult(jobId, result));
+    this.scheduleWindow();
   }
 
+  /** A job's status: committed and announced at the end of this turn, not of the window. */
   saveStatus(jobId: string, status: JobStatus, endedAt: string | undefined): void {
-    this.write(() => this.history.saveStatus(jobId, status, endedAt));
+    this.writes.push(() => this.history.saveStatus(jobId, status, endedAt));
+    this.scheduleTurn();
   }
 
   /** Runs `announce` once every change queued before it is committed. */
   afterCommit(announce: () => void): void {
     this.announcements.push(announce);
-    this.schedule();
+    if (this.writes.length === 0) this.scheduleTurn();
+  }
+
+  /** Nothing stays scheduled (the engine flushed before). */
+  stop(): void {
+    this.cancelScheduled();
   }
 
   /**
@@ -48,6 +66,7 @@ export class HistoryBatch {
    */
   commitNow(): void {
     this.commit();
+    if (this.announcements.length > 0) this.scheduleTurn();
   }
 
   /**
@@ -55,8 +74,7 @@ export class HistoryBatch {
    * including those queued meanwhile.
    */
   flush(): void {
-    if (this.scheduled !== undefined) clearImmediate(this.scheduled);
-    this.scheduled = undefined;
+    this.cancelScheduled();
     this.commit();
     if (this.announcing) return;
     this.announcing = true;
@@ -81,11 +99,6 @@ export class HistoryBatch {
     }
   }
 
-  private write(change: () => void): void {
-    this.writes.push(change);
-    this.schedule();
-  }
-
   private commit(): void {
     if (this.writes.length === 0) return;
     const writes = this.writes;
@@ -95,15 +108,30 @@ export class HistoryBatch {
     });
   }
 
-  private schedule(): void {
+  private cancelScheduled(): void {
+    if (this.scheduled !== undefined) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    clearTimeout(this.windowTimer);
+    this.windowTimer = undefined;
+  }
+
+  private scheduleWindow(): void {
+    if (this.scheduled !== undefined || this.windowTimer !== undefined) return;
+    this.windowTimer = setTimeout(() => this.scheduledFlush(), this.commitIntervalMs);
+  }
+
+  private scheduleTurn(): void {
     if (this.scheduled !== undefined) return;
-    this.scheduled = setImmediate(() => {
-      this.scheduled = undefined;
-      try {
-        this.flush();
-      } catch (error) {
-        this.logger.error({ err: (error as Error).message }, 'writing the job history failed');
-      }
-    });
+    clearTimeout(this.windowTimer);
+    this.windowTimer = undefined;
+    this.scheduled = setImmediate(() => this.scheduledFlush());
+  }
+
+  private scheduledFlush(): void {
+    try {
+      this.flush();
+    } catch (error) {
+      this.logger.error({ err: (error as Error).message }, 'writing the job history failed');
+    }
   }
 }

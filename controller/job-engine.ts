@@ -37,6 +37,8 @@ export interface JobEngineOptions {
   logger: Logger;
   /** The clock of rate pacing (tests); default real time. */
   clock?: PacingClock;
+  /** Results changed within this window are written in one transaction (controller/history-batch.ts). */
+  commitIntervalMs?: number;
 }
 
 export interface Caller {
@@ -86,7 +88,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   constructor(options: JobEngineOptions) {
     super();
     this.options = options;
-    this.batch = new HistoryBatch(options.history, options.logger);
+    this.batch = new HistoryBatch(options.history, options.logger, options.commitIntervalMs);
   }
 
   /** Jobs running now (in memory); ended ones live in the history only. */
@@ -101,7 +103,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     this.options.link.on('device', this.onDevice);
     const open = this.options.history.unfinished();
     if (open.length > 0) this.options.logger.info({ jobs: open.length }, 'resuming jobs left open');
-    for (const job of open) this.run(job);
+    for (const job of open) this.track(job).start();
   }
 
   /** Before the store controller stops: results in flight stay open in the history, to be resumed. */
@@ -143,15 +145,25 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       deadlineAt: new Date(now + (spec.deadlineMs ?? DEFAULT_DEADLINE_MS)).toISOString(),
       results: deviceIds.map((deviceId): StoredResult => ({ deviceId, status: 'PENDING' })),
     };
-    history.insert(job, idempotencyKey !== undefined ? { key: idempotencyKey, hash } : undefined);
     const name = job.name !== undefined ? ` "${job.name}"` : '';
     const target = 'group' in job.target ? `group ${job.target.group}` : `devices ${deviceIds.join(',')}`;
-    audit.record({
-      ...caller,
-      action: 'job_created',
-      detail: `job ${job.jobId}${name} to ${target} (${deviceIds.length} registers)`,
-    });
-    const run = this.run(job);
+    const run = this.track(job);
+    try {
+      // The job and the results it sends at once, in one insert; then the scripts are published.
+      run.startNew((stored) => {
+        history.insert(stored, idempotencyKey !== undefined ? { key: idempotencyKey, hash } : undefined);
+        audit.record({
+          ...caller,
+          action: 'job_created',
+          detail: `job ${job.jobId}${name} to ${target} (${deviceIds.length} registers)`,
+        });
+      });
+    } catch (error) {
+      // Not stored (the database refused): nothing was sent, the job does not exist.
+      run.stop();
+      this.runs.delete(job.jobId);
+      throw error;
+    }
     // Committed for the answer; the job's events go out at the end of the turn, after its scripts.
     this.batch.commitNow();
     // From memory, not read back: the scripts leave only once this turn's synchronous work is
@@ -193,7 +205,8 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       .map((entry) => entry.deviceId);
   }
 
-  private run(job: StoredJob): JobRun {
+  /** A run for `job`, known to the engine until it ends; the caller starts it. */
+  private track(job: StoredJob): JobRun {
     const { link, audit, logger } = this.options;
     const run = new JobRun(job, {
       link,
@@ -205,7 +218,6 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       onEnded: (jobId) => this.runs.delete(jobId),
     });
     this.runs.set(job.jobId, run);
-    run.start();
     return run;
   }
 }

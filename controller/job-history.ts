@@ -101,7 +101,7 @@ export class JobHistory {
       ),
       insertResult: prepare(
         db,
-        `INSERT INTO results (job_seq, position, device_id, status) VALUES (?, ?, ?, ?)`,
+        `INSERT INTO results (job_seq, position, device_id, status, sent_at, sent_boot) VALUES (?, ?, ?, ?, ?, ?)`,
       ),
       updateResult: prepare(
         db,
@@ -126,7 +126,7 @@ export class JobHistory {
     };
   }
 
-  /** Stores a new job and its PENDING results in one transaction. */
+  /** Stores a new job and its results (PENDING, or RUNNING when sent at once) in one transaction. */
   insert(job: StoredJob, idempotency?: { key: string; hash: string }): void {
     this.db.transaction(() => {
       const info = this.statements.insertJob.run({
@@ -145,7 +145,14 @@ export class JobHistory {
       });
       const seq = Number(info.lastInsertRowid);
       job.results.forEach((result, position) => {
-        this.statements.insertResult.run(seq, position, result.deviceId, result.status);
+        this.statements.insertResult.run(
+          seq,
+          position,
+          result.deviceId,
+          result.status,
+          result.sentAt ?? null,
+          result.sentBoot ?? null,
+        );
       });
     })();
   }

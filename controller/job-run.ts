@@ -96,6 +96,19 @@ export class JobRun {
    * from the retained statuses first; the others are followed again with the same requestId,
    * which the register recognises, so nothing runs twice.
    */
+  /**
+   * Starts a new job: the registers it can be sent to at once are marked sent in the job's own
+   * insert (`insert`, one transaction), not by an update each after it (500 updates per job to
+   * 500 registers), then sent.
+   */
+  startNew(insert: (job: StoredJob) => void): void {
+    const sending = this.claimSends(false);
+    insert({ ...this.job, results: [...this.results.values()] });
+    this.deadlineTimer = setTimeout(() => this.onDeadline(), Math.max(0, this.deadlineAt - Date.now()));
+    for (const deviceId of sending) this.follow(deviceId);
+    this.checkEnded();
+  }
+
   start(): void {
     const sentTimes = this.job.results.filter((r) => r.sentAt).map((r) => Date.parse(r.sentAt!));
     this.gate.restore(sentTimes);
@@ -156,10 +169,25 @@ export class JobRun {
   }
 
   private pump(): void {
-    if (this.job.status !== 'IN_PROGRESS' || this.stopped) return;
+    const sending = this.claimSends(true);
+    if (sending.length === 0) return;
+    // Committed before publishing: a controller killed after this line resends with the same
+    // requestId. Announced after publishing (at the end of the turn): the scripts go out first.
+    this.deps.history.commitNow();
+    for (const deviceId of sending) this.follow(deviceId);
+  }
+
+  /**
+   * Marks RUNNING the PENDING registers that are online and within the rollout limits (setting
+   * the pacing timer when the rate holds one back); `write`: queue each for the history (false:
+   * the caller stores them). Returns them, to be followed.
+   */
+  private claimSends(write: boolean): string[] {
+    if (this.job.status !== 'IN_PROGRESS' || this.stopped) return [];
     if (this.paceTimer !== undefined) this.deps.clock.clearTimeout(this.paceTimer);
     this.paceTimer = undefined;
     const sending: string[] = [];
+    const sentAt = new Date().toISOString();
     for (const deviceId of this.pending) {
       const entry = this.deps.link.device(deviceId);
       if (!entry?.online) continue;
@@ -173,14 +201,10 @@ export class JobRun {
         break;
       }
       this.gate.record();
-      this.update(deviceId, { status: 'RUNNING', sentAt: new Date().toISOString(), sentBoot: entry.bootId });
+      this.update(deviceId, { status: 'RUNNING', sentAt, sentBoot: entry.bootId }, write);
       sending.push(deviceId);
     }
-    if (sending.length === 0) return;
-    // Committed before publishing: a controller killed after this line resends with the same
-    // requestId. Announced after publishing (at the end of the turn): the scripts go out first.
-    this.deps.history.commitNow();
-    for (const deviceId of sending) this.follow(deviceId);
+    return sending;
   }
 
   /** Submits (again) with the job's requestId for the register and waits for its result. */
@@ -239,14 +263,14 @@ export class JobRun {
     this.update(deviceId, { ...outcome, endedAt: new Date().toISOString() });
   }
 
-  private update(deviceId: string, fields: Partial<StoredResult>): void {
+  private update(deviceId: string, fields: Partial<StoredResult>, write = true): void {
     const previous = this.results.get(deviceId)!;
     const next: StoredResult = { ...previous, ...fields };
     this.results.set(deviceId, next);
     if (next.status !== 'PENDING') this.pending.delete(deviceId);
     addToCounts(this.counts, previous.status, -1);
     addToCounts(this.counts, next.status);
-    this.deps.history.saveResult(this.jobId, next);
+    if (write) this.deps.history.saveResult(this.jobId, next);
     this.changed(publicResult(next));
   }
 

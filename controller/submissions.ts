@@ -7,6 +7,7 @@ import type { MqttClient } from 'mqtt';
 import { type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
 import type { DeviceDirectory } from './directory.ts';
+import { DueTimers } from './due-timers.ts';
 import type { Fanout } from './fanout.ts';
 import type { RetainedRecheck } from './recheck.ts';
 import type { TargetPlan } from './targets.ts';
@@ -17,8 +18,9 @@ const RECHECK_LEAD_MS = 2000;
 
 interface Active {
   fanout: Fanout;
-  timer: NodeJS.Timeout;
-  recheckTimer?: NodeJS.Timeout;
+  /** Epoch ms of the deadline, and of the recheck before it (undefined: none). */
+  due: number;
+  recheckDue: number | undefined;
   /** Status filters subscribed afresh for this submission's missing devices. */
   rechecked: string[];
   onResult: SubmitOptions['onResult'];
@@ -45,6 +47,10 @@ export class Submissions {
    * one submission per register; scanning every submission per message was quadratic.)
    */
   private readonly byDevice = new Map<string, Set<Active>>();
+  private readonly deadlines = new DueTimers<Active>((active) => {
+    for (const result of active.fanout.expire()) this.report(active, result);
+  });
+  private readonly rechecks = new DueTimers<Active>((active) => this.recheckMissing(active));
 
   constructor(options: SubmissionsOptions) {
     this.options = options;
@@ -68,19 +74,19 @@ export class Submissions {
     const { ns, logger } = this.options;
     const { requestId } = fanout;
     return new Promise<FanoutResult[]>((resolve) => {
+      const due = Math.round(Date.now() + options.deadlineMs);
+      // Shortly before the deadline, look at the retained statuses of the devices still missing.
+      const lead = Math.min(this.options.recheckLeadMs ?? RECHECK_LEAD_MS, options.deadlineMs / 2);
       const active: Active = {
         fanout,
+        due,
+        recheckDue: lead > 0 ? Math.round(due - lead) : undefined,
         onResult: options.onResult,
         resolve,
         rechecked: [],
-        timer: setTimeout(() => {
-          for (const result of fanout.expire()) this.report(active, result);
-        }, options.deadlineMs),
       };
-      // Shortly before the deadline, look at the retained statuses of the devices still missing.
-      const lead = Math.min(this.options.recheckLeadMs ?? RECHECK_LEAD_MS, options.deadlineMs / 2);
-      if (lead > 0)
-        active.recheckTimer = setTimeout(() => this.recheckMissing(active), options.deadlineMs - lead);
+      this.deadlines.add(active, due);
+      if (active.recheckDue !== undefined) this.rechecks.add(active, active.recheckDue);
       this.active.set(requestId, active);
       for (const deviceId of fanout.sentTo) {
         let set = this.byDevice.get(deviceId);
@@ -159,8 +165,8 @@ export class Submissions {
   private finish(active: Active): void {
     const { fanout } = active;
     if (!this.active.has(fanout.requestId)) return;
-    clearTimeout(active.timer);
-    clearTimeout(active.recheckTimer);
+    this.deadlines.delete(active, active.due);
+    if (active.recheckDue !== undefined) this.rechecks.delete(active, active.recheckDue);
     this.options.recheck.release(this.options.client(), active.rechecked);
     this.active.delete(fanout.requestId);
     for (const deviceId of fanout.sentTo) {

@@ -93,11 +93,11 @@ describe('history file', () => {
 describe('HistoryBatch', () => {
   const logger = createLogger({ level: 'silent' });
 
-  it("writes a turn's changes in one transaction and announces them after the commit, in order", async () => {
+  it("writes a window's results in one transaction and announces them after the commit, in order", async () => {
     const db = openHistory(':memory:');
     const history = new JobHistory(db);
     history.insert(job('j1', ['reg1', 'reg2']));
-    const batch = new HistoryBatch(history, logger);
+    const batch = new HistoryBatch(history, logger, 50);
     const seen: string[] = [];
     let transactions = 0;
     const transaction = history.transaction.bind(history);
@@ -105,17 +105,43 @@ describe('HistoryBatch', () => {
       transactions += 1;
       transaction(changes);
     };
-    batch.saveResult('j1', { deviceId: 'reg1', status: 'RUNNING', sentAt: 'a' });
-    batch.afterCommit(() => seen.push(`reg1 ${history.get('j1')!.results[0]!.status}`));
-    batch.saveResult('j1', { deviceId: 'reg2', status: 'RUNNING', sentAt: 'b' });
-    batch.afterCommit(() => seen.push(`reg2 ${history.get('j1')!.results[1]!.status}`));
-    // Nothing written nor announced within the turn.
+    const announced = new Promise<void>((resolve) => {
+      batch.saveResult('j1', { deviceId: 'reg1', status: 'RUNNING', sentAt: 'a' });
+      batch.afterCommit(() => seen.push(`reg1 ${history.get('j1')!.results[0]!.status}`));
+      // Another turn, within the window: the same transaction.
+      setImmediate(() => {
+        batch.saveResult('j1', { deviceId: 'reg2', status: 'RUNNING', sentAt: 'b' });
+        batch.afterCommit(() => {
+          seen.push(`reg2 ${history.get('j1')!.results[1]!.status}`);
+          resolve();
+        });
+      });
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Nothing written nor announced two turns later: the window is still open.
     expect(history.get('j1')!.counts.running).toBe(0);
     expect(seen).toEqual([]);
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setImmediate(resolve));
+    await announced;
     expect(transactions).toBe(1);
     expect(seen).toEqual(['reg1 RUNNING', 'reg2 RUNNING']);
+    batch.stop();
+    db.close();
+  });
+
+  it("a job's status is committed and announced at the end of the turn, with the results before it", async () => {
+    const db = openHistory(':memory:');
+    const history = new JobHistory(db);
+    history.insert(job('j1', ['reg1']));
+    const batch = new HistoryBatch(history, logger, 60_000);
+    const seen: string[] = [];
+    batch.saveResult('j1', { deviceId: 'reg1', status: 'FINISHED', taskId: 1, report: 'r', endedAt: 'c' });
+    batch.saveStatus('j1', 'COMPLETED', 'c');
+    batch.afterCommit(() => seen.push(`${history.get('j1')!.status} ${history.get('j1')!.results[0]!.status}`));
+    expect(seen).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual(['COMPLETED FINISHED']);
+    batch.stop();
     db.close();
   });
 
