@@ -183,7 +183,8 @@ export class JobRun {
    * the caller stores them). Returns them, to be followed.
    */
   private claimSends(write: boolean): string[] {
-    if (this.job.status !== 'IN_PROGRESS' || this.stopped) return [];
+    // Every result's end pumps: once all are sent there is nothing to look through.
+    if (this.pending.size === 0 || this.job.status !== 'IN_PROGRESS' || this.stopped) return [];
     if (this.paceTimer !== undefined) this.deps.clock.clearTimeout(this.paceTimer);
     this.paceTimer = undefined;
     const sending: string[] = [];
