@@ -20,9 +20,12 @@ export class DueTimers<T> {
       const items = new Set<T>();
       const timer = setTimeout(
         () => {
-          // Out of the map first: what fire() deletes meanwhile is already being handled.
-          this.slots.delete(due);
-          for (const each of items) this.fire(each);
+          // Each leaves the set before it fires, so what fire() deletes meanwhile never fires.
+          for (const each of items) {
+            items.delete(each);
+            this.fire(each);
+          }
+          if (this.slots.get(due)?.items === items) this.slots.delete(due);
         },
         Math.max(0, due - Date.now()),
       );
