@@ -2,8 +2,8 @@
  * `GET /api/events`: Server-Sent Events for the dashboard and integrators
  * (docs/controller.md, "Events"). `event: device` carries a register as GET /api/devices lists
  * it, whenever its state changes, and when its tasks changed (last task, queue; at most one per
- * register every 100 ms); `event: job` carries a job without its results (as GET
- * /api/jobs lists it) whenever it changes, plus `result`: the one result that changed, if one
+ * register every 100 ms); `event: job` carries a job without its results and script
+ * (as GET /api/jobs lists it, less the script) whenever it changes, plus `result`: the one result that changed, if one
  * did. A comment line every 15 s keeps proxies from closing an idle stream. A client that reads
  * too slowly (its socket buffer full) is disconnected rather than buffered without bound; it
  * reconnects and reads the current state over GET. The events of one event-loop turn go out in
@@ -28,7 +28,9 @@ export class EventStream {
   private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
   private readonly onJob = (job: JobSummary, result: JobResult | undefined): void => {
-    this.broadcast('job', result ? { ...job, result } : job);
+    // Without the script: it may be 1 MiB, and a job to 500 registers changes about 1,000 times.
+    const { script: _script, ...rest } = job;
+    this.broadcast('job', result ? { ...rest, result } : rest);
   };
   /** Registers whose task statuses changed, announced at most every STATUS_COALESCE_MS. */
   private readonly changedTasks = new Set<string>();
