@@ -137,7 +137,9 @@ describe('HistoryBatch', () => {
     const seen: string[] = [];
     batch.saveResult('j1', { deviceId: 'reg1', status: 'FINISHED', taskId: 1, report: 'r', endedAt: 'c' });
     batch.saveStatus('j1', 'COMPLETED', 'c');
-    batch.afterCommit(() => seen.push(`${history.get('j1')!.status} ${history.get('j1')!.results[0]!.status}`));
+    batch.afterCommit(() =>
+      seen.push(`${history.get('j1')!.status} ${history.get('j1')!.results[0]!.status}`),
+    );
     expect(seen).toEqual([]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(seen).toEqual(['COMPLETED FINISHED']);
