@@ -9,6 +9,7 @@
  * over IPC (lib/clock.ts). Goal: p99 < 20 ms. `--quick` runs 20 registers once, no warm-up.
  */
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { type ClockOffset, measureOffset } from '../lib/clock.ts';
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
 import { Latencies } from '../lib/hist.ts';
@@ -23,7 +24,13 @@ interface Ends extends WorkerMessage {
   ends: Array<[string, number, number]>;
 }
 
-async function measure(ctx: ScenarioContext, broker: ScaleBroker, registers: number, rounds: number) {
+async function measure(
+  ctx: ScenarioContext,
+  broker: ScaleBroker,
+  registers: number,
+  rounds: number,
+  brokerProf: string | undefined,
+) {
   const fleet = await startScaleFleet({
     broker,
     registers,
@@ -46,7 +53,16 @@ async function measure(ctx: ScenarioContext, broker: ScaleBroker, registers: num
       // Ends of earlier rounds (the warm-up's) are dropped.
       for (const host of fleet.hosts) host.send({ type: 'ends' });
       await Promise.all(fleet.hosts.map((h) => h.next<Ends>('ends', 10_000)));
+      const profiled = brokerProf !== undefined && i > 0 ? fleet.brokerWorker : undefined;
+      if (profiled) {
+        profiled.send({ type: 'profile-start' });
+        await profiled.next('profiling', 10_000);
+      }
       const run = await fleet.fanout(FANOUT_SCRIPT, DEADLINE_MS, true);
+      if (profiled) {
+        profiled.send({ type: 'profile-stop', file: join(brokerProf!, `broker-round${i}.cpuprofile`) });
+        await profiled.next('profiled', 30_000);
+      }
       const ends = new Map<string, number>();
       for (const [index, host] of fleet.hosts.entries()) {
         host.send({ type: 'ends' });
@@ -72,7 +88,8 @@ async function measure(ctx: ScenarioContext, broker: ScaleBroker, registers: num
       loads.push(loadavg()[0]!);
       ctx.log(
         `${registers} registers via ${broker}: fan-out ${run.ms.toFixed(0)} ms, ${summary.count} FINISHED seen, ` +
-          `end to controller p50 ${summary.p50} p99 ${summary.p99} max ${summary.max} ms ` +
+          `end to controller p50 ${summary.p50} p99 ${summary.p99} max ${summary.max} ms, ` +
+          `broker CPU ${run.brokerCpuMs.toFixed(0)} ms, load ${loadavg()[0]!.toFixed(1)} ` +
           `(offsets ±${(controllerClock.rttMs / 2).toFixed(3)} ms; ${round_.negative} negative)`,
       );
     }
@@ -83,10 +100,24 @@ async function measure(ctx: ScenarioContext, broker: ScaleBroker, registers: num
 }
 
 runScenario('status-under-load', async (ctx) => {
+  const arg = (name: string): string | undefined => {
+    const i = ctx.args.indexOf(name);
+    return i >= 0 ? ctx.args[i + 1] : undefined;
+  };
   const registers = ctx.quick ? 20 : 500;
-  const rounds = ctx.quick ? 1 : 5;
+  const rounds = Number(arg('--rounds') ?? (ctx.quick ? 1 : 5));
+  // `--broker-prof DIR`: a CPU profile of the store broker's process per measured fan-out, in DIR
+  // (read with bench/profile-top.ts); the profiler slows it, so never in a documented run.
+  const brokerProf = arg('--broker-prof');
   for (const broker of ['aedes', 'mosquitto'] as const) {
-    const { summary, p99s, fanoutMs, missing, load } = await measure(ctx, broker, registers, rounds);
+    if (arg('--broker') !== undefined && arg('--broker') !== broker) continue;
+    const { summary, p99s, fanoutMs, missing, load } = await measure(
+      ctx,
+      broker,
+      registers,
+      rounds,
+      brokerProf,
+    );
     const p99 = spread(p99s);
     const fanout = spread(fanoutMs);
     const label = ctx.quick ? `${registers} registers (quick; goal at 500)` : `${registers} registers`;
