@@ -171,6 +171,7 @@ export class StoreBroker {
         ...(this.#redis && { mq: this.#redis.mq, persistence: this.#redis.persistence }),
         // A connection that has not completed its CONNECT by then is closed (aedes' own timer).
         connectTimeout: this.#limits.connectTimeoutMs,
+        concurrency: this.#limits.emitterConcurrency,
         ...hooks,
         preConnect: (client, packet, callback) => {
           fixDedupe(client); // before the client has any subscription (broker/dedupe.ts)

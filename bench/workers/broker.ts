@@ -30,7 +30,13 @@ workerMain(
   {
     onMessage: async (message) => {
       if (message.type === 'stats')
-        sendToParent({ type: 'stats', ...broker?.stats, rss: process.memoryUsage().rss });
+        sendToParent({
+          type: 'stats',
+          ...broker?.stats,
+          rss: process.memoryUsage().rss,
+          // user + system CPU of this process in µs (finer than /proc's 10 ms ticks)
+          cpuUs: process.cpuUsage().user + process.cpuUsage().system,
+        });
       else if (message.type === 'profile-start')
         await startWindowProfile().then(() => sendToParent({ type: 'profiling' }));
       else if (message.type === 'profile-stop')
