@@ -8,7 +8,6 @@ import type { Logger } from '../src/logger.ts';
 import type { BrokerLimits } from './limits.ts';
 import type { ConnectionHandler } from './listeners.ts';
 import { gateConnection } from './packet-gate.ts';
-import { coalesceWrites } from './write-coalescing.ts';
 
 function remoteOf(stream: unknown): string | undefined {
   const socket = stream as { remoteAddress?: string; socket?: { remoteAddress?: string } };
@@ -50,7 +49,6 @@ export class ConnectionAdmission {
       }
       this.connections++;
       stream.once('close', () => this.connections--);
-      coalesceWrites(stream);
       const client = aedes.handle(stream, request as never);
       gateConnection(client, maxPacketBytes, {
         tooLarge: (error) =>

@@ -1,46 +1,60 @@
 /**
- * One socket write per connection per turn of the event loop, instead of one per MQTT packet
- * (docs/benchmarks.md, "Status latency through the store broker").
+ * The deliveries aedes writes to one client in one turn of the event loop leave in one socket
+ * write, instead of one per MQTT packet (docs/benchmarks.md, "Status latency through the store
+ * broker").
  *
- * aedes writes each delivery from a setImmediate callback of its own, and mqtt-packet corks the
- * stream only until the next tick, so every packet became a `writev` system call of its own: with
- * Nagle's algorithm off (listeners.ts), a TCP segment each. A store controller receives the
- * statuses of every register on one connection; during a 500-register fan-out the broker's CPU
- * profile showed a third of its time in `writev`. Here the first write of a turn corks the
- * socket, and a setImmediate queued then uncorks it: the packets aedes writes until that callback
- * runs leave together. A packet written from the poll phase (a PUBACK) leaves in the check phase of
- * the same turn; one written from a setImmediate callback (a delivery) at the next turn's check
- * phase, after that turn's reads have been parsed.
+ * aedes 1.2 schedules each delivery (`client.deliver0` / `client.deliverQoS`) as a setImmediate
+ * callback of its own that writes one packet, and mqtt-packet corks the socket only until the
+ * next tick, so every packet was a `writev` system call and, with Nagle's algorithm off
+ * (listeners.ts), a TCP segment. A store controller receives every register's statuses on one
+ * connection: during a 500-register fan-out a quarter of the store broker's CPU profile was in
+ * `writev`.
  *
- * Nothing is held back beyond that, and backpressure is unchanged: a corked stream still counts
- * what it buffers against its high-water mark, so `write()` returns false as before.
+ * When a delivery is scheduled, the client's socket is corked and a flush (uncork) is queued
+ * behind aedes' write callback; each further delivery scheduled before the flush runs moves the
+ * flush behind its own write callback. The writes run in the order aedes queued them, and the
+ * flush right after the last: in the same check phase of the event loop, so no packet waits for
+ * another turn. Backpressure is unchanged: a corked socket counts what it buffers against its
+ * high-water mark, so aedes' `write()` still sees false and waits for 'drain'.
+ *
+ * Relies on aedes 1.2's `client.deliver0`, `client.deliverQoS` and `client.conn`, like dedupe.ts;
+ * installed in preConnect, last, so it wraps the other wrappers.
  */
-import type { Duplex } from 'node:stream';
+import type { AedesPublishPacket, Client } from 'aedes';
 
-interface Corkable {
-  cork(): void;
-  uncork(): void;
-  write: Duplex['write'];
-  destroyed: boolean;
-  writableCorked: number;
+type Deliver = (packet: AedesPublishPacket, callback: () => void) => void;
+
+interface ClientInternals {
+  deliver0: Deliver;
+  deliverQoS: Deliver;
+  conn: { cork?(): void; uncork?(): void; destroyed?: boolean };
 }
 
-export function coalesceWrites(stream: Duplex): void {
-  const socket = stream as unknown as Corkable;
-  if (typeof socket.cork !== 'function' || typeof socket.uncork !== 'function') return;
+export function coalesceDeliveries(client: Client): void {
+  const internals = client as unknown as ClientInternals;
+  const conn = internals.conn;
+  if (typeof conn?.cork !== 'function' || typeof conn.uncork !== 'function') return;
+  if (typeof internals.deliver0 !== 'function' || typeof internals.deliverQoS !== 'function') return;
   let corked = false;
-  const flush = (): void => {
+  let flush: NodeJS.Immediate | undefined;
+  const uncork = (): void => {
+    flush = undefined;
     corked = false;
-    // A destroyed stream has dropped its buffer already; uncork is harmless but pointless.
-    if (!socket.destroyed) socket.uncork();
+    if (!conn.destroyed) conn.uncork!();
   };
-  const write = socket.write;
-  socket.write = function coalescedWrite(this: Corkable, ...args: Parameters<Duplex['write']>): boolean {
-    if (!corked && !socket.destroyed) {
-      corked = true;
-      socket.cork();
-      setImmediate(flush);
-    }
-    return write.apply(this, args);
-  } as Duplex['write'];
+  const batched = (deliver: Deliver): Deliver => {
+    return (packet, callback) => {
+      // aedes' deliverQoS hands a QoS 0 message to deliver0, i.e. to this wrapper again: one
+      // cork, one flush, whatever the nesting.
+      if (!corked) {
+        corked = true;
+        conn.cork!();
+      }
+      deliver(packet, callback); // queues aedes' write callback (or nothing, for a duplicate)
+      if (flush !== undefined) clearImmediate(flush);
+      flush = setImmediate(uncork); // behind it
+    };
+  };
+  internals.deliver0 = batched(internals.deliver0);
+  internals.deliverQoS = batched(internals.deliverQoS);
 }
