@@ -48,23 +48,36 @@ const RECENT = 256;
  */
 const QUEUED_SENDS = 2048;
 
-/** Insertion-ordered keys, the oldest dropped beyond `limit`. */
+/**
+ * Messages (origin broker + counter), the oldest dropped beyond `limit` per origin. Checked for
+ * every delivery, so a counter is kept as a number under its origin rather than as an
+ * `origin:counter` string to build and hash each time (docs/benchmarks.md, "Status latency through
+ * the store broker"). Origins are the brokers of a cluster, a handful; at most MAX_ORIGINS are kept,
+ * the first seen dropped first.
+ */
+const MAX_ORIGINS = 64;
+
 class BoundedKeys {
-  readonly #keys = new Set<string>();
+  readonly #byOrigin = new Map<string, Set<number>>();
   readonly #limit: number;
 
   constructor(limit: number) {
     this.#limit = limit;
   }
 
-  has(key: string): boolean {
-    return this.#keys.has(key);
+  has(origin: string, counter: number): boolean {
+    return this.#byOrigin.get(origin)?.has(counter) ?? false;
   }
 
-  add(key: string): void {
-    if (this.#keys.has(key)) return;
-    this.#keys.add(key);
-    if (this.#keys.size > this.#limit) this.#keys.delete(this.#keys.values().next().value as string);
+  add(origin: string, counter: number): void {
+    let counters = this.#byOrigin.get(origin);
+    if (counters === undefined) {
+      if (this.#byOrigin.size >= MAX_ORIGINS) this.#byOrigin.delete(this.#byOrigin.keys().next().value!);
+      counters = new Set();
+      this.#byOrigin.set(origin, counters);
+    } else if (counters.has(counter)) return;
+    counters.add(counter);
+    if (counters.size > this.#limit) counters.delete(counters.values().next().value!);
   }
 }
 
@@ -72,8 +85,8 @@ const queuedSends = new WeakMap<Client, BoundedKeys>();
 
 /** Records that `packet` was sent to `client` from its session's queue (not from the emitter). */
 export function markQueuedSend(client: Client, packet: { brokerId?: string; brokerCounter?: number }): void {
-  if (!packet.brokerId) return;
-  queuedSends.get(client)?.add(`${packet.brokerId}:${packet.brokerCounter}`);
+  if (!packet.brokerId || packet.brokerCounter === undefined) return;
+  queuedSends.get(client)?.add(packet.brokerId, packet.brokerCounter);
 }
 
 export function fixDedupe(client: Client): void {
@@ -87,11 +100,11 @@ export function fixDedupe(client: Client): void {
   const decide = (packet: AedesPublishPacket): boolean => {
     const origin = packet.brokerId;
     if (!origin) return false; // retained deliveries on SUBSCRIBE carry no origin: never de-duplicated
-    const key = `${origin}:${packet.brokerCounter}`;
-    const seen = recent.has(key) || fromQueue.has(key);
-    recent.add(key);
+    const counter = packet.brokerCounter;
+    const seen = recent.has(origin, counter) || fromQueue.has(origin, counter);
+    recent.add(origin, counter);
     // aedes delivers when duplicates[origin] < brokerCounter.
-    internals.duplicates[origin] = seen ? packet.brokerCounter : packet.brokerCounter - 1;
+    internals.duplicates[origin] = seen ? counter : counter - 1;
     return seen;
   };
 

@@ -23,6 +23,13 @@ export interface BrokerLimits {
   maxSessionBacklog: number;
   /** Longest a publish is held for a full session before it is passed on anyway. */
   sessionBacklogWaitMs: number;
+  /**
+   * Messages aedes' emitter (mqemitter) delivers at once; more wait in its queue. Each client has
+   * at most one read chunk in flight (aedes reads no more from it until the chunk's packets are
+   * through), so what this lets in is bounded by the connections anyway. aedes' default of 100
+   * made a burst of statuses (500 registers ending together) queue behind one another.
+   */
+  emitterConcurrency: number;
 }
 
 export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
@@ -34,6 +41,7 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   loginWindowMs: 60_000,
   maxSessionBacklog: 1000,
   sessionBacklogWaitMs: 2000,
+  emitterConcurrency: 1000,
 });
 
 /** The smallest `maxPacketBytes` that still lets a client connect with a sane CONNECT. */

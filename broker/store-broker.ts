@@ -19,6 +19,7 @@ import { holdUntilConnected, markQueueSends } from './session-resume.ts';
 import type { StoreBrokerOptions } from './store-broker-options.ts';
 import { guardSubscriptionStore } from './subscription-store.ts';
 import { type BrokerUser, UserDirectory } from './users.ts';
+import { coalesceDeliveries } from './write-coalescing.ts';
 
 export { AccessRules, filterWithin, topicMatches } from './access-rules.ts';
 export { type BrokerStats, DENIED_PUBLISH_TOPIC } from './gatekeeper.ts';
@@ -171,10 +172,12 @@ export class StoreBroker {
         ...(this.#redis && { mq: this.#redis.mq, persistence: this.#redis.persistence }),
         // A connection that has not completed its CONNECT by then is closed (aedes' own timer).
         connectTimeout: this.#limits.connectTimeoutMs,
+        concurrency: this.#limits.emitterConcurrency,
         ...hooks,
         preConnect: (client, packet, callback) => {
           fixDedupe(client); // before the client has any subscription (broker/dedupe.ts)
           holdUntilConnected(client); // nothing before CONNACK, queue first (broker/session-resume.ts)
+          coalesceDeliveries(client); // one socket write per turn (broker/write-coalescing.ts)
           hooks.preConnect(client, packet, callback);
         },
       });

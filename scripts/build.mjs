@@ -64,6 +64,36 @@ export function disableMqttPacketNumberCache(): void {
  */
 const ZOD_NAMED = /^import \{ z \} from 'zod';$/m;
 
+/**
+ * mqtt.js requires every transport on its first connect (WebSocket with the ws package, TLS, and,
+ * from TCP and TLS, SOCKS with the socks and ip-address packages), though a device connects with
+ * one, mostly plain TCP to its own broker, and with a SOCKS proxy only when one is configured.
+ * In the bundle each transport, and SOCKS, is required when it is first used instead: the same
+ * code runs, later (docs/benchmarks.md, "Register footprint", third pass). Each substitution is
+ * counted and the build fails if mqtt.js changed so that one no longer applies.
+ */
+const MQTT_LAZY = [
+  {
+    file: /[\\/]mqtt[\\/]build[\\/]lib[\\/]connect[\\/]index\.js$/,
+    from: /protocols\.(\w+) = require\('\.\/(\w+)'\)\.(\w+);/g,
+    to: "protocols.$1 = (client, opts) => require('./$2').$3(client, opts);",
+    expected: 12,
+  },
+  {
+    file: /[\\/]mqtt[\\/]build[\\/]lib[\\/]connect[\\/]tcp\.js$/,
+    from: /const socks_1 = __importDefault\(require\("\.\/socks"\)\);/g,
+    to: 'const socks_1 = { get default() { return require("./socks").default; } };',
+    expected: 1,
+  },
+  {
+    file: /[\\/]mqtt[\\/]build[\\/]lib[\\/]connect[\\/]tls\.js$/,
+    from: /const socks_1 = __importDefault\(require\("\.\/socks"\)\);/g,
+    to: 'const socks_1 = { get default() { return require("./socks").default; } };',
+    expected: 1,
+  },
+];
+const mqttLazyApplied = new Map();
+
 /** @type {import('esbuild').Plugin} */
 const sourcesForBundle = {
   name: 'regbridge-sources',
@@ -73,6 +103,17 @@ const sourcesForBundle = {
       loader: 'ts',
       resolveDir: join(args.path, '..'),
     }));
+    build.onLoad({ filter: /[\\/]mqtt[\\/]build[\\/]lib[\\/]connect[\\/](index|tcp|tls)\.js$/ }, (args) => {
+      const rule = MQTT_LAZY.find((r) => r.file.test(args.path));
+      if (!rule) return undefined;
+      let count = 0;
+      const contents = readFileSync(args.path, 'utf8').replace(rule.from, (...match) => {
+        count += 1;
+        return rule.to.replace(/\$(\d)/g, (_, n) => match[Number(n)]);
+      });
+      mqttLazyApplied.set(rule, count);
+      return { contents, loader: 'js' };
+    });
     build.onLoad({ filter: /\.ts$/ }, (args) => {
       if (args.path.includes('node_modules')) return undefined;
       const source = readFileSync(args.path, 'utf8');
@@ -143,6 +184,15 @@ const packetCopies = new Set(
 if (packetCopies.size !== 1) {
   console.error(`build: expected one mqtt-packet in the bundle, found ${[...packetCopies].join(', ')}`);
   process.exit(1);
+}
+for (const rule of MQTT_LAZY) {
+  const count = mqttLazyApplied.get(rule) ?? 0;
+  if (count !== rule.expected) {
+    console.error(
+      `build: mqtt.js's ${rule.file.source}: ${count} lazy transport substitutions, expected ${rule.expected} (mqtt.js changed?)`,
+    );
+    process.exit(1);
+  }
 }
 const locales = inputs.filter((f) => /\/zod\/v4\/locales\/(?!en\.js|index\.js)/.test(f));
 if (locales.length > 0) {

@@ -48,7 +48,7 @@ function announcedConnect(remaining: number): Buffer {
 }
 
 describe('maximum packet size', () => {
-  it('defaults to 2 MiB + 64 KiB, 10 s CONNECT time-out, 1000 connections, 10 failed logins a minute', async () => {
+  it('defaults to 2 MiB + 64 KiB, 10 s CONNECT time-out, 1000 connections, 10 failed logins a minute, 1000 messages in the emitter', async () => {
     const { limits } = await start({});
     expect(limits).toEqual({
       maxPacketBytes: 2 * 1024 * 1024 + 64 * 1024,
@@ -58,6 +58,7 @@ describe('maximum packet size', () => {
       loginWindowMs: 60_000,
       maxSessionBacklog: 1000,
       sessionBacklogWaitMs: 2000,
+      emitterConcurrency: 1000,
     });
     expect(DEFAULT_BROKER_LIMITS).toEqual(limits);
   });

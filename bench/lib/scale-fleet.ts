@@ -38,6 +38,8 @@ export interface ScaleFleet {
   controller: Worker;
   hosts: Worker[];
   brokerPid: number | undefined;
+  /** The store broker's process (aedes only; it answers profile-start/profile-stop). */
+  brokerWorker: Worker | undefined;
   /** Wall time from starting the hosts to the controller seeing every register online. */
   startupMs: number;
   /** Sum of the hosts' RSS once started, bytes. */
@@ -67,13 +69,13 @@ const SETTLE_MS = 2000;
 async function startBroker(
   kind: ScaleBroker,
   registers: number,
-): Promise<{ port: number; pid: number | undefined; stop: () => Promise<void> }> {
+): Promise<{ port: number; pid: number | undefined; worker?: Worker; stop: () => Promise<void> }> {
   if (kind === 'mosquitto') return await startBenchMosquitto();
   if (kind === 'nats') return await startBenchNats();
   const broker = startWorker('bench/workers/broker.ts', [String(registers)]);
   try {
     const ready = await broker.next<WorkerMessage & { port: number }>('ready', 30_000);
-    return { port: ready.port, pid: broker.pid, stop: () => broker.stop(10_000) };
+    return { port: ready.port, pid: broker.pid, worker: broker, stop: () => broker.stop(10_000) };
   } catch (error) {
     await broker.stop(1000);
     throw error;
@@ -122,6 +124,7 @@ export async function startScaleFleet(options: {
       controller: c,
       hosts,
       brokerPid: broker.pid,
+      brokerWorker: broker.worker,
       startupMs,
       hostsRss: ready.reduce((n, r) => n + r.rss, 0),
       async fanout(script, deadlineMs, stamp = false) {

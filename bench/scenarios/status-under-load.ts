@@ -9,10 +9,11 @@
  * over IPC (lib/clock.ts). Goal: p99 < 20 ms. `--quick` runs 20 registers once, no warm-up.
  */
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { type ClockOffset, measureOffset } from '../lib/clock.ts';
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
 import { Latencies } from '../lib/hist.ts';
-import type { WorkerMessage } from '../lib/proc.ts';
+import type { Worker, WorkerMessage } from '../lib/proc.ts';
 import { type ScaleBroker, spread, startScaleFleet } from '../lib/scale-fleet.ts';
 import { round, runScenario, type ScenarioContext } from '../lib/scenario.ts';
 
@@ -23,7 +24,20 @@ interface Ends extends WorkerMessage {
   ends: Array<[string, number, number]>;
 }
 
-async function measure(ctx: ScenarioContext, broker: ScaleBroker, registers: number, rounds: number) {
+/** CPU time of the store broker's process (aedes, a worker of ours), µs; NaN for the others. */
+async function brokerCpuUs(broker: Worker | undefined): Promise<number> {
+  if (!broker) return Number.NaN;
+  broker.send({ type: 'stats' });
+  return (await broker.next<WorkerMessage & { cpuUs: number }>('stats', 10_000)).cpuUs;
+}
+
+async function measure(
+  ctx: ScenarioContext,
+  broker: ScaleBroker,
+  registers: number,
+  rounds: number,
+  brokerProf: string | undefined,
+) {
   const fleet = await startScaleFleet({
     broker,
     registers,
@@ -36,6 +50,7 @@ async function measure(ctx: ScenarioContext, broker: ScaleBroker, registers: num
     const p99s: number[] = [];
     const fanoutMs: number[] = [];
     const loads: number[] = [];
+    const brokerCpu: number[] = [];
     let missing = 0;
     // Round 0 is a warm-up (connections, JIT), except in quick mode, which checks figures exist.
     const first = ctx.quick ? 1 : 0;
@@ -46,7 +61,18 @@ async function measure(ctx: ScenarioContext, broker: ScaleBroker, registers: num
       // Ends of earlier rounds (the warm-up's) are dropped.
       for (const host of fleet.hosts) host.send({ type: 'ends' });
       await Promise.all(fleet.hosts.map((h) => h.next<Ends>('ends', 10_000)));
+      const profiled = brokerProf !== undefined && i > 0 ? fleet.brokerWorker : undefined;
+      if (profiled) {
+        profiled.send({ type: 'profile-start' });
+        await profiled.next('profiling', 10_000);
+      }
+      const cpu0 = await brokerCpuUs(fleet.brokerWorker);
       const run = await fleet.fanout(FANOUT_SCRIPT, DEADLINE_MS, true);
+      const brokerCpuMs = ((await brokerCpuUs(fleet.brokerWorker)) - cpu0) / 1000;
+      if (profiled) {
+        profiled.send({ type: 'profile-stop', file: join(brokerProf!, `broker-round${i}.cpuprofile`) });
+        await profiled.next('profiled', 30_000);
+      }
       const ends = new Map<string, number>();
       for (const [index, host] of fleet.hosts.entries()) {
         host.send({ type: 'ends' });
@@ -69,24 +95,46 @@ async function measure(ctx: ScenarioContext, broker: ScaleBroker, registers: num
       const summary = round_.summary();
       p99s.push(summary.p99);
       fanoutMs.push(run.ms);
+      if (!Number.isNaN(brokerCpuMs)) brokerCpu.push(brokerCpuMs);
       loads.push(loadavg()[0]!);
       ctx.log(
         `${registers} registers via ${broker}: fan-out ${run.ms.toFixed(0)} ms, ${summary.count} FINISHED seen, ` +
-          `end to controller p50 ${summary.p50} p99 ${summary.p99} max ${summary.max} ms ` +
+          `end to controller p50 ${summary.p50} p99 ${summary.p99} max ${summary.max} ms, ` +
+          `broker CPU ${Number.isNaN(brokerCpuMs) ? run.brokerCpuMs.toFixed(0) : brokerCpuMs.toFixed(1)} ms, ` +
+          `load ${loadavg()[0]!.toFixed(1)} ` +
           `(offsets ±${(controllerClock.rttMs / 2).toFixed(3)} ms; ${round_.negative} negative)`,
       );
     }
-    return { summary: latencies.summary(), p99s, fanoutMs, missing, load: spread(loads) };
+    return { summary: latencies.summary(), p99s, fanoutMs, missing, load: spread(loads), brokerCpu };
   } finally {
     await fleet.stop();
   }
 }
 
+function spreadText(values: readonly number[]): string {
+  const { min, median, max } = spread(values);
+  return `${min.toFixed(0)}/${median.toFixed(0)}/${max.toFixed(0)}`;
+}
+
 runScenario('status-under-load', async (ctx) => {
+  const arg = (name: string): string | undefined => {
+    const i = ctx.args.indexOf(name);
+    return i >= 0 ? ctx.args[i + 1] : undefined;
+  };
   const registers = ctx.quick ? 20 : 500;
-  const rounds = ctx.quick ? 1 : 5;
+  const rounds = Number(arg('--rounds') ?? (ctx.quick ? 1 : 5));
+  // `--broker-prof DIR`: a CPU profile of the store broker's process per measured fan-out, in DIR
+  // (read with bench/profile-top.ts); the profiler slows it, so never in a documented run.
+  const brokerProf = arg('--broker-prof');
   for (const broker of ['aedes', 'mosquitto'] as const) {
-    const { summary, p99s, fanoutMs, missing, load } = await measure(ctx, broker, registers, rounds);
+    if (arg('--broker') !== undefined && arg('--broker') !== broker) continue;
+    const { summary, p99s, fanoutMs, missing, load, brokerCpu } = await measure(
+      ctx,
+      broker,
+      registers,
+      rounds,
+      brokerProf,
+    );
     const p99 = spread(p99s);
     const fanout = spread(fanoutMs);
     const label = ctx.quick ? `${registers} registers (quick; goal at 500)` : `${registers} registers`;
@@ -94,6 +142,7 @@ runScenario('status-under-load', async (ctx) => {
       `n=${summary.count} over ${rounds} fan-outs (${fanout.min.toFixed(0)}/${fanout.median.toFixed(0)}/${fanout.max.toFixed(0)} ms); ` +
       `p99 per fan-out min/median/max ${p99.min}/${p99.median}/${p99.max} ms; ` +
       `load average ${load.min.toFixed(1)}/${load.median.toFixed(1)}/${load.max.toFixed(1)}` +
+      (brokerCpu.length > 0 ? `; store broker CPU per fan-out ${spreadText(brokerCpu)} ms` : '') +
       (missing > 0 ? `; ${missing} statuses without an end stamp` : '');
     ctx.report({
       figure: `${label} via ${broker}: task end to controller, p99`,

@@ -5,6 +5,7 @@
 import { StoreBroker } from '../../broker/store-broker.ts';
 import { silent } from '../../test/support/loggers.ts';
 import { fleetUsers, NS } from '../lib/fleet.ts';
+import { startWindowProfile, stopWindowProfile } from '../lib/window-profile.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
 const [count = '0', redisUrl] = process.argv.slice(2);
@@ -27,9 +28,19 @@ workerMain(
     sendToParent({ type: 'ready', port: broker.port });
   },
   {
-    onMessage: (message) => {
+    onMessage: async (message) => {
       if (message.type === 'stats')
-        sendToParent({ type: 'stats', ...broker?.stats, rss: process.memoryUsage().rss });
+        sendToParent({
+          type: 'stats',
+          ...broker?.stats,
+          rss: process.memoryUsage().rss,
+          // user + system CPU of this process in µs (finer than /proc's 10 ms ticks)
+          cpuUs: process.cpuUsage().user + process.cpuUsage().system,
+        });
+      else if (message.type === 'profile-start')
+        await startWindowProfile().then(() => sendToParent({ type: 'profiling' }));
+      else if (message.type === 'profile-stop')
+        await stopWindowProfile(String(message.file)).then(() => sendToParent({ type: 'profiled' }));
     },
     onStop: () => broker?.stop(),
   },
