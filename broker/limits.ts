@@ -23,6 +23,11 @@ export interface BrokerLimits {
   maxSessionBacklog: number;
   /** Longest a publish is held for a full session before it is passed on anyway. */
   sessionBacklogWaitMs: number;
+  /**
+   * Packets parsed from one connection at a time: the next ones are read once these are handled,
+   * and wait as bytes (broker/read-batch.ts). At least 1.
+   */
+  readBatchPackets: number;
 }
 
 export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
@@ -34,6 +39,7 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   loginWindowMs: 60_000,
   maxSessionBacklog: 1000,
   sessionBacklogWaitMs: 2000,
+  readBatchPackets: 16,
 });
 
 /** The smallest `maxPacketBytes` that still lets a client connect with a sane CONNECT. */

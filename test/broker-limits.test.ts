@@ -58,6 +58,7 @@ describe('maximum packet size', () => {
       loginWindowMs: 60_000,
       maxSessionBacklog: 1000,
       sessionBacklogWaitMs: 2000,
+      readBatchPackets: 16,
     });
     expect(DEFAULT_BROKER_LIMITS).toEqual(limits);
   });
