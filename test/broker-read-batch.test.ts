@@ -45,7 +45,7 @@ function aedesLikeReader(stream: PassThrough): { parsed: string[]; largest: () =
     inBatch -= 1;
     if (inBatch > 0) return;
     inBatch = 0;
-    const buf = stream.read(null) as Buffer | null;
+    const buf = stream.read() as Buffer | null; // aedes passes null: the same as no size
     if (buf) parser.parse(buf);
   };
   parser.on('packet', (packet) => {
