@@ -179,13 +179,7 @@ export class StatusPublisher {
     // An empty string, not a Buffer: mqtt.js copies a Buffer payload into its outgoing store and
     // keeps the copy until the PUBACK (a string is shared), one Buffer fewer per task to promote
     // under a flood (docs/benchmarks.md, "Heap under floods").
-    link.publish(
-      topics.taskStatus(ns, deviceId, id),
-      '',
-      { retain: true },
-      'clear',
-      this.onDone,
-    );
+    link.publish(topics.taskStatus(ns, deviceId, id), '', { retain: true }, 'clear', this.onDone);
     this.options.logger.debug({ taskId: id }, 'cleared status topic of evicted task');
   }
 
