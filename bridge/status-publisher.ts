@@ -176,13 +176,10 @@ export class StatusPublisher {
     this.atBroker.delete(id);
     this.handOver();
     // [MQTT-3.3.1-10]: a zero-byte retained message removes the retained message of the topic.
-    link.publish(
-      topics.taskStatus(ns, deviceId, id),
-      Buffer.alloc(0),
-      { retain: true },
-      'clear',
-      this.onDone,
-    );
+    // An empty string, not a Buffer: mqtt.js copies a Buffer payload into its outgoing store and
+    // keeps the copy until the PUBACK (a string is shared), one Buffer fewer per task to promote
+    // under a flood (docs/benchmarks.md, "Heap under floods").
+    link.publish(topics.taskStatus(ns, deviceId, id), '', { retain: true }, 'clear', this.onDone);
     this.options.logger.debug({ taskId: id }, 'cleared status topic of evicted task');
   }
 

@@ -1,13 +1,15 @@
 /**
  * The store broker's admission of a connection, whichever listener it came from (docs/broker.md,
  * "Security"): the connection cap (`--max-connections`), then aedes with the packet gate on its
- * parser (broker/packet-gate.ts). Nothing is buffered for a refused connection.
+ * parser (broker/packet-gate.ts) and a bounded read batch (broker/read-batch.ts). Nothing is
+ * buffered for a refused connection.
  */
 import type { Aedes } from 'aedes';
 import type { Logger } from '../src/logger.ts';
 import type { BrokerLimits } from './limits.ts';
 import type { ConnectionHandler } from './listeners.ts';
 import { gateConnection } from './packet-gate.ts';
+import { boundReadBatch } from './read-batch.ts';
 
 function remoteOf(stream: unknown): string | undefined {
   const socket = stream as { remoteAddress?: string; socket?: { remoteAddress?: string } };
@@ -19,10 +21,17 @@ export class ConnectionAdmission {
   connections = 0;
   /** Connections closed at once because `maxConnections` were open. */
   refused = 0;
-  readonly #limits: Pick<BrokerLimits, 'maxConnections' | 'maxPacketBytes'>;
+  readonly #limits: Pick<BrokerLimits, 'maxConnections' | 'maxPacketBytes' | 'readBatchPackets'>;
   readonly #logger: Logger;
 
-  constructor(limits: Pick<BrokerLimits, 'maxConnections' | 'maxPacketBytes'>, logger: Logger) {
+  constructor(
+    limits: Pick<BrokerLimits, 'maxConnections' | 'maxPacketBytes' | 'readBatchPackets'>,
+    logger: Logger,
+  ) {
+    if (!Number.isInteger(limits.readBatchPackets) || limits.readBatchPackets < 1)
+      throw new Error(
+        `readBatchPackets must be a whole number of at least 1, not ${limits.readBatchPackets}`,
+      );
     this.#limits = limits;
     this.#logger = logger;
   }
@@ -30,7 +39,7 @@ export class ConnectionAdmission {
   /** What every listener hands its connections to. */
   handler(aedes: Aedes): ConnectionHandler {
     const logger = this.#logger;
-    const { maxConnections, maxPacketBytes } = this.#limits;
+    const { maxConnections, maxPacketBytes, readBatchPackets } = this.#limits;
     let lastCapWarning = 0;
     return (stream, request) => {
       if (this.connections >= maxConnections) {
@@ -50,6 +59,7 @@ export class ConnectionAdmission {
       this.connections++;
       stream.once('close', () => this.connections--);
       const client = aedes.handle(stream, request as never);
+      boundReadBatch(stream, readBatchPackets);
       gateConnection(client, maxPacketBytes, {
         tooLarge: (error) =>
           logger.warn(

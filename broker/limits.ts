@@ -30,6 +30,10 @@ export interface BrokerLimits {
    * made a burst of statuses (500 registers ending together) queue behind one another.
    */
   emitterConcurrency: number;
+   * Packets parsed from one connection at a time: the next ones are read once these are handled,
+   * and wait as bytes (broker/read-batch.ts). At least 1.
+   */
+  readBatchPackets: number;
 }
 
 export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
@@ -42,6 +46,7 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   maxSessionBacklog: 1000,
   sessionBacklogWaitMs: 2000,
   emitterConcurrency: 1000,
+  readBatchPackets: 16,
 });
 
 /** The smallest `maxPacketBytes` that still lets a client connect with a sane CONNECT. */

@@ -59,6 +59,7 @@ describe('maximum packet size', () => {
       maxSessionBacklog: 1000,
       sessionBacklogWaitMs: 2000,
       emitterConcurrency: 1000,
+      readBatchPackets: 16,
     });
     expect(DEFAULT_BROKER_LIMITS).toEqual(limits);
   });
