@@ -30,6 +30,7 @@ export interface BrokerLimits {
    * made a burst of statuses (500 registers ending together) queue behind one another.
    */
   emitterConcurrency: number;
+  /**
    * Packets parsed from one connection at a time: the next ones are read once these are handled,
    * and wait as bytes (broker/read-batch.ts). At least 1.
    */
