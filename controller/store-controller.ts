@@ -263,6 +263,18 @@ export class StoreController extends EventEmitter<ControllerEvents> {
    * the outcome shows in the task's status topic, so no reply is asked for. Fire and forget: a
    * failed publish is logged.
    */
+  /**
+   * Puts what mqtt.js has written so far on the wire now. mqtt-packet corks the socket for every
+   * packet until process.nextTick, so the scripts a job publishes to 500 registers in one turn
+   * would all wait for the end of that turn (the rest of the HTTP request that started the job).
+   */
+  flushWrites(): void {
+    const stream = this.client?.stream as { writableCorked?: number; uncork?: () => void } | undefined;
+    if (typeof stream?.uncork !== 'function') return;
+    // Node counts corks: one uncork per cork; the ticks' own uncorks then find nothing to do.
+    while ((stream.writableCorked ?? 0) > 0) stream.uncork();
+  }
+
   cancel(deviceId: string, requestId: string): void {
     const client = this.client;
     if (!client) throw new Error('controller not started');
