@@ -1,19 +1,71 @@
 /**
- * The benchmarks' nats-server (test/support/broker-programs.ts: free client and MQTT ports,
- * loopback, a generated config and a JetStream store directory of its own, removed on stop).
- * The MQTT gateway keeps sessions, retained messages and QoS 1 deliveries in JetStream. Its
+ * The benchmarks' nats-server (test/support/broker-programs.ts: free client, MQTT and monitoring
+ * ports, loopback, a generated config and a JetStream store directory of its own, removed on
+ * stop). The MQTT gateway keeps sessions, retained messages and QoS 1 deliveries in JetStream,
+ * and every QoS 1 subscription of a persistent session is a durable JetStream consumer.
  * `max_ack_pending` stays at the default (1,024 unacknowledged QoS 1 messages per session):
  * raised to 65,535 every subscription is refused, and at 20,000 the registers' subscriptions were
  * granted in the first runs and refused in later ones (the bridge then retries them for ever;
- * docs/benchmarks.md, "Fan-out at scale"). BENCH_NATS_LOG=<file> keeps nats-server's own log,
- * to see why it dropped or refused clients.
+ * docs/benchmarks.md, "Fan-out at scale").
+ * Settings for trials, from the environment (docs/benchmarks.md, "nats-server at scale"):
+ * - BENCH_NATS_MQTT: extra settings of the `mqtt { }` block, separated by `;`
+ *   (`consumer_memory_storage: true; stream_replicas: 1`);
+ * - BENCH_NATS_JS: extra settings of the `jetstream { }` block (`max_memory_store: 4G`);
+ * - BENCH_NATS_DIR: where the store directory goes (`/dev/shm`: a tmpfs; default the system's
+ *   temporary directory);
+ * - BENCH_NATS_LOG=<file> keeps nats-server's own log, to see why it dropped or refused clients.
  */
 import { type RunningProgramBroker, startNatsServer } from '../../test/support/broker-programs.ts';
 import { installed } from '../../test/support/installed.ts';
 
 export const natsInstalled = (): boolean => installed('nats-server');
 
+const list = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(';')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+/** The trial settings in use, for the scenario's log and notes. */
+export function benchNatsSettings(): string {
+  const parts = [
+    ...list(process.env.BENCH_NATS_MQTT).map((s) => `mqtt.${s}`),
+    ...list(process.env.BENCH_NATS_JS).map((s) => `jetstream.${s}`),
+    ...(process.env.BENCH_NATS_DIR ? [`store in ${process.env.BENCH_NATS_DIR}`] : []),
+  ];
+  return parts.length === 0 ? 'defaults' : parts.join(', ');
+}
+
 export function startBenchNats(): Promise<RunningProgramBroker> {
   const log = process.env.BENCH_NATS_LOG;
-  return startNatsServer({ config: log ? [`log_file: ${JSON.stringify(log)}`] : [] });
+  return startNatsServer({
+    mqtt: list(process.env.BENCH_NATS_MQTT),
+    jetstream: list(process.env.BENCH_NATS_JS),
+    ...(process.env.BENCH_NATS_DIR && { parentDir: process.env.BENCH_NATS_DIR }),
+    monitor: true,
+    config: log ? [`log_file: ${JSON.stringify(log)}`] : [],
+  });
+}
+
+/** What nats-server's `/jsz` says: JetStream streams, consumers, messages, memory and store bytes. */
+export interface JetStreamCounts {
+  streams: number;
+  consumers: number;
+  messages: number;
+  memory: number;
+  storage: number;
+}
+
+export async function jetStreamCounts(monitorPort: number): Promise<JetStreamCounts> {
+  const response = await fetch(`http://127.0.0.1:${monitorPort}/jsz`, {
+    signal: AbortSignal.timeout(10_000),
+  });
+  const body = (await response.json()) as Partial<JetStreamCounts>;
+  return {
+    streams: body.streams ?? 0,
+    consumers: body.consumers ?? 0,
+    messages: body.messages ?? 0,
+    memory: body.memory ?? 0,
+    storage: body.storage ?? 0,
+  };
 }
