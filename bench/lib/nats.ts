@@ -13,10 +13,16 @@
  * - BENCH_NATS_JS: extra settings of the `jetstream { }` block (`max_memory_store: 4G`);
  * - BENCH_NATS_DIR: where the store directory goes (`/dev/shm`: a tmpfs; default the system's
  *   temporary directory);
+ * - BENCH_NATS_MSGS=limits:<max age s>:<file|memory>: the gateway's `$MQTT_msgs` stream created
+ *   beforehand with limits retention (test/support/nats-api.ts) instead of nats-server's interest
+ *   retention, whose cost grows with the number of consumers for every QoS 1 message;
+ * - BENCH_NATS_CONFIG: extra top-level lines (`prof_port: 6061`: Go's pprof over HTTP, to see
+ *   where nats-server's CPU goes; bench/nats-profile-top.py reads the profile);
  * - BENCH_NATS_LOG=<file> keeps nats-server's own log, to see why it dropped or refused clients.
  */
 import { type RunningProgramBroker, startNatsServer } from '../../test/support/broker-programs.ts';
 import { installed } from '../../test/support/installed.ts';
+import { createMqttMessageStream } from '../../test/support/nats-api.ts';
 
 export const natsInstalled = (): boolean => installed('nats-server');
 
@@ -32,19 +38,39 @@ export function benchNatsSettings(): string {
     ...list(process.env.BENCH_NATS_MQTT).map((s) => `mqtt.${s}`),
     ...list(process.env.BENCH_NATS_JS).map((s) => `jetstream.${s}`),
     ...(process.env.BENCH_NATS_DIR ? [`store in ${process.env.BENCH_NATS_DIR}`] : []),
+    ...(process.env.BENCH_NATS_MSGS ? [`$MQTT_msgs ${process.env.BENCH_NATS_MSGS}`] : []),
   ];
   return parts.length === 0 ? 'defaults' : parts.join(', ');
 }
 
-export function startBenchNats(): Promise<RunningProgramBroker> {
+/** `limits:<max age s>:<file|memory>` parsed; a clear error for anything else. */
+function messageStream(value: string): { maxAgeSeconds: number; storage: 'file' | 'memory' } {
+  const [kind, age, storage = 'file'] = value.split(':');
+  const maxAgeSeconds = Number(age);
+  if (kind !== 'limits' || !(maxAgeSeconds > 0) || (storage !== 'file' && storage !== 'memory'))
+    throw new Error(
+      `BENCH_NATS_MSGS: expected limits:<max age s>:<file|memory>, got ${JSON.stringify(value)}`,
+    );
+  return { maxAgeSeconds, storage };
+}
+
+export async function startBenchNats(): Promise<RunningProgramBroker> {
   const log = process.env.BENCH_NATS_LOG;
-  return startNatsServer({
+  const msgs = process.env.BENCH_NATS_MSGS ? messageStream(process.env.BENCH_NATS_MSGS) : undefined;
+  const nats = await startNatsServer({
     mqtt: list(process.env.BENCH_NATS_MQTT),
     jetstream: list(process.env.BENCH_NATS_JS),
     ...(process.env.BENCH_NATS_DIR && { parentDir: process.env.BENCH_NATS_DIR }),
     monitor: true,
-    config: log ? [`log_file: ${JSON.stringify(log)}`] : [],
+    config: [...list(process.env.BENCH_NATS_CONFIG), ...(log ? [`log_file: ${JSON.stringify(log)}`] : [])],
   });
+  try {
+    if (msgs) await createMqttMessageStream(nats.natsPort!, msgs);
+  } catch (error) {
+    await nats.stop();
+    throw error;
+  }
+  return nats;
 }
 
 /** What nats-server's `/jsz` says: JetStream streams, consumers, messages, memory and store bytes. */

@@ -14,6 +14,8 @@ export interface RunningProgramBroker {
   port: number;
   /** nats-server's monitoring port (`/jsz`, `/healthz`), when asked for. */
   monitorPort?: number;
+  /** nats-server's NATS client port (its JetStream API: test/support/nats-api.ts). */
+  natsPort?: number;
   url: string;
   pid: number | undefined;
   /** Stops the program; resume() starts it again on the same port with the same config. */
@@ -119,5 +121,5 @@ export async function startNatsServer(
     ].join('\n'),
   );
   const running = await run('nats-server', config, mqttPort, dir);
-  return monitorPort === undefined ? running : Object.assign(running, { monitorPort });
+  return Object.assign(running, { natsPort: clientPort }, monitorPort === undefined ? {} : { monitorPort });
 }
