@@ -7,7 +7,11 @@
  * raised to 65,535 every subscription is refused, and at 20,000 the registers' subscriptions were
  * granted in the first runs and refused in later ones (the bridge then retries them for ever;
  * docs/benchmarks.md, "Fan-out at scale").
- * Settings for trials, from the environment (docs/benchmarks.md, "nats-server at scale"):
+ * The bench tunes it as docs/topology.md ("nats-server at scale") describes, like the bench's
+ * mosquitto: `$MQTT_msgs` created beforehand with limits retention, max age 1 h, in memory, and
+ * `mqtt.consumer_memory_storage`. With nats-server's own defaults 2,000 registers got no script
+ * within 60 s and 10,000 never finished subscribing. BENCH_NATS_PLAIN=1 runs those defaults.
+ * Settings for trials, from the environment (each replaces the bench's own for its part):
  * - BENCH_NATS_MQTT: extra settings of the `mqtt { }` block, separated by `;`
  *   (`consumer_memory_storage: true; stream_replicas: 1`);
  * - BENCH_NATS_JS: extra settings of the `jetstream { }` block (`max_memory_store: 4G`);
@@ -32,13 +36,22 @@ const list = (value: string | undefined): string[] =>
     .map((s) => s.trim())
     .filter((s) => s !== '');
 
-/** The trial settings in use, for the scenario's log and notes. */
+const plain = (): boolean => process.env.BENCH_NATS_PLAIN === '1';
+const mqttSettings = (): string[] =>
+  process.env.BENCH_NATS_MQTT !== undefined || plain()
+    ? list(process.env.BENCH_NATS_MQTT)
+    : ['consumer_memory_storage: true'];
+const messagesSetting = (): string | undefined =>
+  process.env.BENCH_NATS_MSGS ?? (plain() ? undefined : 'limits:3600:memory');
+
+/** The settings in use, for the scenario's log and notes. */
 export function benchNatsSettings(): string {
+  const msgs = messagesSetting();
   const parts = [
-    ...list(process.env.BENCH_NATS_MQTT).map((s) => `mqtt.${s}`),
+    ...mqttSettings().map((s) => `mqtt.${s}`),
     ...list(process.env.BENCH_NATS_JS).map((s) => `jetstream.${s}`),
     ...(process.env.BENCH_NATS_DIR ? [`store in ${process.env.BENCH_NATS_DIR}`] : []),
-    ...(process.env.BENCH_NATS_MSGS ? [`$MQTT_msgs ${process.env.BENCH_NATS_MSGS}`] : []),
+    ...(msgs ? [`$MQTT_msgs ${msgs}`] : []),
   ];
   return parts.length === 0 ? 'defaults' : parts.join(', ');
 }
@@ -56,9 +69,10 @@ function messageStream(value: string): { maxAgeSeconds: number; storage: 'file' 
 
 export async function startBenchNats(): Promise<RunningProgramBroker> {
   const log = process.env.BENCH_NATS_LOG;
-  const msgs = process.env.BENCH_NATS_MSGS ? messageStream(process.env.BENCH_NATS_MSGS) : undefined;
+  const setting = messagesSetting();
+  const msgs = setting ? messageStream(setting) : undefined;
   const nats = await startNatsServer({
-    mqtt: list(process.env.BENCH_NATS_MQTT),
+    mqtt: mqttSettings(),
     jetstream: list(process.env.BENCH_NATS_JS),
     ...(process.env.BENCH_NATS_DIR && { parentDir: process.env.BENCH_NATS_DIR }),
     monitor: true,
