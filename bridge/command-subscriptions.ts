@@ -19,11 +19,14 @@ export interface CommandSubscriptionsRequest {
   alive: () => boolean;
 }
 
-/** Resolves once every subscription is acknowledged (or the connection it belongs to is gone). */
+/**
+ * Resolves once every subscription is acknowledged (or the connection it belongs to is gone),
+ * with the filters not granted: none means the broker's session now holds them all.
+ */
 export function subscribeCommands(
   retry: SubscribeRetry,
   request: CommandSubscriptionsRequest,
-): Promise<void> {
+): Promise<string[]> {
   const { ns, deviceId, groups, alive } = request;
   const ownState = retry.subscribe({ filters: [topics.state(ns, deviceId)], qos: 0, alive });
   const filters = [
@@ -34,5 +37,7 @@ export function subscribeCommands(
   ];
   // So a retained submission is refused even when the device was already subscribed (docs/mqtt.md).
   const rap = request.protocolVersion === 5;
-  return Promise.all([retry.subscribe({ filters, qos: 1, rap, alive }), ownState]).then(() => undefined);
+  return Promise.all([retry.subscribe({ filters, qos: 1, rap, alive }), ownState]).then((missing) =>
+    missing.flat(),
+  );
 }

@@ -54,6 +54,8 @@ export class DeviceBridge {
   private startedAt: Date | undefined;
   /** start() resolves once the script subscriptions of the first connection are acknowledged. */
   private firstSubscribed: Promise<void> | undefined;
+  /** Every subscription was granted once: a resumed session holds them (else subscribe again). */
+  private commandsGranted = false;
   /** Clears start()'s time-out (first-connect.ts). */
   private cancelStartTimer: (() => void) | undefined;
   /** The queue's task events to the status publisher and the audit, from start() to stop(). */
@@ -241,8 +243,9 @@ export class DeviceBridge {
     const o = this.options;
     // The online state, read back until the broker has stored it (state-check.ts).
     this.parts.stateCheck.begin();
-    // A resumed session keeps the subscriptions ([MQTT-3.1.2-4]); a new one needs them again.
-    if (first || !sessionPresent) {
+    // A resumed session keeps the subscriptions ([MQTT-3.1.2-4]); a new one needs them again, and
+    // so does one whose subscribing was cut short (commandsGranted).
+    if (first || !sessionPresent || !this.commandsGranted) {
       const subscribed = this.subscribeCommands(client);
       if (first) this.firstSubscribed = subscribed;
     }
@@ -278,12 +281,16 @@ export class DeviceBridge {
     if (!retry) return Promise.resolve();
     const connection = this.connections;
     const { ns, deviceId } = this.options;
+    this.commandsGranted = false;
     return subscribeCommands(retry, {
       ns,
       deviceId,
       groups: this.groups,
       protocolVersion: client.options.protocolVersion,
       alive: () => this.phase === 'connected' && this.connections === connection,
+    }).then((missing) => {
+      // Only this connection's answer counts: a later one may be subscribing on a new session.
+      if (missing.length === 0 && this.connections === connection) this.commandsGranted = true;
     });
   }
 

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ranges } from './fleet.ts';
 import { startBenchMosquitto } from './mosquitto.ts';
-import { startBenchNats } from './nats.ts';
+import { type JetStreamCounts, jetStreamCounts, startBenchNats } from './nats.ts';
 import { startWorker, type Worker, type WorkerMessage } from './proc.ts';
 import { sleep } from './scenario.ts';
 
@@ -44,6 +44,10 @@ export interface ScaleFleet {
   startupMs: number;
   /** Sum of the hosts' RSS once started, bytes. */
   hostsRss: number;
+  /** The broker process's RSS now, bytes (NaN where /proc is not there). */
+  brokerRss(): number;
+  /** nats-server only: its JetStream counts (consumers above all), from its monitoring port. */
+  jetStream(): Promise<JetStreamCounts | undefined>;
   fanout(script: string, deadlineMs: number, stamp?: boolean): Promise<FanoutRun>;
   /** Runs `body` with the controller and every host profiled (files in `dir`, see window-profile.ts). */
   profiled<T>(dir: string, label: string, body: () => Promise<T>): Promise<T>;
@@ -63,13 +67,30 @@ function procCpuMs(pid: number | undefined): number {
   }
 }
 
+/** Resident set size of a process from /proc, bytes; NaN where /proc is not there. */
+function procRss(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) * 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** The bridges sweep their stale status topics for about a second after connecting. */
 const SETTLE_MS = 2000;
 
 async function startBroker(
   kind: ScaleBroker,
   registers: number,
-): Promise<{ port: number; pid: number | undefined; worker?: Worker; stop: () => Promise<void> }> {
+): Promise<{
+  port: number;
+  pid: number | undefined;
+  monitorPort?: number | undefined;
+  worker?: Worker;
+  stop: () => Promise<void>;
+}> {
   if (kind === 'mosquitto') return await startBenchMosquitto();
   if (kind === 'nats') return await startBenchNats();
   const broker = startWorker('bench/workers/broker.ts', [String(registers)]);
@@ -90,8 +111,13 @@ export async function startScaleFleet(options: {
   /** Hosts stamp every task end (status-under-load.ts). */
   stamp?: boolean;
   controllerExecArgv?: string[];
+  /** Called every `progressMs` while the fleet starts (how far a slow broker has got). */
+  onProgress?: (line: string) => void;
+  progressMs?: number;
 }): Promise<ScaleFleet> {
   const broker = await startBroker(options.broker, options.registers);
+  const jetStream = async (): Promise<JetStreamCounts | undefined> =>
+    broker.monitorPort === undefined ? undefined : await jetStreamCounts(broker.monitorPort);
   // The store broker checks users (lib/fleet.ts's); mosquitto and nats-server run without.
   const auth = options.broker === 'aedes' ? 'users' : 'anonymous';
   const hosts: Worker[] = [];
@@ -108,9 +134,23 @@ export async function startScaleFleet(options: {
       if (options.stamp) args.push('stamp');
       hosts.push(startWorker('bench/workers/scale-host.ts', args));
     }
-    const ready = await Promise.all(
-      hosts.map((h) => h.next<WorkerMessage & { rss: number }>('ready', 300_000)),
-    );
+    const progress = setInterval(() => {
+      const seconds = ((performance.now() - started) / 1000).toFixed(0);
+      const rss = (procRss(broker.pid) / 2 ** 20).toFixed(0);
+      const cpu = (procCpuMs(broker.pid) / 1000).toFixed(1);
+      void jetStream()
+        .then((js) => {
+          const counts = js ? `, JetStream consumers ${js.consumers}, messages ${js.messages}` : '';
+          options.onProgress?.(`starting for ${seconds} s: broker RSS ${rss} MiB, CPU ${cpu} s${counts}`);
+        })
+        .catch(() => options.onProgress?.(`starting for ${seconds} s: broker not answering /jsz`));
+    }, options.progressMs ?? 10_000);
+    let ready: Array<WorkerMessage & { rss: number }>;
+    try {
+      ready = await Promise.all(hosts.map((h) => h.next<WorkerMessage & { rss: number }>('ready', 300_000)));
+    } finally {
+      clearInterval(progress);
+    }
     const c = startWorker(
       'bench/workers/scale-controller.ts',
       [String(broker.port), String(options.registers), auth],
@@ -127,6 +167,8 @@ export async function startScaleFleet(options: {
       brokerWorker: broker.worker,
       startupMs,
       hostsRss: ready.reduce((n, r) => n + r.rss, 0),
+      brokerRss: () => procRss(broker.pid),
+      jetStream,
       async fanout(script, deadlineMs, stamp = false) {
         const hostsCpu = (): number => hosts.reduce((n, h) => n + procCpuMs(h.pid), 0);
         const [hosts0, broker0] = [hostsCpu(), procCpuMs(broker.pid)];

@@ -15,7 +15,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
-import { natsInstalled } from '../lib/nats.ts';
+import { benchNatsSettings, natsInstalled } from '../lib/nats.ts';
 import { type FanoutRun, type ScaleBroker, spread, startScaleFleet } from '../lib/scale-fleet.ts';
 import { round, runScenario, type ScenarioContext } from '../lib/scenario.ts';
 
@@ -37,11 +37,19 @@ async function measure(ctx: ScenarioContext, size: Size, broker: ScaleBroker, ro
     registers: size.registers,
     mode: size.mode,
     hosts: size.hosts,
+    onProgress: (line) => ctx.log(`${size.label} via ${broker}: ${line}`),
   });
   const profileDir = process.env.BENCH_PROFILE_DIR;
+  // nats-server's JetStream consumers (one per QoS 1 subscription of a persistent session) and RSS.
+  const brokerState = async (): Promise<string> => {
+    // A broker too busy to answer its monitoring port within 10 s is a finding, not a failure.
+    const js = await fleet.jetStream().catch(() => undefined);
+    const counts = js ? `, JetStream consumers ${js.consumers}, messages ${js.messages}` : '';
+    return `broker RSS ${mib(fleet.brokerRss())} MiB${counts}`;
+  };
   try {
     ctx.log(
-      `${size.label} via ${broker}: ${size.registers} registers up in ${Math.round(fleet.startupMs)} ms, hosts RSS ${mib(fleet.hostsRss)} MiB`,
+      `${size.label} via ${broker}: ${size.registers} registers up in ${Math.round(fleet.startupMs)} ms, hosts RSS ${mib(fleet.hostsRss)} MiB, ${await brokerState()}`,
     );
     // Warm-up, not counted (quick mode only checks the figures exist: no warm-up).
     if (!ctx.quick) await fleet.fanout(FANOUT_SCRIPT, DEADLINE_MS);
@@ -60,10 +68,10 @@ async function measure(ctx: ScenarioContext, size: Size, broker: ScaleBroker, ro
         incomplete = `only ${run.finished}/${size.registers} FINISHED (${run.other}; ${JSON.stringify(run.missed)})`;
       ctx.log(
         `${size.label} via ${broker}: ${run.ms.toFixed(0)} ms, controller CPU ${(run.cpuUserMs + run.cpuSystemMs).toFixed(0)} ms ` +
-          `(ELU ${run.elu.toFixed(2)}), hosts CPU ${run.hostsCpuMs.toFixed(0)} ms, broker CPU ${run.brokerCpuMs.toFixed(0)} ms, ${run.received} statuses, RSS ${mib(run.rss)} MiB (peak ${mib(run.rssPeak)}) ${incomplete}`,
+          `(ELU ${run.elu.toFixed(2)}), hosts CPU ${run.hostsCpuMs.toFixed(0)} ms, broker CPU ${run.brokerCpuMs.toFixed(0)} ms, ${run.received} statuses, RSS ${mib(run.rss)} MiB (peak ${mib(run.rssPeak)}), ${await brokerState()} ${incomplete}`,
       );
     }
-    return { runs, incomplete };
+    return { runs, incomplete, startupMs: fleet.startupMs };
   } finally {
     await fleet.stop();
   }
@@ -86,7 +94,10 @@ runScenario('fanout-scale', async (ctx) => {
       goalMs: 1000,
     },
     {
-      label: q ? 'N=50 light (quick; goal at 10,000)' : 'N=10,000 light',
+      // --light N measures another size on the way to the goal; the label says which.
+      label: q
+        ? 'N=50 light (quick; goal at 10,000)'
+        : `N=${Number(arg('--light') ?? 10_000).toLocaleString('en-US')} light`,
       registers: Number(arg('--light') ?? (q ? 50 : 10_000)),
       mode: 'light',
       hosts: q ? 1 : 8,
@@ -127,7 +138,8 @@ runScenario('fanout-scale', async (ctx) => {
       const load = spread(runs.map((r) => r.load));
       const span = (s: { min: number; median: number; max: number }, digits = 0): string =>
         `${s.min.toFixed(digits)}/${s.median.toFixed(digits)}/${s.max.toFixed(digits)}`;
-      const note = `min/median/max of ${brokerRounds}: ${span(times)} ms; load average ${span(load, 1)}`;
+      const settings = broker === 'nats' ? `; nats-server: ${benchNatsSettings()}` : '';
+      const note = `min/median/max of ${brokerRounds}: ${span(times)} ms; load average ${span(load, 1)}; fleet up in ${round(measured.startupMs / 1000, 1)} s${settings}`;
       ctx.report({
         figure: `${size.label} via ${broker}: time to last FINISHED`,
         value: round(times.median, 0),

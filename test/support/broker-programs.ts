@@ -12,6 +12,10 @@ import { ServerProcess } from './processes.ts';
 export interface RunningProgramBroker {
   /** The MQTT port. */
   port: number;
+  /** nats-server's monitoring port (`/jsz`, `/healthz`), when asked for. */
+  monitorPort?: number;
+  /** nats-server's NATS client port (its JetStream API: test/support/nats-api.ts). */
+  natsPort?: number;
   url: string;
   pid: number | undefined;
   /** Stops the program; resume() starts it again on the same port with the same config. */
@@ -85,25 +89,37 @@ export async function startMosquitto(
 
 /**
  * A nats-server with JetStream (stored in its temporary directory) and an MQTT listener;
- * `mqtt` adds settings to the `mqtt { }` block (`max_ack_pending: 20000`), `config` lines to the
- * file.
+ * `mqtt` adds settings to the `mqtt { }` block (`max_ack_pending: 20000`), `jetstream` to the
+ * `jetstream { }` block (`max_memory_store: 1G`), `config` lines to the file. `parentDir` puts
+ * the temporary directory (and so the JetStream store) elsewhere than the system's (a tmpfs such
+ * as /dev/shm, for the bench); `monitor` opens the monitoring port on loopback.
  */
 export async function startNatsServer(
-  options: { mqtt?: readonly string[]; config?: readonly string[] } = {},
+  options: {
+    mqtt?: readonly string[];
+    jetstream?: readonly string[];
+    config?: readonly string[];
+    parentDir?: string;
+    monitor?: boolean;
+  } = {},
 ): Promise<RunningProgramBroker> {
-  const dir = await mkdtemp(join(tmpdir(), 'regbridge-nats-'));
+  const dir = await mkdtemp(join(options.parentDir ?? tmpdir(), 'regbridge-nats-'));
   const [clientPort, mqttPort] = [await freePort(), await freePort()];
+  const monitorPort = options.monitor ? await freePort() : undefined;
   const config = join(dir, 'nats.conf');
+  const jetstream = [`store_dir: ${JSON.stringify(join(dir, 'js'))}`, ...(options.jetstream ?? [])];
   await writeFile(
     config,
     [
       `server_name: regbridge_test_${mqttPort}`,
       `listen: 127.0.0.1:${clientPort}`,
-      `jetstream { store_dir: ${JSON.stringify(join(dir, 'js'))} }`,
+      ...(monitorPort === undefined ? [] : [`http: 127.0.0.1:${monitorPort}`]),
+      `jetstream { ${jetstream.join(', ')} }`,
       `mqtt { ${[`listen: 127.0.0.1:${mqttPort}`, ...(options.mqtt ?? [])].join(', ')} }`,
       ...(options.config ?? []),
       '',
     ].join('\n'),
   );
-  return run('nats-server', config, mqttPort, dir);
+  const running = await run('nats-server', config, mqttPort, dir);
+  return Object.assign(running, { natsPort: clientPort }, monitorPort === undefined ? {} : { monitorPort });
 }
