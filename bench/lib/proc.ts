@@ -94,13 +94,20 @@ export interface WorkerOptions {
   env?: NodeJS.ProcessEnv;
   /** Start in a process group of its own (the orchestrator kills whole groups on time-out). */
   detached?: boolean;
+  /** A program that runs node, e.g. valgrind: it is started as `wrapper... node bin/run-ts.js ...`. */
+  wrapper?: string[];
 }
 
 /** Starts `node bin/run-ts.js <file> ...args` with an IPC channel. `file` is relative to the repo root. */
 export function startWorker(file: string, args: string[] = [], options: WorkerOptions = {}): Worker {
+  const [wrapper, ...wrapperArgs] = options.wrapper ?? [];
   const child = fork(RUN_TS, [resolve(ROOT, file), ...args], {
     cwd: ROOT,
-    execArgv: options.execArgv ?? [],
+    ...(wrapper !== undefined && { execPath: wrapper }),
+    execArgv: [
+      ...(wrapper !== undefined ? [...wrapperArgs, process.execPath] : []),
+      ...(options.execArgv ?? []),
+    ],
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     detached: options.detached ?? false,

@@ -1,7 +1,7 @@
 /**
  * Load generator process for the REST throughput scenario: runs autocannon against the URL it is
  * sent, so the client's CPU is not taken from the server under test. Message in:
- * `{type: 'run', url, method, headers, body, connections, durationS}`; out: `{type: 'result', ...}`.
+ * `{type: 'run', url, method, headers, body, connections, durationS, amount?}`; out: `{type: 'result', ...}`.
  */
 import autocannon from 'autocannon';
 import type { WorkerMessage } from '../lib/proc.ts';
@@ -15,6 +15,8 @@ interface RunRequest extends WorkerMessage {
   body?: string;
   connections: number;
   durationS: number;
+  /** A fixed number of requests instead of a duration (bench/rest-instructions.ts). */
+  amount?: number;
 }
 
 async function run(request: RunRequest): Promise<void> {
@@ -25,6 +27,7 @@ async function run(request: RunRequest): Promise<void> {
     ...(request.body !== undefined && { body: request.body }),
     connections: request.connections,
     duration: request.durationS,
+    ...(request.amount !== undefined && { amount: request.amount }),
     timeout: 10,
   });
   sendToParent({

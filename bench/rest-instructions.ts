@@ -1,0 +1,125 @@
+/**
+ * Instructions per request of scenario 1's servers, counted by valgrind's callgrind: unlike
+ * requests/s or CPU time, an instruction count hardly moves with the machine's load, so one
+ * change to the device's request path can be judged on a shared machine (docs/benchmarks.md,
+ * "Issue 14", point 1).
+ *
+ *   node bin/run-ts.js bench/rest-instructions.ts [bare|device|paused ...] [--warm N] [--count N]
+ *
+ * Each server (bench/workers/rest-server.ts) runs under `valgrind --tool=callgrind` with
+ * collection off; autocannon (10 connections, its own process) sends `--warm` requests so V8 has
+ * optimised the hot path, then instrumentation is switched on (`callgrind_control -i on`) for
+ * `--count` requests, and the dump's total of instructions (Ir) is divided by the count. Under
+ * valgrind a server runs some 50 times slower, so more requests arrive per event-loop turn than
+ * on a real machine: compare devices with each other and with the bare app in the same run, not
+ * with another tool's figures. `--out DIR` keeps the dumps (`callgrind_annotate` reads them).
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startWorker, type WorkerMessage } from './lib/proc.ts';
+
+const run = promisify(execFile);
+
+interface Options {
+  kinds: Array<'bare' | 'device' | 'paused'>;
+  warm: number;
+  count: number;
+  out: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const kinds: Options['kinds'] = [];
+  let warm = 8000;
+  let count = 4000;
+  let out = '';
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    const value = (): number => {
+      const n = Number(argv[++i]);
+      if (!Number.isInteger(n) || n <= 0) throw new Error(`${arg} needs a positive integer`);
+      return n;
+    };
+    if (arg === '--warm') warm = value();
+    else if (arg === '--count') count = value();
+    else if (arg === '--out') out = argv[++i] ?? '';
+    else if (arg === 'bare' || arg === 'device' || arg === 'paused') kinds.push(arg);
+    else throw new Error(`unknown argument ${arg}`);
+  }
+  return {
+    kinds: kinds.length > 0 ? kinds : ['bare', 'device'],
+    warm,
+    count,
+    out: out || mkdtempSync(join(tmpdir(), 'rest-instructions-')),
+  };
+}
+
+/** Total Ir of a callgrind dump (its `totals:` line). */
+function totalInstructions(file: string): number {
+  const text = readFileSync(file, 'utf8');
+  const match = /^totals:\s+(\d+)/m.exec(text);
+  if (!match) throw new Error(`no totals in ${file}`);
+  return Number(match[1]);
+}
+
+async function measure(kind: Options['kinds'][number], options: Options): Promise<number> {
+  const outFile = join(options.out, `callgrind.${kind}.out`);
+  const server = startWorker('bench/workers/rest-server.ts', [kind], {
+    wrapper: ['valgrind', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${outFile}`],
+  });
+  const cannon = startWorker('bench/workers/autocannon.ts');
+  try {
+    const ready = await server.next<WorkerMessage & { port: number; token: string }>('ready', 600_000);
+    await cannon.next('ready', 60_000);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (kind !== 'bare') headers.authorization = `Bearer ${ready.token}`;
+    const fire = async (amount: number): Promise<WorkerMessage & { ok2xx: number; total: number }> => {
+      cannon.send({
+        type: 'run',
+        url: `http://127.0.0.1:${ready.port}/api/vendor-script`,
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ vendorScript: 'PRINT x' }),
+        connections: 10,
+        durationS: 3600,
+        amount,
+      });
+      return await cannon.next('result', 1_800_000);
+    };
+    await fire(options.warm);
+    const pid = String(server.pid);
+    await run('callgrind_control', ['-i', 'on', pid]);
+    const result = await fire(options.count);
+    await run('callgrind_control', ['-i', 'off', pid]);
+    await run('callgrind_control', ['-d', pid]);
+    if (result.ok2xx !== options.count) {
+      throw new Error(`${kind}: ${result.ok2xx} of ${options.count} requests answered 2xx`);
+    }
+    // The dump requested by `-d` is the file name with a sequence number (the first one).
+    return totalInstructions(`${outFile}.1`) / options.count;
+  } finally {
+    await cannon.stop();
+    await server.stop(60_000);
+  }
+}
+
+const options = parseArgs(process.argv.slice(2));
+mkdirSync(options.out, { recursive: true });
+const { stdout: load } = await run('cat', ['/proc/loadavg']);
+console.log(
+  `${new Date().toISOString()} load ${load.trim()}; warm ${options.warm}, counted ${options.count}`,
+);
+const perRequest: Record<string, number> = {};
+for (const kind of options.kinds) {
+  perRequest[kind] = await measure(kind, options);
+  console.log(`${kind}: ${Math.round(perRequest[kind]).toLocaleString('en')} instructions per request`);
+}
+if (perRequest.bare !== undefined) {
+  for (const kind of options.kinds.filter((k) => k !== 'bare')) {
+    console.log(`bare / ${kind}: ${(perRequest.bare / perRequest[kind]!).toFixed(3)}`);
+  }
+}
+console.log(`dumps in ${options.out}`);
+process.exit(0);
