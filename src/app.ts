@@ -5,7 +5,7 @@
  * stops the app's own timers and metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { AuthService } from './auth/auth-service.ts';
 import type { DeviceCoreConfig } from './config.ts';
@@ -14,6 +14,7 @@ import type { Logger } from './logger.ts';
 import { createDeviceMetrics, createHttpMetrics, METRIC_NAMES } from './metrics.ts';
 import { authRoutes } from './routes/auth-routes.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './routes/error-handler.ts';
+import { fastValidatorCompiler } from './routes/fast-validation.ts';
 import { installJsonBodyParser } from './routes/json-body.ts';
 import { registerLazyOpenApi, registerOpenApi } from './routes/openapi.ts';
 import { serviceRoutes } from './routes/service-routes.ts';
@@ -67,7 +68,7 @@ type CompilersFactory = NonNullable<
  * definitions (schema: unknown); ours are zod schemas, which these compilers take.
  */
 const zodCompilers = {
-  buildValidator: () => validatorCompiler,
+  buildValidator: () => fastValidatorCompiler,
   buildSerializer: () => serializerCompiler,
 } as unknown as CompilersFactory;
 
@@ -112,7 +113,7 @@ async function build(
   // docs/api.md: all bodies are JSON; a text/plain body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app, config.maxJsonDepth);
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(fastValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, bodyLimit);
 

@@ -11,6 +11,7 @@ import type { DeviceCoreConfig } from '../config.ts';
 import { taskDoesNotExist } from '../errors.ts';
 import { statusOf, toTaskBody } from '../tasks/task.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
+import { objectWithString, withFastPath } from './fast-validation.ts';
 import {
   acceptedSchema,
   errorResponses,
@@ -20,6 +21,7 @@ import {
   jsonResponse,
   listQuerySchema,
   MAX_FM_SCRIPT_TIMEOUT_MS,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
   taskIdParamsSchema,
   taskListSchema,
   taskSchema,
@@ -36,6 +38,18 @@ export interface TaskRoutesOptions {
 }
 
 const security = [{ bearerAuth: [] }];
+
+// The submissions' fast paths (fast-validation.ts): what the schemas accept unchanged, checked
+// without zod's copies; anything else goes through zod and gets its usual refusal.
+withFastPath(vendorScriptBodySchema, objectWithString('vendorScript'));
+withFastPath(fmScriptBodySchema, objectWithString('fmScript'));
+withFastPath(idempotencyHeadersSchema, (headers) => {
+  const key = (headers as Record<string, unknown>)['idempotency-key'];
+  return (
+    key === undefined ||
+    (typeof key === 'string' && key.length >= 1 && key.length <= MAX_IDEMPOTENCY_KEY_LENGTH)
+  );
+});
 
 /**
  * The 202 body `{"id": <int>, "status": "RUNNING"}` (docs/api.md, route 2), written
