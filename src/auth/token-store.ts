@@ -6,7 +6,7 @@
  * expired tokens are pruned from the front of the Map on every issue; beyond `maxTokens` live
  * tokens the oldest are dropped (their holders get 401 and authenticate again).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const DEFAULT_MAX_TOKENS = 10_000;
 
@@ -33,8 +33,13 @@ interface Entry {
 /** A well-formed token: 32 bytes in base64url, no padding. */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
+/**
+ * Runs on every authenticated request: the one-shot `hash` costs about a tenth of
+ * `createHash().update().digest()`, which builds a Hash object each time (some 4 µs per request
+ * on the bench machine; docs/benchmarks.md, "Issue 14").
+ */
 function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  return hash('sha256', token, 'base64url');
 }
 
 export class TokenStore {
