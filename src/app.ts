@@ -12,6 +12,7 @@ import type { DeviceCoreConfig } from './config.ts';
 import type { MqttHealth } from './health.ts';
 import type { Logger } from './logger.ts';
 import { createDeviceMetrics, createHttpMetrics, METRIC_NAMES } from './metrics.ts';
+import { lazyChildLoggerFactory } from './request-logger.ts';
 import { authRoutes } from './routes/auth-routes.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './routes/error-handler.ts';
 import { fastValidatorCompiler } from './routes/fast-validation.ts';
@@ -108,6 +109,8 @@ async function build(
     // Every route is validated and serialized by zod (below); given as the factories, fastify
     // never loads its default compilers (ajv, fast-json-stringify), which no route would use.
     schemaController: { compilersFactory: zodCompilers },
+    // Each request's child logger is built only if the request logs something (request-logger.ts).
+    childLoggerFactory: lazyChildLoggerFactory,
   }) as unknown as FastifyInstance;
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   // docs/api.md: all bodies are JSON; a text/plain body is 415, not a string to validate.
