@@ -25,21 +25,30 @@ function seriesOf(metric: Counter<string> | Histogram<string>): Record<string, E
   return (metric as unknown as { hashMap?: Record<string, Entry> }).hashMap;
 }
 
+/** Whether prom-client's entry labels are these label values (the series prom-client hashed them to). */
+function sameLabels(entryLabels: unknown, labels: LabelValues<string>): boolean {
+  if (entryLabels === labels) return true;
+  if (typeof entryLabels !== 'object' || entryLabels === null) return false;
+  const theirs = entryLabels as Record<string, unknown>;
+  const names = Object.keys(labels);
+  if (Object.keys(theirs).length !== names.length) return false;
+  return names.every((name) => theirs[name] === labels[name]);
+}
+
 /**
- * The key of the series that holds exactly this labels object, if it has the expected shape. A
- * metric without labels has one series, created with the metric under the empty key.
+ * The key of the series of these label values, if it has the expected shape. The series may
+ * have been created before the cell (a zero series, so rate() works from the start).
  */
 function findSeries(
   metric: Counter<string> | Histogram<string>,
-  labels: object,
+  labels: LabelValues<string>,
   shape: (entry: Entry) => boolean,
 ): string | undefined {
   const series = seriesOf(metric);
   if (series === undefined) return undefined;
-  const unlabelled = Object.keys(labels).length === 0;
   for (const key of Object.keys(series)) {
     const entry = series[key]!;
-    if ((entry.labels === labels || (unlabelled && key === '')) && shape(entry)) return key;
+    if (sameLabels(entry.labels, labels) && shape(entry)) return key;
   }
   return undefined;
 }
@@ -74,6 +83,8 @@ export class HistogramCell {
   private key: string | undefined;
   private entry: Entry | undefined;
   private readonly bounds: readonly number[];
+  /** The bounds as prom-client's bucket keys: a number key would be converted on every use. */
+  private readonly boundKeys: readonly string[];
 
   /** `buckets`: the histogram's upper bounds, as it was created with them (ascending). */
   constructor(
@@ -82,6 +93,7 @@ export class HistogramCell {
     buckets: readonly number[],
   ) {
     this.bounds = [...buckets];
+    this.boundKeys = buckets.map(String);
   }
 
   observe(value: number): void {
@@ -94,7 +106,7 @@ export class HistogramCell {
       const bounds = this.bounds;
       for (let i = 0; i < bounds.length; i += 1) {
         if (value <= bounds[i]!) {
-          entry.bucketValues![bounds[i]!]! += 1;
+          entry.bucketValues![this.boundKeys[i]!]! += 1;
           break;
         }
       }

@@ -58,16 +58,23 @@ describe('metric cells', () => {
   });
 
   it("update prom-client's series in place after the first update (the fast path is taken)", async () => {
-    const { registry, counter, histogram } = metrics();
+    const { registry, counter, histogram, plain } = metrics();
     const cell = new CounterCell(counter, { method: 'GET', code: '200' });
     const time = new HistogramCell(histogram, { method: 'GET' }, BUCKETS);
+    // A series created before its cell (a zero series) and the one series of an unlabelled metric.
+    counter.inc({ method: 'POST', code: '202' }, 0);
+    const zeroed = new CounterCell(counter, { method: 'POST', code: '202' });
+    const plainTime = new HistogramCell(plain, {}, BUCKETS);
     cell.inc();
     time.observe(0.5);
+    zeroed.inc();
+    plainTime.observe(0.5);
     // Count the calls that reach prom-client's own update methods from now on.
     let calls = 0;
     for (const [metric, method] of [
       [counter, 'inc'],
       [histogram, 'observe'],
+      [plain, 'observe'],
     ] as const) {
       const target = metric as unknown as Record<string, (...args: unknown[]) => void>;
       const original = target[method]!.bind(metric);
@@ -79,9 +86,13 @@ describe('metric cells', () => {
     for (let i = 0; i < 10; i += 1) {
       cell.inc();
       time.observe(0.5);
+      zeroed.inc();
+      plainTime.observe(0.5);
     }
     expect(calls).toBe(0);
     const text = await registry.metrics();
+    expect(text).toContain('c_total{method="POST",code="202",device="till-1"} 11');
+    expect(text).toContain('p_seconds_count{device="till-1"} 11');
     expect(text).toContain('c_total{method="GET",code="200",device="till-1"} 11');
     expect(text).toContain('h_seconds_count{device="till-1",method="GET"} 11');
   });
