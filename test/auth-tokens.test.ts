@@ -4,8 +4,9 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AttemptLimiter } from '../src/auth/attempt-limiter.ts';
+import { AuthService } from '../src/auth/auth-service.ts';
 import { Credentials } from '../src/auth/credentials.ts';
-import { TokenStore } from '../src/auth/token-store.ts';
+import { isTokenShaped, TokenStore } from '../src/auth/token-store.ts';
 import { bearer, login, startTestApp, type TestApp, USER } from './support/http.ts';
 
 class Clock {
@@ -81,6 +82,46 @@ describe('TokenStore', () => {
     expect(store.verify('')).toBeUndefined();
     expect(store.verify('x'.repeat(43))).toBeUndefined();
     expect(store.verify('not a token')).toBeUndefined();
+  });
+});
+
+describe('token shape and the Authorization header', () => {
+  const base = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123_-x';
+
+  it('isTokenShaped says what ^[A-Za-z0-9_-]{43}$ says', () => {
+    const pattern = /^[A-Za-z0-9_-]{43}$/;
+    const samples = [base, base.slice(1), `${base}y`, '', ' '.repeat(43)];
+    // Every character from U+0000 to U+00FF, and a few beyond, at each end and in the middle.
+    for (let c = 0; c < 0x180; c += 1) {
+      const ch = String.fromCharCode(c);
+      samples.push(ch + base.slice(1), base.slice(0, 21) + ch + base.slice(22), base.slice(0, 42) + ch);
+    }
+    for (const sample of samples)
+      expect(isTokenShaped(sample), JSON.stringify(sample)).toBe(pattern.test(sample));
+  });
+
+  it('a bearer header is read as /^Bearer +(\\S+) *$/i reads it, fast path or not', () => {
+    const auth = new AuthService({
+      users: [{ name: 'u', password: 'p' }],
+      enabled: true,
+      tokenTtlSeconds: 60,
+      maxFailures: 5,
+      userMaxFailures: 5,
+      windowMs: 60_000,
+    });
+    const { token } = auth.authenticate('127.0.0.1', 'u', 'p');
+    for (const header of [`Bearer ${token}`, `bearer ${token}`, `BEARER  ${token}`, `Bearer ${token}  `]) {
+      expect(auth.check(header), header).toBe('u');
+    }
+    const refusals = [
+      `Bearer${token}`,
+      ` Bearer ${token}`,
+      `Bearer ${token}\t`,
+      `Bearer ${token.slice(1)}x`,
+      `Basic ${token}`,
+      `Bearer ${token} x`,
+    ];
+    for (const header of refusals) expect(() => auth.check(header), header).toThrow(/bearer|Bearer|token/);
   });
 });
 

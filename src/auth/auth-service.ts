@@ -8,7 +8,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { ApiError } from '../routes/api-error.ts';
 import { AttemptLimiter } from './attempt-limiter.ts';
 import { Credentials, type UserSpec } from './credentials.ts';
-import { type IssuedToken, TokenStore } from './token-store.ts';
+import { type IssuedToken, isTokenShaped, TOKEN_LENGTH, TokenStore } from './token-store.ts';
 
 export interface AuthServiceOptions {
   users: readonly UserSpec[];
@@ -35,6 +35,24 @@ const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer' };
 
 function unauthorized(message: string): ApiError {
   return new ApiError('UNAUTHORIZED', message, { headers: WWW_AUTHENTICATE });
+}
+
+const BEARER = 'Bearer ';
+
+/**
+ * The token of a `Bearer <token>` header value, or throws UNAUTHORIZED for a malformed one. The
+ * usual value (`Bearer ` and a token of the form we issue) is taken apart without the regular
+ * expression, which is what it would capture; anything else goes through it.
+ */
+function bearerToken(authorization: string): string {
+  if (authorization.length === BEARER.length + TOKEN_LENGTH && authorization.startsWith(BEARER)) {
+    const token = authorization.slice(BEARER.length);
+    if (isTokenShaped(token)) return token;
+  }
+  // RFC 7235: the scheme is case-insensitive.
+  const match = /^Bearer +(\S+) *$/i.exec(authorization);
+  if (!match) throw unauthorized('Malformed Authorization header: expected "Bearer <token>"');
+  return match[1]!;
 }
 
 export class AuthService {
@@ -137,10 +155,7 @@ export class AuthService {
     if (authorization === undefined || authorization === '') {
       throw unauthorized('Missing bearer token: send "Authorization: Bearer <token>" from /api/authenticate');
     }
-    // RFC 7235: the scheme is case-insensitive.
-    const match = /^Bearer +(\S+) *$/i.exec(authorization);
-    if (!match) throw unauthorized('Malformed Authorization header: expected "Bearer <token>"');
-    const user = this.tokens.verify(match[1]!);
+    const user = this.tokens.verify(bearerToken(authorization));
     if (user === undefined) throw unauthorized('Unknown or expired bearer token: authenticate again');
     return user;
   }

@@ -33,6 +33,8 @@ const BACKSLASH = 0x5c;
  * for documents that would parse.
  */
 export function jsonDepthExceeds(text: string, limit: number): boolean {
+  // Each level opens with a character of its own: a text this short cannot nest deeper.
+  if (text.length <= limit) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i += 1) {
