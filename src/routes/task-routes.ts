@@ -39,6 +39,10 @@ export interface TaskRoutesOptions {
 
 const security = [{ bearerAuth: [] }];
 
+/** How refusals name the script of each route (SubmitOptions.subject). */
+const VENDOR_SCRIPT_SUBJECT = "body field 'vendorScript'";
+const FM_SCRIPT_SUBJECT = "body field 'fmScript'";
+
 // The submissions' fast paths (fast-validation.ts): what the schemas accept unchanged, checked
 // without zod's copies; anything else goes through zod and gets its usual refusal.
 withFastPath(vendorScriptBodySchema, objectWithString('vendorScript'));
@@ -81,12 +85,9 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
   });
 
   /** The engine admits or refuses the script (blank, size, idempotency, queue bound). */
-  function submit(field: string, script: string, idempotencyKey: string | undefined) {
-    return queue.submit(script, {
-      source: 'rest',
-      subject: `body field '${field}'`,
-      ...(idempotencyKey !== undefined && { idempotencyKey }),
-    });
+  function submit(subject: string, script: string, idempotencyKey: string | undefined) {
+    // One object shape for every submission (an absent key is undefined): no spread per request.
+    return queue.submit(script, { source: 'rest', subject, idempotencyKey });
   }
 
   /** Waits for the end of task `id` for up to `ms`, giving up if the client goes away. */
@@ -115,7 +116,7 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
     },
     handler: async (request, reply) => {
       const { task, created } = submit(
-        'vendorScript',
+        VENDOR_SCRIPT_SUBJECT,
         request.body.vendorScript,
         request.headers['idempotency-key'],
       );
@@ -148,7 +149,7 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
     },
     handler: async (request, reply) => {
       const timeoutMs = request.query.timeoutMs ?? Math.min(config.fmScriptTimeout, MAX_FM_SCRIPT_TIMEOUT_MS);
-      const { task } = submit('fmScript', request.body.fmScript, request.headers['idempotency-key']);
+      const { task } = submit(FM_SCRIPT_SUBJECT, request.body.fmScript, request.headers['idempotency-key']);
       reply.header('location', `/api/tasks/${task.id}`);
       const current = await waitForEnd(reply, task.id, timeoutMs);
       // Only a retention window smaller than the tasks ending meanwhile can evict it this fast.

@@ -32,6 +32,9 @@ export class TaskEventEmitter extends EventEmitter<TaskEvents> {
    * stop the engine or leave a task half-transitioned.
    */
   protected notify<K extends TaskEventName>(event: K, ...args: TaskEvents[K]): void {
+    // Nobody listening (often `evicted`, or every event without metrics and bridge): no copy of
+    // an empty listener list for each task.
+    if (this.listenerCount(event) === 0) return;
     for (const listener of this.rawListeners(event) as Array<(...a: TaskEvents[K]) => void>) {
       try {
         listener(...args);
