@@ -40,19 +40,20 @@ function unauthorized(message: string): ApiError {
 const BEARER = 'Bearer ';
 
 /**
- * The token of a `Bearer <token>` header value, or throws UNAUTHORIZED for a malformed one. The
- * usual value (`Bearer ` and a token of the form we issue) is taken apart without the regular
- * expression, which is what it would capture; anything else goes through it.
+ * The token of a `Bearer <token>` header value (`shaped`: it has the form of our tokens), or
+ * throws UNAUTHORIZED for a malformed value. The usual value (`Bearer ` and a token of our form)
+ * is taken apart without the header's regular expression, whose capture it equals (no white
+ * space in such a token); anything else goes through the expression.
  */
-function bearerToken(authorization: string): string {
+function bearerToken(authorization: string): { token: string; shaped: boolean } {
   if (authorization.length === BEARER.length + TOKEN_LENGTH && authorization.startsWith(BEARER)) {
     const token = authorization.slice(BEARER.length);
-    if (isTokenShaped(token)) return token;
+    if (isTokenShaped(token)) return { token, shaped: true };
   }
   // RFC 7235: the scheme is case-insensitive.
   const match = /^Bearer +(\S+) *$/i.exec(authorization);
   if (!match) throw unauthorized('Malformed Authorization header: expected "Bearer <token>"');
-  return match[1]!;
+  return { token: match[1]!, shaped: false };
 }
 
 export class AuthService {
@@ -155,7 +156,8 @@ export class AuthService {
     if (authorization === undefined || authorization === '') {
       throw unauthorized('Missing bearer token: send "Authorization: Bearer <token>" from /api/authenticate');
     }
-    const user = this.tokens.verify(bearerToken(authorization));
+    const { token, shaped } = bearerToken(authorization);
+    const user = shaped ? this.tokens.verifyShaped(token) : this.tokens.verify(token);
     if (user === undefined) throw unauthorized('Unknown or expired bearer token: authenticate again');
     return user;
   }
