@@ -1,8 +1,10 @@
 /**
  * Instructions per request of scenario 1's servers, counted by valgrind's callgrind: unlike
- * requests/s or CPU time, an instruction count hardly moves with the machine's load, so one
- * change to the device's request path can be judged on a shared machine (docs/benchmarks.md,
- * "Issue 14", point 1).
+ * requests/s or CPU time on a shared machine, an instruction count does not include the time
+ * other processes take, so a change to the device's request path can be judged while others run
+ * their benchmarks (docs/benchmarks.md, "Issue 14", point 1). It is not exact from run to run:
+ * when V8 compiles and collects (a major collection in the counted window or not) and how many
+ * requests one event-loop turn reads move it by up to ~10 %; compare several runs.
  *
  *   node bin/run-ts.js bench/rest-instructions.ts [bare|device|paused ...] [--warm N] [--count N]
  *
@@ -65,23 +67,23 @@ function totalInstructions(file: string): number {
 }
 
 /**
- * Ir spent in TurboFan's background compile jobs. Even after tens of thousands of requests they
- * take 25-40 % of the counted instructions, about as many in the bare app as in the device and
- * changing from one run to the next: warm-up that never ends under valgrind, not request cost.
+ * Ir spent in node's platform worker threads: TurboFan's background compile jobs (even after tens
+ * of thousands of requests, 25-40 % of the counted instructions, about as many in the bare app as
+ * in the device, and changing from one run to the next: warm-up that never ends under valgrind),
+ * concurrent marking and sweeping, parallel scavenging. What is left is the main thread: the
+ * request path itself and the collections it runs.
  */
-async function compileInstructions(file: string): Promise<number> {
+async function workerThreadInstructions(file: string): Promise<number> {
   const { stdout } = await run('callgrind_annotate', ['--inclusive=yes', file], { maxBuffer: 64 << 20 });
-  const line = stdout
-    .split('\n')
-    .find((l) => l.includes('OptimizingCompileDispatcher::CompileTask::RunInternal'));
+  const line = stdout.split('\n').find((l) => l.includes('PlatformWorkerThread'));
   return line ? Number(line.trim().split(/\s+/)[0]!.replaceAll(',', '')) : 0;
 }
 
 interface Count {
   /** Ir per request, all threads. */
   all: number;
-  /** The same without TurboFan's compile jobs. */
-  noCompile: number;
+  /** The main thread's. */
+  main: number;
 }
 
 async function measure(kind: Options['kinds'][number], options: Options): Promise<Count> {
@@ -120,8 +122,8 @@ async function measure(kind: Options['kinds'][number], options: Options): Promis
     // The dump requested by `-d` is the file name with a sequence number (the first one).
     const file = `${outFile}.1`;
     const all = totalInstructions(file);
-    const compile = await compileInstructions(file);
-    return { all: all / options.count, noCompile: (all - compile) / options.count };
+    const workers = await workerThreadInstructions(file);
+    return { all: all / options.count, main: (all - workers) / options.count };
   } finally {
     await cannon.stop();
     await server.stop(60_000);
@@ -140,7 +142,7 @@ for (const kind of options.kinds) {
   const count = await measure(kind, options);
   perRequest[kind] = count;
   console.log(
-    `${kind}: ${thousands(count.noCompile)} instructions per request without TurboFan's compile jobs (${thousands(count.all)} with them)`,
+    `${kind}: ${thousands(count.main)} instructions per request on the main thread (${thousands(count.all)} with node's worker threads)`,
   );
 }
 const bare = perRequest.bare;
@@ -148,7 +150,7 @@ if (bare !== undefined) {
   for (const kind of options.kinds.filter((k) => k !== 'bare')) {
     const count = perRequest[kind]!;
     console.log(
-      `bare / ${kind}: ${(bare.noCompile / count.noCompile).toFixed(3)} (${(bare.all / count.all).toFixed(3)} with compile jobs)`,
+      `bare / ${kind}: ${(bare.main / count.main).toFixed(3)} on the main thread (${(bare.all / count.all).toFixed(3)} with worker threads)`,
     );
   }
 }
