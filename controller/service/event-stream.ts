@@ -18,6 +18,28 @@ import { type DeviceBody, deviceBody } from './device-body.ts';
 import type { DirectoryView } from './service-app.ts';
 
 const HEARTBEAT_MS = 15_000;
+
+interface JobChanges {
+  /** The newest of the turn. */
+  job: JobSummary;
+  results: JobResult[];
+  statusChanged: boolean;
+}
+
+/**
+ * The events of one job's changes: the job without its results and script (it may be 1 MiB), plus
+ * `result` for each changed result; the job's own status change last.
+ */
+function jobEvents({ job, results, statusChanged }: JobChanges): string {
+  const { script: _script, ...rest } = job;
+  const head = JSON.stringify(rest);
+  const open = head.slice(0, -1);
+  let events = '';
+  for (const result of results) events += `event: job\ndata: ${open},"result":${JSON.stringify(result)}}\n\n`;
+  if (statusChanged) events += `event: job\ndata: ${head}\n\n`;
+  return events;
+}
+
 /** Task statuses of one register within this interval make one `event: device`. */
 const STATUS_COALESCE_MS = 100;
 /** Bytes waiting in one client's socket before it is dropped as too slow. */
@@ -27,16 +49,31 @@ export class EventStream {
   private readonly clients = new Set<ServerResponse>();
   private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
+  private readonly jobChanges = new Map<string, JobChanges>();
+  /**
+   * A job's changes of this turn: one `event: job` per changed result (and one for a change of
+   * the job's own status), each carrying the job as it is when they are written. The job's part is
+   * serialized once per turn instead of once per event: a job to 500 registers makes about 1,000
+   * events, and serializing them was the service's largest cost of a job that the CLI fan-out
+   * does not have (docs/benchmarks.md, scenario 7).
+   */
   private readonly onJob = (job: JobSummary, result: JobResult | undefined): void => {
-    // Without the script: it may be 1 MiB, and a job to 500 registers changes about 1,000 times.
-    const { script: _script, ...rest } = job;
-    this.broadcast('job', result ? { ...rest, result } : rest);
+    if (this.clients.size === 0) return;
+    let changes = this.jobChanges.get(job.jobId);
+    if (!changes) {
+      changes = { job, results: [], statusChanged: false };
+      this.jobChanges.set(job.jobId, changes);
+      this.queue(changes);
+    }
+    changes.job = job;
+    if (result) changes.results.push(result);
+    else changes.statusChanged = true;
   };
   /** Registers whose task statuses changed, announced at most every STATUS_COALESCE_MS. */
   private readonly changedTasks = new Set<string>();
   private statusTimer: NodeJS.Timeout | undefined;
   /** Events of this turn, written to every client at its end. */
-  private outbox: string[] = [];
+  private outbox: Array<string | JobChanges> = [];
   private outboxTimer: NodeJS.Immediate | undefined;
   private readonly onDevice = (entry: DeviceEntry): void => {
     this.changedTasks.delete(entry.deviceId);
@@ -91,6 +128,7 @@ export class EventStream {
     clearTimeout(this.statusTimer);
     if (this.outboxTimer !== undefined) clearImmediate(this.outboxTimer);
     this.outbox = [];
+    this.jobChanges.clear();
     for (const client of this.clients) client.end();
     this.clients.clear();
   }
@@ -111,11 +149,16 @@ export class EventStream {
 
   private broadcast(event: string, data: unknown): void {
     if (this.clients.size === 0) return;
-    this.outbox.push(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.queue(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  private queue(item: string | JobChanges): void {
+    this.outbox.push(item);
     this.outboxTimer ??= setImmediate(() => {
       this.outboxTimer = undefined;
-      const chunk = this.outbox.join('');
+      const chunk = this.outbox.map((each) => (typeof each === 'string' ? each : jobEvents(each))).join('');
       this.outbox = [];
+      this.jobChanges.clear();
       this.write(chunk);
     });
   }
