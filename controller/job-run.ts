@@ -97,11 +97,6 @@ export class JobRun {
   }
 
   /**
-   * Starts (or, after a restart, resumes) the job. Results sent before a restart are settled
-   * from the retained statuses first; the others are followed again with the same requestId,
-   * which the register recognises, so nothing runs twice.
-   */
-  /**
    * Starts a new job: the registers it can be sent to at once are marked sent in the job's own
    * insert (`insert`, one transaction), not by an update each after it (500 updates per job to
    * 500 registers), then sent.
@@ -109,11 +104,16 @@ export class JobRun {
   startNew(insert: (job: StoredJob) => void): void {
     const sending = this.claimSends(false);
     insert({ ...this.job, results: [...this.results.values()] });
-    this.deadlineTimer = setTimeout(() => this.onDeadline(), Math.max(0, this.deadlineAt - Date.now()));
+    this.armDeadline();
     this.followAll(sending);
     this.checkEnded();
   }
 
+  /**
+   * Starts (or, after a restart, resumes) the job. Results sent before a restart are settled
+   * from the retained statuses first; the others are followed again with the same requestId,
+   * which the register recognises, so nothing runs twice.
+   */
   start(): void {
     const sentTimes = this.job.results.filter((r) => r.sentAt).map((r) => Date.parse(r.sentAt!));
     this.gate.restore(sentTimes);
@@ -128,9 +128,13 @@ export class JobRun {
       if (settled) this.end(result.deviceId, settled);
       else if (this.deps.link.device(result.deviceId)?.online) this.follow(result.deviceId);
     }
-    this.deadlineTimer = setTimeout(() => this.onDeadline(), Math.max(0, this.deadlineAt - Date.now()));
+    this.armDeadline();
     this.pump();
     this.checkEnded();
+  }
+
+  private armDeadline(): void {
+    this.deadlineTimer = setTimeout(() => this.onDeadline(), Math.max(0, this.deadlineAt - Date.now()));
   }
 
   /** The controller stops: timers go; results in flight stay RUNNING in the history (resumable). */

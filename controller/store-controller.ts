@@ -258,12 +258,6 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Asks a device to cancel the queued task of `requestId` (`<ns>/devices/<id>/cancel`, QoS 1,
-   * not retained; the device cancel rule of docs/mqtt.md). A task already running is never cut;
-   * the outcome shows in the task's status topic, so no reply is asked for. Fire and forget: a
-   * failed publish is logged.
-   */
-  /**
    * Puts what mqtt.js has written so far on the wire now. mqtt-packet corks the socket for every
    * packet until process.nextTick, so the scripts a job publishes to 500 registers in one turn
    * would all wait for the end of that turn (the rest of the HTTP request that started the job).
@@ -275,6 +269,12 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     while ((stream.writableCorked ?? 0) > 0) stream.uncork();
   }
 
+  /**
+   * Asks a device to cancel the queued task of `requestId` (`<ns>/devices/<id>/cancel`, QoS 1,
+   * not retained; the device cancel rule of docs/mqtt.md). A task already running is never cut;
+   * the outcome shows in the task's status topic, so no reply is asked for. Fire and forget: a
+   * failed publish is logged.
+   */
   cancel(deviceId: string, requestId: string): void {
     const client = this.client;
     if (!client) throw new Error('controller not started');

@@ -3,36 +3,21 @@
  * enforced before the packet is buffered, the CONNECT time-out, the connection cap. Raw sockets;
  * every wait is for an event (a close, a CONNACK) with a time-out.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { type BrokerLimits, DEFAULT_BROKER_LIMITS, type StoreBroker } from '../broker/store-broker.ts';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_BROKER_LIMITS } from '../broker/store-broker.ts';
+import { brokerPerTest, HQ } from './support/broker-per-test.ts';
 import { connect, publish, RawClient, subscribe, TYPE } from './support/raw-mqtt.ts';
-import { storeBroker } from './support/store-brokers.ts';
 import { until } from './support/waits.ts';
 
-const USER = { username: 'hq', password: 'hq-pw' };
-let broker: StoreBroker | undefined;
-const opened: RawClient[] = [];
-
-async function start(limits: Partial<BrokerLimits>): Promise<StoreBroker> {
-  broker = storeBroker('pos', {
-    users: [{ name: USER.username, password: USER.password, role: 'controller' }],
-    limits,
-  });
-  await broker.start();
-  return broker;
-}
+const USER = HQ;
+const brokers = brokerPerTest();
+const { opened } = brokers;
 
 async function raw(port: number): Promise<RawClient> {
   const client = await RawClient.open(port);
   opened.push(client);
   return client;
 }
-
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((client) => client.drop()));
-  await broker?.stop();
-  broker = undefined;
-});
 
 /** The fixed header of a CONNECT announcing `remaining` bytes, and the start of its body. */
 function announcedConnect(remaining: number): Buffer {
@@ -49,7 +34,7 @@ function announcedConnect(remaining: number): Buffer {
 
 describe('maximum packet size', () => {
   it('defaults to 2 MiB + 64 KiB, 10 s CONNECT time-out, 1000 connections, 10 failed logins a minute, 1000 messages in the emitter', async () => {
-    const { limits } = await start({});
+    const { limits } = await brokers.start({});
     expect(limits).toEqual({
       maxPacketBytes: 2 * 1024 * 1024 + 64 * 1024,
       connectTimeoutMs: 10_000,
@@ -65,7 +50,7 @@ describe('maximum packet size', () => {
   });
 
   it('closes a connection announcing a 240 MiB CONNECT before its body arrives', async () => {
-    const { port } = await start({});
+    const { port } = await brokers.start({});
     const client = await raw(port);
     client.send(announcedConnect(240 * 1024 * 1024)); // 64 KiB of 240 MiB sent, the rest never
     await client.waitClosed();
@@ -77,7 +62,7 @@ describe('maximum packet size', () => {
 
   it('accepts a packet of exactly --max-packet-bytes and closes at one byte more', async () => {
     const limit = 4096;
-    const { port } = await start({ maxPacketBytes: limit });
+    const { port } = await brokers.start({ maxPacketBytes: limit });
     const { client: sub } = await RawClient.connected(port, { clientId: 'sub', ...USER });
     opened.push(sub);
     sub.send(subscribe(1, [['pos/replies/big', 0]]));
@@ -99,7 +84,7 @@ describe('maximum packet size', () => {
 
 describe('CONNECT time-out', () => {
   it('closes a connection that sends nothing, and one that sends half a CONNECT', async () => {
-    const { port } = await start({ connectTimeoutMs: 300 });
+    const { port } = await brokers.start({ connectTimeoutMs: 300 });
     const silent = await raw(port);
     const slow = await raw(port);
     slow.send(connect({ clientId: 'slow', ...USER }).subarray(0, 10));
@@ -110,7 +95,7 @@ describe('CONNECT time-out', () => {
   });
 
   it('leaves a client that completed its CONNECT in time alone', async () => {
-    const { port } = await start({ connectTimeoutMs: 300 });
+    const { port } = await brokers.start({ connectTimeoutMs: 300 });
     const { client, connack } = await RawClient.connected(port, {
       clientId: 'in-time',
       keepalive: 0,
@@ -126,7 +111,7 @@ describe('CONNECT time-out', () => {
 
 describe('--max-connections', () => {
   it('closes connections beyond the cap at once (logged in or not) and admits again when one goes', async () => {
-    const started = await start({ maxConnections: 3 });
+    const started = await brokers.start({ maxConnections: 3 });
     const idle = [await raw(started.port), await raw(started.port)];
     const { client: loggedIn } = await RawClient.connected(started.port, { clientId: 'in', ...USER });
     opened.push(loggedIn);

@@ -7,9 +7,9 @@
  */
 import { createRequire } from 'node:module';
 import { PassThrough } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { boundReadBatch, PacketBoundaries } from '../broker/read-batch.ts';
-import type { BrokerLimits, StoreBroker } from '../broker/store-broker.ts';
+import { brokerPerTest, HQ } from './support/broker-per-test.ts';
 import { ack, disconnect, pingreq, publish, RawClient, subscribe, TYPE } from './support/raw-mqtt.ts';
 import { storeBroker } from './support/store-brokers.ts';
 import { until } from './support/waits.ts';
@@ -109,18 +109,9 @@ describe('boundReadBatch on an aedes-like reader', () => {
   });
 });
 
-const USER = { username: 'hq', password: 'hq-pw' };
-let broker: StoreBroker | undefined;
-const opened: RawClient[] = [];
-
-async function start(limits: Partial<BrokerLimits>): Promise<StoreBroker> {
-  broker = storeBroker('pos', {
-    users: [{ name: USER.username, password: USER.password, role: 'controller' }],
-    limits,
-  });
-  await broker.start();
-  return broker;
-}
+const USER = HQ;
+const brokers = brokerPerTest();
+const { opened } = brokers;
 
 async function client(port: number, clientId: string, will?: { topic: string; payload: string }) {
   const { client: c, connack } = await RawClient.connected(port, {
@@ -133,24 +124,17 @@ async function client(port: number, clientId: string, will?: { topic: string; pa
   return c;
 }
 
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((c) => c.drop()));
-  await broker?.stop();
-  broker = undefined;
-});
-
 describe('the store broker reading in bounded batches', () => {
   it('defaults to 16 packets and refuses less than 1 with a clear error', async () => {
-    expect((await start({})).limits.readBatchPackets).toBe(16);
-    await broker?.stop();
-    broker = undefined;
+    expect((await brokers.start({})).limits.readBatchPackets).toBe(16);
+    await brokers.stop();
     expect(() => storeBroker('pos', { users: [], limits: { readBatchPackets: 0 } })).toThrow(
       /readBatchPackets must be a whole number of at least 1/,
     );
   });
 
   it('delivers a burst of 300 publishes in one write, then a large one sent in pieces, in order', async () => {
-    const b = await start({ readBatchPackets: 4 });
+    const b = await brokers.start({ readBatchPackets: 4 });
     const sub = await client(b.port, 'sub');
     sub.send(subscribe(1, [['pos/replies/hq/#', 1]]));
     await sub.next(TYPE.SUBACK);
@@ -182,7 +166,7 @@ describe('the store broker reading in bounded batches', () => {
   });
 
   it('handles a DISCONNECT at the end of a burst before the connection closes: no last will', async () => {
-    const b = await start({ readBatchPackets: 2 });
+    const b = await brokers.start({ readBatchPackets: 2 });
     const sub = await client(b.port, 'sub');
     sub.send(subscribe(1, [['pos/replies/hq/#', 0]]));
     await sub.next(TYPE.SUBACK);

@@ -5,25 +5,15 @@
  * until the subscriber acknowledges, or `sessionBacklogWaitMs` passes. Nothing is lost. Raw
  * sockets on a real store broker; every wait is for a packet, with a time-out.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { BrokerLimits, StoreBroker } from '../broker/store-broker.ts';
+import { describe, expect, it } from 'vitest';
+import { brokerPerTest, HQ } from './support/broker-per-test.ts';
 import { ack, publish, RawClient, type Received, subscribe, TYPE } from './support/raw-mqtt.ts';
-import { storeBroker } from './support/store-brokers.ts';
 import { until } from './support/waits.ts';
 
-const USER = { username: 'hq', password: 'hq-pw' };
+const USER = HQ;
 const TOPIC = 'pos/replies/hq/r';
-let broker: StoreBroker | undefined;
-const opened: RawClient[] = [];
-
-async function start(limits: Partial<BrokerLimits>): Promise<StoreBroker> {
-  broker = storeBroker('pos', {
-    users: [{ name: USER.username, password: USER.password, role: 'controller' }],
-    limits,
-  });
-  await broker.start();
-  return broker;
-}
+const brokers = brokerPerTest();
+const { opened } = brokers;
 
 async function client(port: number, clientId: string, clean: boolean): Promise<RawClient> {
   const { client: c, connack } = await RawClient.connected(port, { clientId, clean, ...USER });
@@ -53,21 +43,15 @@ async function deliveries(sub: RawClient, count: number): Promise<Received[]> {
   return got;
 }
 
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((c) => c.drop()));
-  await broker?.stop();
-  broker = undefined;
-});
-
 describe('persistent session backlog', () => {
   it('defaults to 1000 unacknowledged messages and a 2 s hold', async () => {
-    const { limits } = await start({});
+    const { limits } = await brokers.start({});
     expect(limits.maxSessionBacklog).toBe(1000);
     expect(limits.sessionBacklogWaitMs).toBe(2000);
   });
 
   it('holds a publish bound for a full session until the subscriber acknowledges; nothing is lost', async () => {
-    const b = await start({ maxSessionBacklog: 3, sessionBacklogWaitMs: 60_000 });
+    const b = await brokers.start({ maxSessionBacklog: 3, sessionBacklogWaitMs: 60_000 });
     const sub = await persistentSubscriber(b.port);
     const pub = await client(b.port, 'flooder', true);
     pub.send(...publishes(1, 3));
@@ -91,7 +75,7 @@ describe('persistent session backlog', () => {
   });
 
   it('passes a held publish on after sessionBacklogWaitMs when the subscriber never acknowledges', async () => {
-    const b = await start({ maxSessionBacklog: 2, sessionBacklogWaitMs: 200 });
+    const b = await brokers.start({ maxSessionBacklog: 2, sessionBacklogWaitMs: 200 });
     const sub = await persistentSubscriber(b.port);
     const pub = await client(b.port, 'flooder', true);
     pub.send(...publishes(1, 2));
@@ -104,7 +88,7 @@ describe('persistent session backlog', () => {
   });
 
   it('holds nothing for a session that is offline, nor QoS 0, nor the full client itself', async () => {
-    const b = await start({ maxSessionBacklog: 2, sessionBacklogWaitMs: 60_000 });
+    const b = await brokers.start({ maxSessionBacklog: 2, sessionBacklogWaitMs: 60_000 });
     const sub = await persistentSubscriber(b.port);
     const pub = await client(b.port, 'flooder', true);
     pub.send(...publishes(1, 2));

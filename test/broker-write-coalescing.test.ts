@@ -5,25 +5,16 @@
  * session), and a subscriber that goes away in the middle of a burst costs nobody else a message. Raw sockets on a real store broker; every wait is
  * for a packet, with a time-out.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { StoreBroker } from '../broker/store-broker.ts';
+import { describe, expect, it } from 'vitest';
+import { brokerPerTest, HQ } from './support/broker-per-test.ts';
 import { ack, publish, RawClient, type Received, subscribe, TYPE } from './support/raw-mqtt.ts';
-import { storeBroker } from './support/store-brokers.ts';
 import { until } from './support/waits.ts';
 
-const USER = { username: 'hq', password: 'hq-pw' };
+const USER = HQ;
 /** Enough packets that aedes handles them over several turns of its event loop. */
 const BURST = 600;
-let broker: StoreBroker | undefined;
-const opened: RawClient[] = [];
-
-async function start(): Promise<StoreBroker> {
-  broker = storeBroker('pos', {
-    users: [{ name: USER.username, password: USER.password, role: 'controller' }],
-  });
-  await broker.start();
-  return broker;
-}
+const brokers = brokerPerTest();
+const { opened } = brokers;
 
 async function client(port: number, clientId: string, clean = true): Promise<RawClient> {
   const { client: c, connack } = await RawClient.connected(port, { clientId, clean, ...USER });
@@ -75,15 +66,9 @@ async function deliveries(sub: RawClient, count: number, acknowledge: boolean): 
   return got;
 }
 
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((c) => c.drop()));
-  await broker?.stop();
-  broker = undefined;
-});
-
 describe('coalesced deliveries', () => {
   it('a burst reaches a QoS 0 and a persistent QoS 1 subscriber whole and in order', async () => {
-    const b = await start();
+    const b = await brokers.start();
     const fast = await subscriber(b.port, 'qos0-sub', 0);
     const persistent = await subscriber(b.port, 'qos1-sub', 1, false);
     const pub = await client(b.port, 'pub');
@@ -113,7 +98,7 @@ describe('coalesced deliveries', () => {
   });
 
   it('a subscriber that drops in the middle of a burst costs the others nothing', async () => {
-    const b = await start();
+    const b = await brokers.start();
     const leaving = await subscriber(b.port, 'leaving', 0);
     const staying = await subscriber(b.port, 'staying', 0);
     const pub = await client(b.port, 'pub');

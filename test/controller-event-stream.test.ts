@@ -12,6 +12,7 @@ import type { JobEngine } from '../controller/job-engine.ts';
 import type { JobResult, JobSummary } from '../controller/job-types.ts';
 import { EventStream } from '../controller/service/event-stream.ts';
 import type { DirectoryView } from '../controller/service/service-app.ts';
+import { readEventStream } from './support/event-stream.ts';
 import { silent } from './support/loggers.ts';
 
 function summary(status: JobSummary['status'], finished: number, running: number): JobSummary {
@@ -50,30 +51,22 @@ describe('event stream: job events', () => {
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const response = await fetch(`http://127.0.0.1:${port}/`);
-    const reader = response.body!.getReader();
-    let text = '';
-    const readUntil = async (pattern: RegExp): Promise<void> => {
-      while (!pattern.test(text)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`stream ended: ${text}`);
-        text += new TextDecoder().decode(value);
-      }
-    };
-    await readUntil(/: connected\n\n/);
-    text = '';
+    const sse = readEventStream(response);
+    await sse.readUntil(/: connected\n\n/);
+    sse.clear();
     const reg1: JobResult = { deviceId: 'reg1', status: 'FINISHED', taskId: 7, report: 'r1' };
     const reg2: JobResult = { deviceId: 'reg2', status: 'FINISHED', taskId: 8, report: 'r2' };
     // One turn: two results end, then the job does.
     engine.emit('job', summary('IN_PROGRESS', 1, 1), reg1);
     engine.emit('job', summary('IN_PROGRESS', 2, 0), reg2);
     engine.emit('job', summary('COMPLETED', 2, 0), undefined);
-    await readUntil(/"status":"COMPLETED","target"[^\n]*\}\n\n$/);
-    const blocks = text.split('\n\n').filter((block) => block.length > 0);
+    await sse.readUntil(/"status":"COMPLETED","target"[^\n]*\}\n\n$/);
+    const blocks = sse.text.split('\n\n').filter((block) => block.length > 0);
     expect(blocks.every((block) => block.startsWith('event: job\ndata: '))).toBe(true);
     const jobs = blocks.map((block) => JSON.parse(block.slice('event: job\ndata: '.length)));
     expect(jobs.map((job) => job.result?.deviceId ?? null)).toEqual(['reg1', 'reg2', null]);
     const { script: _script, ...newest } = summary('COMPLETED', 2, 0);
     expect(jobs).toEqual([{ ...newest, result: reg1 }, { ...newest, result: reg2 }, newest]);
-    await reader.cancel();
+    await sse.cancel();
   });
 });

@@ -12,6 +12,7 @@ import type { Job, JobSummary } from '../controller/job-types.ts';
 import { brokersByName, type RunningBroker } from './support/brokers.ts';
 import { startRealDevice } from './support/controller-env.ts';
 import { api, ended, login, startService, waitForJob } from './support/controller-service.ts';
+import { readEventStream } from './support/event-stream.ts';
 import { until } from './support/waits.ts';
 
 const ns = `stores/api${randomUUID().slice(0, 6)}`;
@@ -313,22 +314,14 @@ describe('events', () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/event-stream');
-    const reader = response.body!.getReader();
-    let text = '';
-    const readUntil = async (pattern: RegExp): Promise<void> => {
-      while (!pattern.test(text)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`stream ended: ${text}`);
-        text += new TextDecoder().decode(value);
-      }
-    };
-    await readUntil(/: connected/);
+    const stream = readEventStream(response);
+    await stream.readUntil(/: connected/);
     const created = await api(service.app, token, 'POST', '/api/jobs', {
       script: 'PRINT live',
       target: { devices: ['reg2'] },
     });
-    await readUntil(/"status":"COMPLETED"/);
-    const jobEvents = text
+    await stream.readUntil(/"status":"COMPLETED"/);
+    const jobEvents = stream.text
       .split('\n\n')
       .filter((block) => block.startsWith('event: job\n'))
       .map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 6)));
@@ -340,7 +333,7 @@ describe('events', () => {
     // The register's task changes are device events too (last task and queue), coalesced.
     const taskId = (await api(service.app, token, 'GET', `/api/jobs/${created.body.jobId}`)).body.results[0]
       .taskId;
-    await readUntil(
+    await stream.readUntil(
       new RegExp(
         `event: device\ndata: \\{"deviceId":"reg2".*"lastTask":\\{"id":${taskId},"status":"FINISHED"\\},"queue":\\{"queued":0,"running":0\\}`,
       ),
@@ -348,7 +341,7 @@ describe('events', () => {
     // A register going away is a device event.
     const reg3 = devices[2]!;
     await reg3.stop();
-    await readUntil(/event: device\ndata: \{"deviceId":"reg3","online":false/);
+    await stream.readUntil(/event: device\ndata: \{"deviceId":"reg3","online":false/);
     controller.abort();
   });
 });
