@@ -1,10 +1,50 @@
 /**
- * Connection helpers of the store controller: the first connect (over a list of brokers), the
- * wait for retained messages after subscribing.
+ * Connection helpers of the store controller: its client options, the first connect (over a list
+ * of brokers), what a refused subscription means, the wait for retained messages after subscribing.
  */
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { BrokerEndpoint } from '../bridge/contract/broker-url.ts';
 import { BrokerRotation } from '../bridge/contract/failover.ts';
+import { mqttLogOption } from '../bridge/contract/mqtt-log.ts';
+
+/** The controller's mqtt.js options for its first connection (reconnects are turned on after it). */
+export function controllerClientOptions(
+  clientId: string,
+  connectTimeoutMs: number,
+  ca: IClientOptions['ca'] | undefined,
+): IClientOptions {
+  return {
+    clientId,
+    protocolVersion: 4,
+    clean: true,
+    reconnectPeriod: 0,
+    connectTimeout: connectTimeoutMs,
+    // A private CA for mqtts:// / wss:// (docs/security.md); the system's CAs otherwise.
+    ...(ca && { ca }),
+    // The controller subscribes again itself after a reconnect, retrying refusals.
+    resubscribe: false,
+    // A ping every keepalive interval whatever the traffic, instead of mqtt.js clearing and
+    // setting its keepalive timer on every PUBACK: a job publishes once per register, so 500
+    // timer resets per 500-register job (docs/benchmarks.md, scenario 7).
+    reschedulePings: false,
+    ...mqttLogOption(),
+  };
+}
+
+/** A refused subscription is almost always a wrong namespace or a user without the controller role. */
+export function subscriptionRefusal(
+  url: string,
+  filters: readonly string[],
+  ns: string,
+  username: string | undefined,
+): string {
+  const user = username ?? new URL(url.includes('://') ? url : `mqtt://${url}`).username;
+  return (
+    `the broker at ${url} refused the subscription to ${filters.join(', ')}: ` +
+    `check the namespace (--ns ${ns}; the broker serves one namespace) and that ` +
+    `${user ? `user ${decodeURIComponent(user)}` : 'the user'} has the controller role (docs/broker.md, "Roles")`
+  );
+}
 
 /**
  * The first connection: each broker of the list in turn, once, until one answers CONNACK. A wrong

@@ -10,12 +10,10 @@
 import type { Logger } from '../src/logger.ts';
 import type { HistoryBatch } from './history-batch.ts';
 import type { StoredJob } from './job-history.ts';
+import { JobLedger } from './job-ledger.ts';
 import { resultOf, sentResultAfterRestart } from './job-results.ts';
 import {
-  addToCounts,
-  countResults,
   type Job,
-  type JobCounts,
   type JobResult,
   type JobStatus,
   type JobSummary,
@@ -57,12 +55,9 @@ export class JobRun {
   readonly jobId: string;
   private readonly job: StoredJob;
   private readonly deps: JobRunDeps;
-  private readonly results = new Map<string, StoredResult>();
-  private readonly counts: JobCounts;
+  private readonly results: JobLedger;
   private readonly gate: RolloutGate;
   private readonly deadlineAt: number;
-  /** Registers not sent the script yet (PENDING), in target order: what pump() looks through. */
-  private readonly pending = new Set<string>();
   /** Registers whose submission is being followed right now. */
   private readonly inFlight = new Set<string>();
   private deadlineTimer: NodeJS.Timeout | undefined;
@@ -73,11 +68,7 @@ export class JobRun {
     this.job = job;
     this.jobId = job.jobId;
     this.deps = deps;
-    for (const result of job.results) {
-      this.results.set(result.deviceId, result);
-      if (result.status === 'PENDING') this.pending.add(result.deviceId);
-    }
-    this.counts = countResults(job.results);
+    this.results = new JobLedger(job);
     this.gate = new RolloutGate(job.rollout, deps.clock);
     this.deadlineAt = Date.parse(job.deadlineAt);
   }
@@ -88,7 +79,7 @@ export class JobRun {
 
   summary(): JobSummary {
     const { results: _results, ...rest } = this.job;
-    return { ...rest, counts: { ...this.counts } };
+    return { ...rest, counts: this.results.countsNow() };
   }
 
   /** The job with its results as they are now: what the history holds once the batch is committed. */
@@ -205,15 +196,15 @@ export class JobRun {
    */
   private claimSends(write: boolean): string[] {
     // Every result's end pumps: once all are sent there is nothing to look through.
-    if (this.pending.size === 0 || this.job.status !== 'IN_PROGRESS' || this.stopped) return [];
+    if (this.results.pending.size === 0 || this.job.status !== 'IN_PROGRESS' || this.stopped) return [];
     if (this.paceTimer !== undefined) this.deps.clock.clearTimeout(this.paceTimer);
     this.paceTimer = undefined;
     const sending: string[] = [];
     const sentAt = new Date().toISOString();
-    for (const deviceId of this.pending) {
+    for (const deviceId of this.results.pending) {
       const entry = this.deps.link.device(deviceId);
       if (!entry?.online) continue;
-      const wait = this.gate.waitFor(this.counts.running);
+      const wait = this.gate.waitFor(this.results.running);
       if (wait === Number.POSITIVE_INFINITY) break;
       if (wait > 0) {
         this.paceTimer = this.deps.clock.setTimeout(() => {
@@ -286,12 +277,7 @@ export class JobRun {
   }
 
   private update(deviceId: string, fields: Partial<StoredResult>, write = true): void {
-    const previous = this.results.get(deviceId)!;
-    const next: StoredResult = { ...previous, ...fields };
-    this.results.set(deviceId, next);
-    if (next.status !== 'PENDING') this.pending.delete(deviceId);
-    addToCounts(this.counts, previous.status, -1);
-    addToCounts(this.counts, next.status);
+    const next = this.results.update(deviceId, fields);
     if (write) this.deps.history.saveResult(this.jobId, next);
     this.changed(publicResult(next));
   }
@@ -299,7 +285,7 @@ export class JobRun {
   private checkAbort(): void {
     const rule = this.job.abort;
     if (!rule || this.job.status !== 'IN_PROGRESS') return;
-    const { finished, failed, offline, noAnswer, cancelled } = this.counts;
+    const { finished, failed, offline, noAnswer, cancelled } = this.results.countsNow();
     const ended = finished + failed + offline + noAnswer + cancelled;
     if (failed === 0 || ended < (rule.minEnded ?? 1) || failed / ended < rule.failureRatio) return;
     this.deps.logger.warn({ jobId: this.jobId, failed, ended }, 'job aborted by its failure ratio');
@@ -310,10 +296,10 @@ export class JobRun {
   private checkEnded(): void {
     if (this.job.endedAt !== undefined) return;
     // The counts follow every update(): no result is PENDING or RUNNING any more.
-    if (this.counts.pending + this.counts.running > 0) return;
+    if (!this.results.allEnded) return;
     if (this.job.status === 'IN_PROGRESS') {
       this.job.status = 'COMPLETED';
-      this.deps.onAudit('job_completed', `job ${this.jobId}: ${JSON.stringify(this.counts)}`);
+      this.deps.onAudit('job_completed', `job ${this.jobId}: ${JSON.stringify(this.results.countsNow())}`);
     }
     this.job.endedAt = new Date().toISOString();
     this.deps.history.saveStatus(this.jobId, this.job.status, this.job.endedAt);

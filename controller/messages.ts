@@ -14,6 +14,9 @@ import {
   stateSchema,
   statusMessageSchema,
 } from '../bridge/contract/topics.ts';
+import { isoPatternOf, messageChecks } from './message-checks.ts';
+
+const checks = messageChecks(isoPatternOf(statusMessageSchema.shape.queuedAt));
 
 export type ControllerMessage =
   | { kind: 'state'; deviceId: string; state: DeviceState | null }
@@ -38,7 +41,7 @@ export function decodeControllerMessage(
   if (topic.startsWith(prefix)) {
     const requestId = topic.slice(prefix.length);
     if (requestId.length === 0 || requestId.includes('/')) return undefined;
-    const decoded = decodePayload(replySchema, payload);
+    const decoded = decodePayload(replySchema, payload, checks.reply);
     if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
     if (decoded.value.requestId !== undefined && decoded.value.requestId !== requestId) {
       return { kind: 'invalid', error: 'reply requestId differs from its topic' };
@@ -49,7 +52,7 @@ export function decodeControllerMessage(
   if (parsed?.kind === 'state') {
     // A zero-byte retained message clears the topic [MQTT-3.3.1-10].
     if (payload.length === 0) return { kind: 'state', deviceId: parsed.deviceId, state: null };
-    const decoded = decodePayload(stateSchema, payload);
+    const decoded = decodePayload(stateSchema, payload, checks.state);
     if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
     if (decoded.value.deviceId !== parsed.deviceId)
       return { kind: 'invalid', error: 'state deviceId differs from its topic' };
@@ -58,7 +61,7 @@ export function decodeControllerMessage(
   if (parsed?.kind === 'taskStatus') {
     if (payload.length === 0)
       return { kind: 'statusCleared', deviceId: parsed.deviceId, taskId: parsed.taskId };
-    const decoded = decodePayload(statusMessageSchema, payload);
+    const decoded = decodePayload(statusMessageSchema, payload, checks.status);
     if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
     if (decoded.value.deviceId !== parsed.deviceId || decoded.value.id !== parsed.taskId) {
       return { kind: 'invalid', error: 'status deviceId or id differs from its topic' };

@@ -10,10 +10,14 @@ import { EventEmitter } from 'node:events';
 import type { MqttClient } from 'mqtt';
 import { parseBrokerUrls } from '../bridge/contract/broker-url.ts';
 import type { BrokerRotation } from '../bridge/contract/failover.ts';
-import { mqttLogOption } from '../bridge/contract/mqtt-log.ts';
 import { SubscribeRetry } from '../bridge/contract/subscribe-retry.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
-import { connectFirst, QuietWait } from './broker-connection.ts';
+import {
+  connectFirst,
+  controllerClientOptions,
+  QuietWait,
+  subscriptionRefusal,
+} from './broker-connection.ts';
 import { DeviceDirectory, type TaskSummary } from './directory.ts';
 import { Fanout } from './fanout.ts';
 import { decodeControllerMessage, replyPrefix } from './messages.ts';
@@ -100,22 +104,10 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     });
     // The first connection tries every broker of the list once, in order (see connectFirst).
     const connectTimeoutMs = this.options.connectTimeoutMs ?? CONTROLLER_DEFAULTS.connectTimeoutMs;
-    const { client, rotation } = await connectFirst(endpoints, {
-      clientId: this.clientId,
-      protocolVersion: 4,
-      clean: true,
-      reconnectPeriod: 0,
-      connectTimeout: connectTimeoutMs,
-      // A private CA for mqtts:// / wss:// (docs/security.md); the system's CAs otherwise.
-      ...(this.options.ca && { ca: this.options.ca }),
-      // The controller subscribes again itself after a reconnect, retrying refusals (below).
-      resubscribe: false,
-      // A ping every keepalive interval whatever the traffic, instead of mqtt.js clearing and
-      // setting its keepalive timer on every PUBACK: a job publishes once per register, so 500
-      // timer resets per 500-register job (docs/benchmarks.md, scenario 7).
-      reschedulePings: false,
-      ...mqttLogOption(),
-    });
+    const { client, rotation } = await connectFirst(
+      endpoints,
+      controllerClientOptions(this.clientId, connectTimeoutMs, this.options.ca),
+    );
     this.client = client;
     this.rotation = rotation;
     // Only after the first success: later losses are retried (a controller outlives broker
@@ -138,7 +130,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     const refused = await this.subscribeAll(client, connectTimeoutMs);
     if (refused.length > 0) {
       await this.stop();
-      throw new Error(this.refusal(rotation.current.url, refused));
+      throw new Error(subscriptionRefusal(rotation.current.url, refused, this.ns, this.options.username));
     }
     // Retained messages follow the SUBACK: wait until they stop coming (see StoreControllerOptions).
     await this.quiet.wait(
@@ -172,16 +164,6 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       ...(budgetMs !== undefined && { budgetMs }),
       alive: () => this.client === client && this.connections === connection && client.connected,
     });
-  }
-
-  /** A refused subscription is almost always a wrong namespace or a user without the controller role. */
-  private refusal(url: string, filters: readonly string[]): string {
-    const user = this.options.username ?? new URL(url.includes('://') ? url : `mqtt://${url}`).username;
-    return (
-      `the broker at ${url} refused the subscription to ${filters.join(', ')}: ` +
-      `check the namespace (--ns ${this.ns}; the broker serves one namespace) and that ` +
-      `${user ? `user ${decodeURIComponent(user)}` : 'the user'} has the controller role (docs/broker.md, "Roles")`
-    );
   }
 
   /** Pending submissions resolve NO_ANSWER (`controller stopped`); then disconnects. */

@@ -1,0 +1,131 @@
+/**
+ * Cheap acceptance checks in front of the zod schemas of what the controller receives (task
+ * statuses, replies, states): a message the check accepts is taken as JSON.parse made it;
+ * anything else goes through the schema as before, so a refusal reads exactly as it always did.
+ *
+ * Why: zod's parse copies and walks every message, and a job to 500 registers brings about 2,000
+ * of them (three statuses and a reply per register) into the service and into every other
+ * controller listening; it was the largest single part of the service's message handling
+ * (docs/benchmarks.md, scenario 7). Each check accepts only what its schema accepts unchanged:
+ * no key the schema would strip (zod objects drop unknown keys), every value of the type and
+ * range the schema demands; test/controller-message-checks.test.ts compares both on every case.
+ */
+import { ID_PATTERN } from '../bridge/contract/topics.ts';
+
+/**
+ * The exact expression of `z.iso.datetime()` (zod keeps it on the schema's definition); without
+ * it (another zod), no check accepts a date and everything goes through zod.
+ */
+export function isoPatternOf(schema: unknown): RegExp | undefined {
+  const pattern = (schema as { _zod?: { def?: { pattern?: unknown } } })._zod?.def?.pattern;
+  return pattern instanceof RegExp ? pattern : undefined;
+}
+
+type Json = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Every key of `value` is one of `allowed` (nothing zod would strip). */
+function onlyKeys(value: Json, allowed: ReadonlySet<string>): boolean {
+  for (const key in value) if (!allowed.has(key)) return false;
+  return true;
+}
+
+function positiveInt(value: unknown): boolean {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
+
+function optionalString(value: unknown): boolean {
+  return value === undefined || typeof value === 'string';
+}
+
+const TASK_STATUSES = new Set(['RUNNING', 'FINISHED', 'FAILURE']);
+const INSTALLATIONS = new Set(['cash-register', 'cash-register+pos', 'pos']);
+const STATUS_KEYS = new Set([
+  'id',
+  'deviceId',
+  'bootId',
+  'seq',
+  'status',
+  'report',
+  'error',
+  'requestId',
+  'queuedAt',
+  'startedAt',
+  'finishedAt',
+]);
+const ACCEPTED_REPLY_KEYS = new Set(['requestId', 'deviceId', 'id', 'status']);
+const REFUSED_REPLY_KEYS = new Set(['requestId', 'deviceId', 'error']);
+const ONLINE_KEYS = new Set([
+  'online',
+  'deviceId',
+  'bootId',
+  'installation',
+  'version',
+  'startedAt',
+  'groups',
+]);
+const OFFLINE_KEYS = new Set(['online', 'deviceId', 'bootId']);
+
+function isId(value: unknown): boolean {
+  return typeof value === 'string' && ID_PATTERN.test(value);
+}
+
+export interface MessageChecks {
+  status(value: unknown): boolean;
+  reply(value: unknown): boolean;
+  state(value: unknown): boolean;
+}
+
+/** The checks for statusMessageSchema, replySchema and stateSchema (bridge/contract/topics.ts). */
+export function messageChecks(isoDate: RegExp | undefined): MessageChecks {
+  const date = (value: unknown): boolean =>
+    isoDate !== undefined && typeof value === 'string' && isoDate.test(value);
+  const optionalDate = (value: unknown): boolean => value === undefined || date(value);
+  return {
+    status: (value) =>
+      isPlainObject(value) &&
+      positiveInt(value.id) &&
+      isId(value.deviceId) &&
+      typeof value.bootId === 'string' &&
+      value.bootId.length > 0 &&
+      positiveInt(value.seq) &&
+      TASK_STATUSES.has(value.status as string) &&
+      optionalString(value.report) &&
+      optionalString(value.error) &&
+      optionalString(value.requestId) &&
+      date(value.queuedAt) &&
+      optionalDate(value.startedAt) &&
+      optionalDate(value.finishedAt) &&
+      onlyKeys(value, STATUS_KEYS),
+    // The union's first member (accepted) wins when both would match, as in zod.
+    reply: (value) =>
+      isPlainObject(value) &&
+      optionalString(value.requestId) &&
+      isId(value.deviceId) &&
+      (value.error === undefined
+        ? positiveInt(value.id) &&
+          TASK_STATUSES.has(value.status as string) &&
+          onlyKeys(value, ACCEPTED_REPLY_KEYS)
+        : typeof value.error === 'string' &&
+          value.id === undefined &&
+          value.status === undefined &&
+          onlyKeys(value, REFUSED_REPLY_KEYS)),
+    state: (value) => {
+      if (!isPlainObject(value) || !isId(value.deviceId)) return false;
+      if (typeof value.bootId !== 'string' || value.bootId.length === 0) return false;
+      if (value.online === false) return onlyKeys(value, OFFLINE_KEYS);
+      return (
+        value.online === true &&
+        INSTALLATIONS.has(value.installation as string) &&
+        typeof value.version === 'string' &&
+        date(value.startedAt) &&
+        Array.isArray(value.groups) &&
+        value.groups.every(isId) &&
+        onlyKeys(value, ONLINE_KEYS)
+      );
+    },
+  };
+}
