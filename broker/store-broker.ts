@@ -13,6 +13,7 @@ import { type BrokerStats, Gatekeeper } from './gatekeeper.ts';
 import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
 import { type Listener, listenTcp, listenTls, listenWebSocket } from './listeners.ts';
 import { LoginLimiter } from './login-limiter.ts';
+import { DeliveryFlush, watchPublishes, writeQoS0AtOnce } from './qos0-delivery.ts';
 import type { RedisBackend } from './redis-backend.ts';
 import { SessionBacklog, type SessionBacklogStats } from './session-backlog.ts';
 import { holdUntilConnected, markQueueSends } from './session-resume.ts';
@@ -168,6 +169,7 @@ export class StoreBroker {
         this.#redis = await createRedisBackend(this.#options.redisUrl, logger);
       }
       const hooks = gatekeeper.hooks();
+      const flush = new DeliveryFlush();
       const aedes = await Aedes.createBroker({
         ...(this.#redis && { mq: this.#redis.mq, persistence: this.#redis.persistence }),
         // A connection that has not completed its CONNECT by then is closed (aedes' own timer).
@@ -175,6 +177,8 @@ export class StoreBroker {
         concurrency: this.#limits.emitterConcurrency,
         ...hooks,
         preConnect: (client, packet, callback) => {
+          writeQoS0AtOnce(client, flush); // first: the wrappers below wrap it (qos0-delivery.ts)
+          watchPublishes(client, flush);
           fixDedupe(client); // before the client has any subscription (broker/dedupe.ts)
           holdUntilConnected(client); // nothing before CONNACK, queue first (broker/session-resume.ts)
           coalesceDeliveries(client); // one socket write per turn (broker/write-coalescing.ts)

@@ -16,12 +16,17 @@ import { Latencies } from '../lib/hist.ts';
 import type { Worker, WorkerMessage } from '../lib/proc.ts';
 import { type ScaleBroker, spread, startScaleFleet } from '../lib/scale-fleet.ts';
 import { round, runScenario, type ScenarioContext } from '../lib/scenario.ts';
+import { type StageSample, stageLine } from '../lib/stage-report.ts';
 
 const DEADLINE_MS = 30_000;
 const GOAL_P99_MS = 20;
 
 interface Ends extends WorkerMessage {
   ends: Array<[string, number, number]>;
+}
+
+interface Stages extends WorkerMessage {
+  stamps: Array<[string, number, number, number]>;
 }
 
 /** CPU time of the store broker's process (aedes, a worker of ours), µs; NaN for the others. */
@@ -37,6 +42,7 @@ async function measure(
   registers: number,
   rounds: number,
   brokerProf: string | undefined,
+  stages: boolean,
 ) {
   const fleet = await startScaleFleet({
     broker,
@@ -58,6 +64,12 @@ async function measure(
       // Offsets before every round: the clocks of processes on one host drift little, but do.
       const controllerClock: ClockOffset = await measureOffset(fleet.controller);
       const hostClocks = await Promise.all(fleet.hosts.map((h) => measureOffset(h)));
+      const staged = stages ? fleet.brokerWorker : undefined;
+      const brokerClock = staged ? await measureOffset(staged) : undefined;
+      if (staged) {
+        staged.send({ type: 'stages' }); // forget the warm-up's
+        await staged.next('stages', 10_000);
+      }
       // Ends of earlier rounds (the warm-up's) are dropped.
       for (const host of fleet.hosts) host.send({ type: 'ends' });
       await Promise.all(fleet.hosts.map((h) => h.next<Ends>('ends', 10_000)));
@@ -80,17 +92,28 @@ async function measure(
         const offset = hostClocks[index]!.offsetMs;
         for (const [deviceId, taskId, t] of message.ends) ends.set(`${deviceId}/${taskId}`, t - offset);
       }
+      let inBroker = new Map<string, [number, number, number]>();
+      if (staged) {
+        staged.send({ type: 'stages' });
+        const message = await staged.next<Stages>('stages', 10_000);
+        const o = brokerClock!.offsetMs;
+        inBroker = new Map(message.stamps.map(([k, a, b, c]) => [k, [a - o, b - o, c - o]]));
+      }
       if (i === 0) continue;
       const round_ = new Latencies();
+      const samples: StageSample[] = [];
       for (const [deviceId, taskId, t] of run.stamps ?? []) {
         const end = ends.get(`${deviceId}/${taskId}`);
         if (end === undefined) {
           missing += 1;
           continue;
         }
-        const ms = t - controllerClock.offsetMs - end;
+        const seen = t - controllerClock.offsetMs;
+        const ms = seen - end;
         latencies.recordMs(ms);
         round_.recordMs(ms);
+        const b = inBroker.get(`${deviceId}/${taskId}`);
+        if (b && b[2] > 0) samples.push([ms, b[0] - end, b[1] - b[0], b[2] - b[1], seen - b[2]]);
       }
       const summary = round_.summary();
       p99s.push(summary.p99);
@@ -104,6 +127,7 @@ async function measure(
           `load ${loadavg()[0]!.toFixed(1)} ` +
           `(offsets ±${(controllerClock.rttMs / 2).toFixed(3)} ms; ${round_.negative} negative)`,
       );
+      if (staged) ctx.log(`  ${stageLine(samples)} (${samples.length} staged)`);
     }
     return { summary: latencies.summary(), p99s, fanoutMs, missing, load: spread(loads), brokerCpu };
   } finally {
@@ -126,6 +150,10 @@ runScenario('status-under-load', async (ctx) => {
   // `--broker-prof DIR`: a CPU profile of the store broker's process per measured fan-out, in DIR
   // (read with bench/profile-top.ts); the profiler slows it, so never in a documented run.
   const brokerProf = arg('--broker-prof');
+  // `--stages`: the store broker stamps each FINISHED status (lib/broker-stages.ts) and each round
+  // logs where the time went; the stamps cost the broker a little, so never in a documented run.
+  const stages = ctx.args.includes('--stages');
+  if (stages) process.env.BENCH_STAGES = '1';
   for (const broker of ['aedes', 'mosquitto'] as const) {
     if (arg('--broker') !== undefined && arg('--broker') !== broker) continue;
     const { summary, p99s, fanoutMs, missing, load, brokerCpu } = await measure(
@@ -134,6 +162,7 @@ runScenario('status-under-load', async (ctx) => {
       registers,
       rounds,
       brokerProf,
+      stages,
     );
     const p99 = spread(p99s);
     const fanout = spread(fanoutMs);

@@ -1,15 +1,20 @@
 /**
  * A store broker (aedes, broker/store-broker.ts) in a process of its own, as `regbridge broker`
  * would run it. argv: `<registers> [redisUrl]`; users are lib/fleet.ts's. Sends `{type: 'ready', port}`.
+ * Answers `ping` (lib/clock.ts) and, with BENCH_STAGES=1, `stages` (lib/broker-stages.ts).
  */
 import { StoreBroker } from '../../broker/store-broker.ts';
 import { silent } from '../../test/support/loggers.ts';
+import { installStageStamps, takeStageStamps } from '../lib/broker-stages.ts';
 import { fleetUsers, NS } from '../lib/fleet.ts';
+import { nowMs } from '../lib/scenario.ts';
 import { startWindowProfile, stopWindowProfile } from '../lib/window-profile.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
 const [count = '0', redisUrl] = process.argv.slice(2);
 let broker: StoreBroker | undefined;
+// status-under-load.ts --stages: stamps of each FINISHED status inside the broker (bench only).
+if (process.env.BENCH_STAGES === '1') installStageStamps();
 
 workerMain(
   async () => {
@@ -29,7 +34,9 @@ workerMain(
   },
   {
     onMessage: async (message) => {
-      if (message.type === 'stats')
+      if (message.type === 'ping') sendToParent({ type: 'pong', t0: message.t0, t1: nowMs() });
+      else if (message.type === 'stages') sendToParent({ type: 'stages', ...takeStageStamps() });
+      else if (message.type === 'stats')
         sendToParent({
           type: 'stats',
           ...broker?.stats,
