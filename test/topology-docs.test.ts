@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { skipWithout } from './support/binaries.ts';
+import { program } from './support/installed.ts';
 import { TestClient } from './support/mqtt.ts';
 import { nodeConfig } from './support/nats-cluster.ts';
 import { freePort, waitForPort } from './support/ports.ts';
@@ -70,7 +71,7 @@ describe.skipIf(skipWithout(['nats-server'], 'docs/topology.md: the nats-server 
         .replace('"/var/lib/nats"', JSON.stringify(join(dir, 'js')));
       const file = join(dir, 'nats.conf');
       await writeFile(file, config);
-      child = spawn('nats-server', ['-c', file], { stdio: 'ignore' });
+      child = spawn(program('nats-server'), ['-c', file], { stdio: 'ignore' });
       await waitForPort(mqttPort);
 
       const url = `mqtt://127.0.0.1:${mqttPort}`;

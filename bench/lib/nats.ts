@@ -25,9 +25,10 @@
  * - BENCH_NATS_LOG=<file> keeps nats-server's own log, to see why it dropped or refused clients.
  */
 import { type RunningProgramBroker, startNatsServer } from '../../test/support/broker-programs.ts';
-import { installed } from '../../test/support/installed.ts';
+import { installed, natsServerVersion, program } from '../../test/support/installed.ts';
 import { createMqttMessageStream } from '../../test/support/nats-api.ts';
 
+/** nats-server on PATH, or the program NATS_SERVER_BIN names (test/support/installed.ts). */
 export const natsInstalled = (): boolean => installed('nats-server');
 
 const list = (value: string | undefined): string[] =>
@@ -44,8 +45,14 @@ const mqttSettings = (): string[] =>
 const messagesSetting = (): string | undefined =>
   process.env.BENCH_NATS_MSGS ?? (plain() ? undefined : 'limits:3600:memory');
 
-/** The settings in use, for the scenario's log and notes. */
+/** The settings in use, and the server's version (NATS_SERVER_BIN picks another build), for the notes. */
 export function benchNatsSettings(): string {
+  const bin = program('nats-server');
+  const server = `${natsServerVersion()}${bin === 'nats-server' ? '' : ` (${bin})`}`;
+  return `${server}, ${benchNatsTuning()}`;
+}
+
+function benchNatsTuning(): string {
   const msgs = messagesSetting();
   const parts = [
     ...mqttSettings().map((s) => `mqtt.${s}`),

@@ -32,6 +32,7 @@ interface Size {
 }
 
 async function measure(ctx: ScenarioContext, size: Size, broker: ScaleBroker, rounds: number) {
+  if (broker === 'nats') ctx.log(`${size.label} via nats: nats-server ${benchNatsSettings()}`);
   const fleet = await startScaleFleet({
     broker,
     registers: size.registers,

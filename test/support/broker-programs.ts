@@ -5,7 +5,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertInstalled } from './installed.ts';
+import { assertInstalled, program } from './installed.ts';
 import { freePort } from './ports.ts';
 import { ServerProcess } from './processes.ts';
 
@@ -31,7 +31,7 @@ async function run(
   dir: string,
 ): Promise<RunningProgramBroker> {
   assertInstalled(command);
-  const server = new ServerProcess(command, ['-c', config]);
+  const server = new ServerProcess(program(command), ['-c', config]);
   const resume = async (): Promise<void> => {
     server.start();
     try {

@@ -3,6 +3,7 @@
  * benchmarks can use the same starters (support/broker-programs.ts). Suites skip on it through
  * support/binaries.ts.
  */
+import { execFileSync } from 'node:child_process';
 import { programProblem } from '../../src/executors/program-check.ts';
 
 const HOW: Record<string, string> = {
@@ -16,11 +17,36 @@ const HOW: Record<string, string> = {
 
 const known = new Map<string, boolean>();
 
-/** On PATH (Debian puts mosquitto and nats-server in /usr/sbin: add it to PATH; .ci/run does). */
+/**
+ * What to run for `binary`: NATS_SERVER_BIN, when set, names the nats-server tests and benchmarks
+ * start (a path, or a name on PATH), so a newer build than the distribution's can be measured and
+ * tested without replacing it (scripts/fetch-nats-server.sh fetches one; docs/benchmarks.md).
+ */
+export function program(binary: string): string {
+  const chosen = binary === 'nats-server' ? process.env.NATS_SERVER_BIN : undefined;
+  return chosen !== undefined && chosen !== '' ? chosen : binary;
+}
+
+let natsVersion: string | undefined;
+
+/** `nats-server --version` of the binary in use (`v2.15.1`), for the benchmarks' notes. */
+export function natsServerVersion(): string {
+  if (natsVersion === undefined) {
+    try {
+      const out = execFileSync(program('nats-server'), ['--version'], { encoding: 'utf8', timeout: 10_000 });
+      natsVersion = /v\d+\.\d+\.\d+\S*/.exec(out)?.[0] ?? out.trim();
+    } catch (error) {
+      natsVersion = `unknown (${(error as Error).message.split('\n')[0]})`;
+    }
+  }
+  return natsVersion;
+}
+
+/** On PATH, or NATS_SERVER_BIN's program (Debian puts mosquitto and nats-server in /usr/sbin: add it to PATH; .ci/run does). */
 export function installed(binary: string): boolean {
   let found = known.get(binary);
   if (found === undefined) {
-    found = programProblem(binary) === undefined;
+    found = programProblem(program(binary)) === undefined;
     known.set(binary, found);
   }
   return found;
@@ -29,7 +55,11 @@ export function installed(binary: string): boolean {
 export function missingText(binaries: readonly string[]): string {
   return binaries
     .filter((binary) => !installed(binary))
-    .map((binary) => `${binary} not found on PATH; ${HOW[binary] ?? 'install it'}`)
+    .map((binary) =>
+      program(binary) === binary
+        ? `${binary} not found on PATH; ${HOW[binary] ?? 'install it'}`
+        : `${programProblem(program(binary))} (NATS_SERVER_BIN)`,
+    )
     .join('; ');
 }
 

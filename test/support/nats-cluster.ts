@@ -12,7 +12,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
-import { assertInstalled } from './installed.ts';
+import { assertInstalled, program } from './installed.ts';
 import { freePort } from './ports.ts';
 
 export interface NatsNode {
@@ -101,7 +101,7 @@ class Node implements NatsNode {
 
   async start(): Promise<void> {
     if (this.child) return;
-    const child = spawn('nats-server', ['-c', this.config], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(program('nats-server'), ['-c', this.config], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.on('data', (chunk: Buffer) => {
       this.log = (this.log + chunk.toString()).slice(-6000);
     });
