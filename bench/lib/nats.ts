@@ -56,6 +56,7 @@ function benchNatsTuning(): string {
   const msgs = messagesSetting();
   const parts = [
     ...mqttSettings().map((s) => `mqtt.${s}`),
+    ...consumerLimitSetting(natsServerVersion()).map(() => 'jetstream.limits.default_max_consumers: -1'),
     ...list(process.env.BENCH_NATS_JS).map((s) => `jetstream.${s}`),
     ...(process.env.BENCH_NATS_DIR ? [`store in ${process.env.BENCH_NATS_DIR}`] : []),
     ...(msgs ? [`$MQTT_msgs ${msgs}`] : []),
@@ -74,13 +75,25 @@ function messageStream(value: string): { maxAgeSeconds: number; storage: 'file' 
   return { maxAgeSeconds, storage };
 }
 
+/**
+ * nats-server 2.15 caps each stream at 1,000 consumers unless told otherwise
+ * (`jetstream.limits.default_max_consumers`, 0 meaning 1,000; earlier versions refuse the key).
+ * Every QoS 1 subscription of an MQTT session is a consumer of `$MQTT_msgs` (4 per register), so
+ * the 251st register's subscriptions are refused: the limit is lifted for every run, tuned or
+ * plain, as docs/topology.md tells a store to.
+ */
+export function consumerLimitSetting(version: string): string[] {
+  const [major = 0, minor = 0] = (/^v?(\d+)\.(\d+)/.exec(version) ?? []).slice(1).map(Number);
+  return major > 2 || (major === 2 && minor >= 15) ? ['limits { default_max_consumers: -1 }'] : [];
+}
+
 export async function startBenchNats(): Promise<RunningProgramBroker> {
   const log = process.env.BENCH_NATS_LOG;
   const setting = messagesSetting();
   const msgs = setting ? messageStream(setting) : undefined;
   const nats = await startNatsServer({
     mqtt: mqttSettings(),
-    jetstream: list(process.env.BENCH_NATS_JS),
+    jetstream: [...consumerLimitSetting(natsServerVersion()), ...list(process.env.BENCH_NATS_JS)],
     ...(process.env.BENCH_NATS_DIR && { parentDir: process.env.BENCH_NATS_DIR }),
     monitor: true,
     config: [...list(process.env.BENCH_NATS_CONFIG), ...(log ? [`log_file: ${JSON.stringify(log)}`] : [])],
