@@ -36,8 +36,8 @@ apt=(
   -o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
   -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o APT::Sandbox::User=root
 )
-apt-get "${apt[@]}" update -qq
-(cd "$work" && apt-get "${apt[@]}" download "nats-server=$version")
+apt-get "${apt[@]}" update -qq >&2
+(cd "$work" && apt-get "${apt[@]}" download "nats-server=$version") >&2
 dpkg-deb -x "$work"/nats-server_*.deb "$work/x"
 mkdir -p "$out"
 cp "$work/x/usr/sbin/nats-server" "$out/nats-server"
