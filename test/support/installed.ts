@@ -27,27 +27,31 @@ export function program(binary: string): string {
   return chosen !== undefined && chosen !== '' ? chosen : binary;
 }
 
-let natsVersion: string | undefined;
+const natsVersions = new Map<string, string>();
 
 /** `nats-server --version` of the binary in use (`v2.15.1`), for the benchmarks' notes. */
 export function natsServerVersion(): string {
-  if (natsVersion === undefined) {
+  const bin = program('nats-server');
+  let version = natsVersions.get(bin);
+  if (version === undefined) {
     try {
-      const out = execFileSync(program('nats-server'), ['--version'], { encoding: 'utf8', timeout: 10_000 });
-      natsVersion = /v\d+\.\d+\.\d+\S*/.exec(out)?.[0] ?? out.trim();
+      const out = execFileSync(bin, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+      version = /v\d+\.\d+\.\d+\S*/.exec(out)?.[0] ?? out.trim();
     } catch (error) {
-      natsVersion = `unknown (${(error as Error).message.split('\n')[0]})`;
+      version = `unknown (${(error as Error).message.split('\n')[0]})`;
     }
+    natsVersions.set(bin, version);
   }
-  return natsVersion;
+  return version;
 }
 
 /** On PATH, or NATS_SERVER_BIN's program (Debian puts mosquitto and nats-server in /usr/sbin: add it to PATH; .ci/run does). */
 export function installed(binary: string): boolean {
-  let found = known.get(binary);
+  const path = program(binary);
+  let found = known.get(path);
   if (found === undefined) {
-    found = programProblem(program(binary)) === undefined;
-    known.set(binary, found);
+    found = programProblem(path) === undefined;
+    known.set(path, found);
   }
   return found;
 }
