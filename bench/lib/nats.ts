@@ -11,6 +11,8 @@
  * mosquitto: `$MQTT_msgs` created beforehand with limits retention, max age 1 h, in memory, and
  * `mqtt.consumer_memory_storage`. With nats-server's own defaults 2,000 registers got no script
  * within 60 s and 10,000 never finished subscribing. BENCH_NATS_PLAIN=1 runs those defaults.
+ * NATS_SERVER_BIN=<path> runs another nats-server than the one on PATH (scripts/fetch-nats-server.sh
+ * fetches Debian trixie's 2.10); the notes name the version in use.
  * Settings for trials, from the environment (each replaces the bench's own for its part):
  * - BENCH_NATS_MQTT: extra settings of the `mqtt { }` block, separated by `;`
  *   (`consumer_memory_storage: true; stream_replicas: 1`);
