@@ -146,7 +146,8 @@ async function size(
 }
 
 runScenario('nats-cluster', async (ctx) => {
-  if (!installed('nats-server')) throw new SkipScenario('nats-server is not on PATH (nor at NATS_SERVER_BIN)');
+  if (!installed('nats-server'))
+    throw new SkipScenario('nats-server is not on PATH (nor at NATS_SERVER_BIN)');
   const sizes = ctx.quick
     ? [10]
     : (ctx.args
