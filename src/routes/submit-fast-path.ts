@@ -8,8 +8,9 @@
  *
  * It is taken only when the headers say the request is the usual one: POST, the exact path (no
  * query), `Content-Type: application/json` (with or without `; charset=utf-8`), a `Content-Length`
- * up to 64 KiB, no `Transfer-Encoding`, `Expect`, `Idempotency-Key`, `Accept-Version` or
- * `Connection` header, a token the auth service accepts (its check has no side effect: a refused
+ * up to 64 KiB, no `Transfer-Encoding`, `Expect`, `Idempotency-Key` or `Accept-Version` header
+ * (`Connection` is node's business: fastify only tracks keep-alive sockets for
+ * `forceCloseConnections: true`, which the app does not set), a token the auth service accepts (its check has no side effect: a refused
  * one counts nothing), and the app not closing. It then reads the body and answers 202 only when
  * the body is a JSON object with a string `vendorScript` and the queue admits the script (a refused
  * submission changes nothing in the queue). In every other case, also after the body was read,
@@ -141,8 +142,7 @@ export function installSubmitFastPath(app: FastifyInstance, options: SubmitFastP
       headers['transfer-encoding'] !== undefined ||
       headers.expect !== undefined ||
       headers['idempotency-key'] !== undefined ||
-      headers['accept-version'] !== undefined ||
-      headers.connection !== undefined
+      headers['accept-version'] !== undefined
     )
       return -1;
     const length = parseLength(headers['content-length']);
