@@ -19,6 +19,7 @@ import { fastValidatorCompiler } from './routes/fast-validation.ts';
 import { installJsonBodyParser } from './routes/json-body.ts';
 import { registerLazyOpenApi, registerOpenApi } from './routes/openapi.ts';
 import { serviceRoutes } from './routes/service-routes.ts';
+import { installSubmitFastPath, requestIdGenerator } from './routes/submit-fast-path.ts';
 import { taskRoutes } from './routes/task-routes.ts';
 import { Waits } from './routes/waits.ts';
 import type { TaskQueue } from './tasks/task-queue.ts';
@@ -46,6 +47,13 @@ export interface AppInternals {
   maxTokens?: number;
   /** Addresses the failed-attempt limiter remembers (default 10 000). */
   maxAddresses?: number;
+  /**
+   * `POST /api/vendor-script`'s fast path (routes/submit-fast-path.ts), on by default; off, every
+   * request takes fastify's path (the tests compare both).
+   */
+  submitFastPath?: boolean;
+  /** Counts the submissions the fast path answered. */
+  submitFastPathAnswered?: { count: number };
 }
 
 /**
@@ -92,6 +100,9 @@ async function build(
   const { config, queue, logger, registry } = options;
   // The engine owns the script limit; the body limit follows from it.
   const bodyLimit = bodyLimitFor(queue.maxScriptBytes);
+  const fastPath = !withOpenApi && internals.submitFastPath !== false;
+  // fastify's default ids, from a generator the fast path shares.
+  const genReqId = requestIdGenerator();
   const app = Fastify({
     ...(options.tls && { https: { cert: options.tls.cert, key: options.tls.key } }),
     loggerInstance: logger as FastifyBaseLogger,
@@ -111,6 +122,7 @@ async function build(
     schemaController: { compilersFactory: zodCompilers },
     // Each request's child logger is built only if the request logs something (request-logger.ts).
     childLoggerFactory: lazyChildLoggerFactory,
+    genReqId,
   }) as unknown as FastifyInstance;
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   // docs/api.md: all bodies are JSON; a text/plain body is 415, not a string to validate.
@@ -156,7 +168,10 @@ async function build(
     httpMetrics?.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
+  let stopFastPath: (() => void) | undefined;
   app.addHook('preClose', async () => {
+    // From here fastify answers with `Connection: close`: every request goes its way.
+    stopFastPath?.();
     waits.abortAll();
   });
   app.addHook('onClose', async () => {
@@ -175,7 +190,7 @@ async function build(
     ({ closeDocsApp } = registerLazyOpenApi(app, () => build(docsOptions, internals, true)));
   }
   await app.register(authRoutes, { auth, bodyLimit: config.authBodyLimit });
-  await app.register(taskRoutes, { auth, queue, config, waits });
+  await app.register(taskRoutes, { auth, queue, config, waits, fastPath });
   await app.register(serviceRoutes, {
     config,
     queue,
@@ -184,5 +199,18 @@ async function build(
     startedAt: Date.now(),
   });
   await app.ready();
+  if (fastPath) {
+    stopFastPath = installSubmitFastPath(app, {
+      auth,
+      queue,
+      observe: (method, route, statusCode, seconds) =>
+        httpMetrics?.observe(method, route, statusCode, seconds),
+      genReqId,
+      childLoggerFactory: lazyChildLoggerFactory,
+      bodyLimit,
+      maxJsonDepth: config.maxJsonDepth,
+      ...(internals.submitFastPathAnswered && { answered: internals.submitFastPathAnswered }),
+    });
+  }
   return app;
 }

@@ -28,6 +28,7 @@ import {
   vendorScriptBodySchema,
   waitQuerySchema,
 } from './schemas.ts';
+import { handedBody, VENDOR_SCRIPT_SUBJECT } from './submit-fast-path.ts';
 import type { Waits } from './waits.ts';
 
 export interface TaskRoutesOptions {
@@ -35,12 +36,13 @@ export interface TaskRoutesOptions {
   queue: TaskQueue;
   config: DeviceCoreConfig;
   waits: Waits;
+  /** The submission fast path is on: what it read of a body it handed over is fastify's body. */
+  fastPath: boolean;
 }
 
 const security = [{ bearerAuth: [] }];
 
 /** How refusals name the script of each route (SubmitOptions.subject). */
-const VENDOR_SCRIPT_SUBJECT = "body field 'vendorScript'";
 const FM_SCRIPT_SUBJECT = "body field 'fmScript'";
 
 // The submissions' fast paths (fast-validation.ts): what the schemas accept unchanged, checked
@@ -71,7 +73,7 @@ function sendAccepted(reply: FastifyReply, id: number): FastifyReply {
 
 export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
   app,
-  { auth, queue, config, waits },
+  { auth, queue, config, waits, fastPath },
 ) => {
   // Callback style: an async hook costs a promise and a microtask hop on every request.
   app.addHook('onRequest', (request, _reply, done) => {
@@ -96,6 +98,7 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
   }
 
   app.post('/api/vendor-script', {
+    ...(fastPath && { preParsing: handedBody }),
     schema: {
       tags: ['tasks'],
       summary: 'Queue a script; answers at once with the task id',
