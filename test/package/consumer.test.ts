@@ -54,7 +54,7 @@ function startInstalledDevice(): Promise<number> {
   const bin = join(project, 'node_modules', 'regbridge', 'bin', 'regbridge.js');
   const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--no-mqtt', '--user', `${USER}:${PASSWORD}`];
   // NODE_DEBUG=regbridge: the bin says whether V8 took the code cache the package ships.
-  const env = { ...process.env, NODE_DEBUG: 'regbridge' };
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_DEBUG: 'regbridge' };
   delete env.NODE_OPTIONS;
   device = spawn(process.execPath, [bin, ...args], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const child = device;
