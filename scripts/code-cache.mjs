@@ -17,7 +17,11 @@ const START_TIMEOUT_MS = 60_000;
  * any script does, and the tests (test/code-cache.test.ts) fail on a build without one.
  */
 export async function writeServeCodeCache(script) {
-  const id = createHash('sha256').update(readFileSync(script)).digest('hex').slice(0, 32);
+  const text = readFileSync(script);
+  // bin/regbridge.js reads the script as latin1 (no UTF-8 decoding): the same text only if ASCII.
+  const nonAscii = text.findIndex((byte) => byte > 0x7f);
+  if (nonAscii >= 0) throw new Error(`build: ${script} has a non-ASCII byte at ${nonAscii} (esbuild's charset?)`);
+  const id = createHash('sha256').update(text).digest('hex').slice(0, 32);
   appendFileSync(script, `\n//# regbridgeBuild=${id}\n`);
   try {
     await cacheFromARun();
