@@ -95,11 +95,15 @@ function listing(dir: string): string[] {
     .sort();
 }
 
+// Each test starts serve once (one test twice) and asks for its OpenAPI description, which builds
+// swagger: up to 30 s on this 2-core machine at load 30, so twice vitest's default of the tier.
+const START_TIMEOUT = 60_000;
+
 afterEach(() => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-describe('the code cache the build writes', () => {
+describe('the code cache the build writes', { timeout: START_TIMEOUT }, () => {
   it('belongs to the built script, and a start accepts it and answers', async () => {
     const script = readFileSync(join(ROOT, 'dist/bundle/serve.cjs'), 'utf8');
     const buildId = /\/\/# regbridgeBuild=(\w+)\s*$/.exec(script)?.[1];
@@ -114,7 +118,7 @@ describe('the code cache the build writes', () => {
   });
 });
 
-describe('a cache serve cannot use', () => {
+describe('a cache serve cannot use', { timeout: START_TIMEOUT }, () => {
   // A copy of the package's run-time files: the bin, the serve script, package.json, and the
   // dependencies the script requires from node_modules (swagger on the first /openapi.json).
   let pkg: string;
@@ -191,21 +195,25 @@ describe('a cache serve cannot use', () => {
     expect(await startWith(other)).toMatch(/^code cache ignored: not of this build/);
   });
 
-  it('was taken under other V8 flags (as from another node): V8 rejects it, serve compiles', async () => {
-    // The build's way of taking a cache (an IPC request once /health answered), under a flag
-    // that a plain `node` does not have.
-    rmSync(cacheFile, { force: true });
-    const taking = await startServe(pkg, {
-      env: { ...env(), REGBRIDGE_WRITE_CODE_CACHE: '1' },
-      nodeArgs: ['--no-flush-bytecode'],
-      ipc: true,
-    });
-    expect((await fetch(`http://127.0.0.1:${taking.port}/health`)).status).toBe(200);
-    const written = once(taking.child, 'message');
-    taking.child.send('write-code-cache');
-    expect((await written)[0]).toBe('code-cache-written');
-    await stop(taking);
-    const foreign = readFileSync(cacheFile);
-    expect(await startWith(foreign)).toBe('code cache rejected by V8');
-  }, 60_000); // two starts of serve
+  it(
+    'was taken under other V8 flags (as from another node): V8 rejects it, serve compiles',
+    async () => {
+      // The build's way of taking a cache (an IPC request once /health answered), under a flag
+      // that a plain `node` does not have.
+      rmSync(cacheFile, { force: true });
+      const taking = await startServe(pkg, {
+        env: { ...env(), REGBRIDGE_WRITE_CODE_CACHE: '1' },
+        nodeArgs: ['--no-flush-bytecode'],
+        ipc: true,
+      });
+      expect((await fetch(`http://127.0.0.1:${taking.port}/health`)).status).toBe(200);
+      const written = once(taking.child, 'message');
+      taking.child.send('write-code-cache');
+      expect((await written)[0]).toBe('code-cache-written');
+      await stop(taking);
+      const foreign = readFileSync(cacheFile);
+      expect(await startWith(foreign)).toBe('code cache rejected by V8');
+    },
+    2 * START_TIMEOUT,
+  ); // two starts of serve
 });
