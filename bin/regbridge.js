@@ -62,6 +62,13 @@ async function serve() {
     console.error(MISSING);
     process.exit(1);
   }
+  // node maps the stack traces of a module it loads, not of a vm.Script: with source maps on
+  // (`--enable-source-maps`, for a stack trace to read), the script is required, uncached.
+  if (process.sourceMapsEnabled) {
+    debug('source maps on: the script is required, without the code cache');
+    await require(SERVE_SCRIPT).main();
+    return;
+  }
   const buildId = /\/\/# regbridgeBuild=(\w+)\s*$/.exec(source.slice(-100))?.[1];
   const cachedData = buildId ? readCodeCache(`${SERVE_SCRIPT}.cache`, buildId, debug) : undefined;
   const script = new vm.Script(WRAPPER[0] + source + WRAPPER[1], {

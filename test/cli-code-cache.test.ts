@@ -116,6 +116,13 @@ describe('the code cache the build writes', { timeout: START_TIMEOUT }, () => {
     expect(cacheLine(serve)).toBe('code cache accepted');
     await stop(serve);
   });
+
+  it('is not used with --enable-source-maps: the script is required, so node maps its stack traces', async () => {
+    const serve = await startServe(ROOT, { nodeArgs: ['--enable-source-maps'] });
+    await expectAnswers(serve.port);
+    expect(cacheLine(serve)).toBe('source maps on: the script is required, without the code cache');
+    await stop(serve);
+  });
 });
 
 describe('a cache serve cannot use', { timeout: START_TIMEOUT }, () => {
