@@ -20,7 +20,8 @@ export async function writeServeCodeCache(script) {
   const text = readFileSync(script);
   // bin/regbridge.js reads the script as latin1 (no UTF-8 decoding): the same text only if ASCII.
   const nonAscii = text.findIndex((byte) => byte > 0x7f);
-  if (nonAscii >= 0) throw new Error(`build: ${script} has a non-ASCII byte at ${nonAscii} (esbuild's charset?)`);
+  if (nonAscii >= 0)
+    throw new Error(`build: ${script} has a non-ASCII byte at ${nonAscii} (esbuild's charset?)`);
   const id = createHash('sha256').update(text).digest('hex').slice(0, 32);
   appendFileSync(script, `\n//# regbridgeBuild=${id}\n`);
   try {
