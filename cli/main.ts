@@ -1,30 +1,4 @@
-/**
- * The `regbridge` command line: one sub-command per module, commander parses, each command owns
- * its run. Only the command asked for is loaded (cli/command-index.ts).
- */
-import { Command } from 'commander';
-import { VERSION } from '../src/version.ts';
-import { registerCommands } from './command-index.ts';
+/** The `regbridge` command line as bin/regbridge.js runs it (dist/bundle/main.js): cli/program.ts. */
+import { runCommandLine } from './program.ts';
 
-/**
- * Usage errors (unknown command or option, missing argument or value) exit 2, like every other
- * configuration problem, instead of commander's 1: a script can tell them from "a device did not
- * finish" (1). Help and version exit 0. Set on the program before the commands are added: each
- * command inherits it.
- */
-function usageErrorsExit2(command: Command): Command {
-  return command.exitOverride((error) => {
-    process.exit(error.exitCode === 0 ? 0 : 2);
-  });
-}
-
-const program = new Command('regbridge')
-  .description("Run scripts on a store's cash registers and watch them finish")
-  .version(VERSION)
-  .showHelpAfterError('(add --help for the commands and flags)');
-// Before the commands are added: they inherit it.
-usageErrorsExit2(program);
-
-await registerCommands(program, process.argv.slice(2));
-
-await program.parseAsync(process.argv);
+await runCommandLine(process.argv);

@@ -6,7 +6,10 @@
  * - `regbridge serve` (embedded broker, one user) from spawn to the first 200 of `/health`,
  *   against `node -e 0`; goal <= 4x;
  * - RSS of that `serve` idle (2 s after /health answered, from /proc) against a bare fastify app
- *   (bench/workers/bare-fastify.mjs) measured the same way; goal <= 1.25x.
+ *   (bench/workers/bare-fastify.mjs) measured the same way; goal <= 1.25x;
+ * - beside them, no goal: the CPU time each server used until its first /health answered (every
+ *   thread's, from /proc/<pid>/task/<tid>/schedstat), which a loaded machine moves much less than
+ *   wall time (docs/benchmarks.md, "Register footprint").
  * Medians of 7 runs (quick: 2), the targets interleaved so a busy moment hits all of them.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -61,8 +64,23 @@ async function timeToExit(args: string[]): Promise<number> {
 interface Served {
   /** Spawn to the first 200 of /health, ms. */
   healthMs: number;
+  /** CPU time of all its threads until then, ms. */
+  healthCpuMs: number;
   /** VmRSS after 2 s idle, bytes. */
   idleRss: number;
+}
+
+/** On-CPU time of every thread of a process so far (schedstat's first field, ns), ms. */
+function cpuMs(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return ns / 1e6;
 }
 
 /** Starts a server that prints `listening on http://host:port`, times /health, reads its idle RSS. */
@@ -76,7 +94,7 @@ async function serve(args: string[]): Promise<Served> {
       output += chunk.toString('utf8');
       port ??= /listening on https?:\/\/[^\s:]+:(\d+)/.exec(output)?.[1];
     });
-    const healthMs = await withTimeout(
+    const { wall: healthMs, cpu: healthCpuMs } = await withTimeout(
       `/health of node ${args.join(' ')}`,
       30_000,
       (async () => {
@@ -87,7 +105,7 @@ async function serve(args: string[]): Promise<Served> {
               (r) => r.status === 200,
               () => false,
             );
-            if (answered) return performance.now() - started;
+            if (answered) return { wall: performance.now() - started, cpu: cpuMs(child.pid!) };
           }
           await sleep(2);
         }
@@ -96,7 +114,7 @@ async function serve(args: string[]): Promise<Served> {
     await sleep(2000);
     const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
     const idleRss = Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
-    return { healthMs, idleRss };
+    return { healthMs, healthCpuMs, idleRss };
   } finally {
     await terminate(child);
   }
@@ -165,6 +183,17 @@ runScenario('footprint', async (ctx) => {
     value: round(median(bare.map((d) => d.healthMs)), 1),
     unit: 'ms',
   });
+  for (const [label, runsOf] of [
+    ['serve (embedded broker)', device],
+    ['bare fastify', bare],
+  ] as const) {
+    ctx.report({
+      figure: `${label}: CPU to /health 200`,
+      value: round(median(runsOf.map((d) => d.healthCpuMs)), 1),
+      unit: 'ms',
+      note: `all threads, from /proc; runs ${runsOf.map((d) => round(d.healthCpuMs, 0)).join(', ')} ms`,
+    });
+  }
   const bareRss = median(bare.map((d) => d.idleRss)) / MiB;
   const deviceRss = median(device.map((d) => d.idleRss)) / MiB;
   ctx.report({ figure: 'bare fastify: idle RSS', value: round(bareRss, 1), unit: 'MiB', note: setup });

@@ -32,6 +32,7 @@ let project: string;
 let packed: PackResult;
 let device: ChildProcess | undefined;
 let devicePort: number;
+let deviceStderr = '';
 
 async function diskUsage(dir: string): Promise<{ bytes: number; packages: number }> {
   let bytes = 0;
@@ -52,20 +53,22 @@ async function diskUsage(dir: string): Promise<{ bytes: number; packages: number
 function startInstalledDevice(): Promise<number> {
   const bin = join(project, 'node_modules', 'regbridge', 'bin', 'regbridge.js');
   const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--no-mqtt', '--user', `${USER}:${PASSWORD}`];
-  device = spawn(process.execPath, [bin, ...args], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
+  // NODE_DEBUG=regbridge: the bin says whether V8 took the code cache the package ships.
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_DEBUG: 'regbridge' };
+  delete env.NODE_OPTIONS;
+  device = spawn(process.execPath, [bin, ...args], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const child = device;
   return new Promise((resolve, reject) => {
     let out = '';
-    let err = '';
     child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
+      deviceStderr += chunk.toString();
     });
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (match) resolve(Number(match[1]));
     });
-    child.on('exit', (code) => reject(new Error(`device exited (${code}):\n${out}\n${err}`)));
+    child.on('exit', (code) => reject(new Error(`device exited (${code}):\n${out}\n${deviceStderr}`)));
   });
 }
 
@@ -128,6 +131,8 @@ describe('the packed tarball', () => {
       'dist/cli/main.js',
       'dist/bundle/main.js',
       'dist/bundle/inputs.json',
+      'dist/bundle/serve.cjs',
+      'dist/bundle/serve.cjs.cache',
       'dist/controller/index.d.ts',
       'dist/controller/dashboard/index.html',
       'docs/client.md',
@@ -177,6 +182,10 @@ describe('an installed package', () => {
     expect(stdout).toMatch(/^Usage: regbridge/);
     for (const command of ['serve', 'broker', 'fanout', 'watch', 'run', 'demo'])
       expect(stdout).toContain(command);
+  });
+
+  it('starts `serve` from the code cache the package ships (built with this node)', () => {
+    expect(/REGBRIDGE \d+: (.*code cache.*)/.exec(deviceStderr)?.[1]).toBe('code cache accepted');
   });
 
   it('type-checks a consumer of every entry point under nodenext (library types checked too)', async () => {
