@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { parseConfig } from '../src/config.ts';
 import { startDevice } from './device.ts';
 import { addFlags, booleanValue, flagInput, labeler } from './flags.ts';
+import { applyHeapGrowth } from './heap-growth.ts';
 import { cliLogger } from './logging.ts';
 import { onShutdownSignal, reportStartError } from './options.ts';
 import { type ServeConfig, serveConfigSchema, serveCrossProblems, serveFlags } from './serve-config.ts';
@@ -45,6 +46,8 @@ export function registerServeCommand(program: Command): void {
       return;
     }
     const logger = cliLogger(config.logLevel);
+    // Before the device starts: its start-up collections set the first limits too.
+    applyHeapGrowth(config.heapGrowth);
     try {
       const device = await startDevice(config, {
         logger,

@@ -43,6 +43,7 @@ import {
   tlsProblems,
 } from './common-flags.ts';
 import { flag, flagSchema, labeler, negatedFlag, repeatableFlag } from './flags.ts';
+import { DEFAULT_HEAP_GROWTH_PERCENT } from './heap-growth.ts';
 
 export const serveFlags = {
   port: flag('--port <port>', 'HTTP port (0 picks a free one)', port, { default: '8080' }),
@@ -186,6 +187,16 @@ export const serveFlags = {
     'default and longest wait of POST /api/fm-script before it answers 202',
     duration,
     { default: '60s' },
+  ),
+  heapGrowth: flag(
+    '--heap-growth <percent>',
+    "growth of V8's old generation past its live size before a full collection (10-300; 0: V8 chooses)",
+    wholeNumber(0, 300).superRefine((percent, ctx) => {
+      // Below V8's own least growth (10 %) every promotion would start a full collection.
+      if (percent > 0 && percent < 10)
+        ctx.addIssue({ code: 'custom', message: `expected 0 (V8 chooses) or 10-300, got ${percent}` });
+    }),
+    { default: String(DEFAULT_HEAP_GROWTH_PERCENT) },
   ),
   logLevel: logLevelFlag('info'),
 };

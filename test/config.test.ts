@@ -30,6 +30,7 @@ describe('serve config', () => {
       mqttProtocol: 'auto',
       mqttMaxInflight: 1000,
       requestIdMemory: 1000,
+      heapGrowth: 50,
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.users)).toBe(true);

@@ -1,6 +1,7 @@
 /** Starting devices for the benchmarks: silent logs, loopback, free ports. */
 
 import { type RunningDevice, startDevice } from '../../cli/device.ts';
+import { applyHeapGrowth } from '../../cli/heap-growth.ts';
 import { parseServeConfig, type ServeConfigInput } from '../../cli/serve-config.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { silent } from '../../test/support/loggers.ts';
@@ -36,6 +37,8 @@ export async function startBenchDevice(
     logLevel: 'silent',
     ...input,
   });
+  // As `regbridge serve` does (cli/serve-command.ts): the benchmarks measure the device it runs.
+  applyHeapGrowth(config.heapGrowth);
   return await startDevice(config, { logger });
 }
 

@@ -15,6 +15,7 @@ import { nowMs, round, runScenario, type ScenarioContext, sleep, withTimeout } f
 
 interface Sample extends WorkerMessage {
   heapUsed: number;
+  cpuUs: number;
   rss: number;
   queued: number;
   running: boolean;
@@ -35,6 +36,8 @@ interface FloodResult {
   created: number;
   executed: number;
   taskRate: number;
+  /** The device's CPU time (all threads) per script published, in µs: what the load moves least. */
+  cpuPerScript: number;
   reconnects: number;
   maxHeap: number;
   maxRss: number;
@@ -162,6 +165,7 @@ class Flooder {
       created: after.created - before.created,
       executed,
       taskRate: executed / ((after.finishedAt - started) / 1000),
+      cpuPerScript: (after.cpuUs - before.cpuUs) / total,
       reconnects: after.reconnects - before.reconnects,
       maxHeap: this.peak.heap,
       maxRss: this.peak.rss,
@@ -171,7 +175,8 @@ class Flooder {
       `${label} ("${script.replace('\n', '; ')}" x${total}): published in ${publishedMs.toFixed(0)} ms; replies: ` +
         `${result.accepted} accepted, ${result.refusedFull} QUEUE_FULL, ${result.refusedOther} other ` +
         `${this.replies.otherText}, ${result.unanswered} missing; ${result.created} tasks created, ${executed} ` +
-        `executed at ${result.taskRate.toFixed(0)}/s; ${result.reconnects} reconnects; max queued ` +
+        `executed at ${result.taskRate.toFixed(0)}/s; device CPU ${result.cpuPerScript.toFixed(0)} µs/script; ` +
+        `${result.reconnects} reconnects; max queued ` +
         `${result.maxQueued}; heap max ${(result.maxHeap / MiB).toFixed(1)} MiB`,
     );
     return result;
@@ -223,6 +228,12 @@ runScenario('overload', async (ctx) => {
     value: round(fast.taskRate, 0),
     unit: 'tasks/s',
     note: `${fast.total} scripts QoS 1, ${IN_FLIGHT} in flight, published ${round(fast.publishRate, 0)}/s; ${fast.refusedFull} refused; ${fast.unanswered} unanswered; max queued ${fast.maxQueued}`,
+  });
+  ctx.report({
+    figure: 'instant scripts: device CPU per script',
+    value: round(fast.cpuPerScript, 1),
+    unit: 'µs',
+    note: `process.cpuUsage() of the device (all threads, garbage collection included) over the flood, per script; at boot ${round(boot.cpuPerScript, 1)} µs, 2 ms scripts ${round(slow.cpuPerScript, 1)} µs`,
   });
   ctx.report({
     figure: '2 ms scripts: tasks/s while flooded',

@@ -1,7 +1,8 @@
 /**
  * Scenario 5's device process (run with --expose-gc): one device with its embedded broker,
  * maxQueue 1000 (the default), retain 128. Every 100 ms it reports `{type: 'sample', heapUsed,
- * rss, queued, created, ended, finishedAt, reconnects}`; on `final`, a reading after gc().
+ * cpuUs, rss, queued, created, ended, finishedAt, reconnects}` (cpuUs: the process' CPU time, all
+ * its threads, so V8's concurrent marking too); on `final`, a reading after gc().
  * Its logger writes nothing but counts messages, so MQTT reconnects are visible.
  * BENCH_HEAP_SNAPSHOT=<file> writes one heap snapshot (live objects only: taking it collects the
  * garbage) the first time heapUsed passes BENCH_HEAP_SNAPSHOT_MIB (default 48) during the floods,
@@ -86,9 +87,11 @@ workerMain(
         writeHeapSnapshot(snapshot);
         snapshot = undefined;
       }
+      const cpu = process.cpuUsage();
       sendToParent({
         type: 'sample',
         heapUsed: m.heapUsed,
+        cpuUs: cpu.user + cpu.system,
         rss: m.rss,
         queued: d.queue.queuedCount,
         running: d.queue.runningTask !== undefined,

@@ -18,8 +18,13 @@ export const SERVE_ON_FREE_PORTS = ['serve', '--port', '0', '--broker-port', '0'
 
 const running = new Set<ChildProcess>();
 
-export function startCli(args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, ['bin/regbridge.js', ...args], {
+/** `nodeArgs`: node's own flags before the script (V8 tracing flags, `--import` of a probe). */
+export function startCli(
+  args: string[],
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): CliProcess {
+  const child = spawn(process.execPath, [...nodeArgs, 'bin/regbridge.js', ...args], {
     cwd: ROOT,
     env: cleanEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],

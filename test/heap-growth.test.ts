@@ -1,0 +1,69 @@
+/**
+ * `serve --heap-growth` (docs/decisions.md, "A device's heap grows by half before a full
+ * collection"): the real command in a child process, under V8's own trace of its heap limits.
+ * A probe loaded with `--import` runs a full collection every 100 ms, and V8 prints the old
+ * generation's next limit after each one with the growth factor it applied ("Limit: ... (1.5)");
+ * left to itself V8 applies 4.0 here (its "factor" line, the choice the setting overrides).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseServeConfig } from '../cli/serve-config.ts';
+import { ConfigError } from '../src/config.ts';
+import {
+  SERVE_ON_FREE_PORTS,
+  serveBanner,
+  startCli,
+  stopAll,
+  waitForPrinted,
+} from './support/cli-process.ts';
+
+afterEach(stopAll);
+
+const FORCED_GC = `data:text/javascript,setInterval(() => globalThis.gc(), 100).unref();`;
+const NODE_ARGS = ['--expose-gc', '--trace-gc-verbose', `--import=${FORCED_GC}`];
+
+/** The growth factors V8 applied in the full collections that followed the banner. */
+async function factorsAfterStart(args: string[]): Promise<string[]> {
+  const serve = startCli([...SERVE_ON_FREE_PORTS, ...args], {}, NODE_ARGS);
+  await serveBanner(serve);
+  const started = serve.stdout().length;
+  const factors = (): string[] =>
+    [
+      ...serve
+        .stdout()
+        .slice(started)
+        .matchAll(/\[HeapController\] Limit: .*\((\d+\.\d)\)$/gm),
+    ].map((m) => m[1]!);
+  await waitForPrinted(serve, () => factors().length >= 3, 'three full collections after the start');
+  return factors();
+}
+
+describe('serve --heap-growth', () => {
+  it('makes V8 grow the old generation by 50 % past its live size by default', async () => {
+    const factors = await factorsAfterStart([]);
+    expect(new Set(factors)).toEqual(new Set(['1.5']));
+  });
+
+  it('takes another percentage, and 0 leaves the choice to V8', async () => {
+    expect(new Set(await factorsAfterStart(['--heap-growth', '250']))).toEqual(new Set(['3.5']));
+    const own = await factorsAfterStart(['--heap-growth', '0']);
+    expect(own.filter((f) => f === '1.5' || f === '3.5')).toEqual([]);
+  });
+
+  it('refuses what is not 0 or 10-300 with a clear message', () => {
+    for (const [value, message] of [
+      ['5', 'expected 0 (V8 chooses) or 10-300, got 5'],
+      ['301', 'expected between 0 and 300, got 301'],
+      ['half', 'expected a whole number, got "half"'],
+    ] as const) {
+      let caught: unknown;
+      try {
+        parseServeConfig({ heapGrowth: value });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(ConfigError);
+      expect((caught as ConfigError).problems.join('\n')).toContain('--heap-growth');
+      expect((caught as ConfigError).problems.join('\n')).toContain(message);
+    }
+  });
+});
