@@ -39,6 +39,9 @@ async function cacheFromARun() {
   const user = `regbridge-build:${randomBytes(12).toString('base64url')}`;
   const args = ['bin/regbridge.js', 'serve', '--port', '0', '--host', '127.0.0.1', '--broker-port', '0'];
   args.push('--broker-host', '127.0.0.1', '--user', user, '--log-level', 'warn');
+  // V8's flags as a fresh node has them when it compiles the script: a cache taken after serve
+  // set its heap growth (cli/heap-growth.ts) carries another flag hash and every start rejects it.
+  args.push('--heap-growth', '0');
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   let timer;
