@@ -45,10 +45,10 @@ describe('serve --heap-growth', () => {
     expect(new Set(factors)).toEqual(new Set(['1.5']));
   });
 
-  it('takes another percentage, and 0 leaves the choice to V8', async () => {
+  // What V8 chooses itself (with --heap-growth 0) depends on its measured speeds and can be any
+  // factor, 1.5 included (seen on Node 24), so only a chosen percentage is asserted here.
+  it('takes another percentage', async () => {
     expect(new Set(await factorsAfterStart(['--heap-growth', '250']))).toEqual(new Set(['3.5']));
-    const own = await factorsAfterStart(['--heap-growth', '0']);
-    expect(own.filter((f) => f === '1.5' || f === '3.5')).toEqual([]);
   });
 
   it('refuses what is not 0 or 10-300 with a clear message', () => {
