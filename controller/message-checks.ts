@@ -10,7 +10,16 @@
  * no key the schema would strip (zod objects drop unknown keys), every value of the type and
  * range the schema demands; test/controller-message-checks.test.ts compares both on every case.
  */
-import { ID_PATTERN } from '../bridge/contract/topics.ts';
+import {
+  ID_PATTERN,
+  installationSchema,
+  offlineStateSchema,
+  onlineStateSchema,
+  replyAcceptedSchema,
+  replyRefusedSchema,
+  statusMessageSchema,
+  taskStatusSchema,
+} from '../bridge/contract/topics.ts';
 
 /**
  * The exact expression of `z.iso.datetime()` (zod keeps it on the schema's definition); without
@@ -41,33 +50,16 @@ function optionalString(value: unknown): boolean {
   return value === undefined || typeof value === 'string';
 }
 
-const TASK_STATUSES = new Set(['RUNNING', 'FINISHED', 'FAILURE']);
-const INSTALLATIONS = new Set(['cash-register', 'cash-register+pos', 'pos']);
-const STATUS_KEYS = new Set([
-  'id',
-  'deviceId',
-  'bootId',
-  'seq',
-  'status',
-  'report',
-  'error',
-  'requestId',
-  'queuedAt',
-  'startedAt',
-  'finishedAt',
-]);
-const ACCEPTED_REPLY_KEYS = new Set(['requestId', 'deviceId', 'id', 'status']);
-const REFUSED_REPLY_KEYS = new Set(['requestId', 'deviceId', 'error']);
-const ONLINE_KEYS = new Set([
-  'online',
-  'deviceId',
-  'bootId',
-  'installation',
-  'version',
-  'startedAt',
-  'groups',
-]);
-const OFFLINE_KEYS = new Set(['online', 'deviceId', 'bootId']);
+// The schemas' own keys and values: a field added to a schema is a key the check refuses (zod
+// then decides) until the check learns it.
+const keysOf = (schema: { shape: object }): ReadonlySet<string> => new Set(Object.keys(schema.shape));
+const TASK_STATUSES: ReadonlySet<unknown> = new Set(taskStatusSchema.options);
+const INSTALLATIONS: ReadonlySet<unknown> = new Set(installationSchema.options);
+const STATUS_KEYS = keysOf(statusMessageSchema);
+const ACCEPTED_REPLY_KEYS = keysOf(replyAcceptedSchema);
+const REFUSED_REPLY_KEYS = keysOf(replyRefusedSchema);
+const ONLINE_KEYS = keysOf(onlineStateSchema);
+const OFFLINE_KEYS = keysOf(offlineStateSchema);
 
 function isId(value: unknown): boolean {
   return typeof value === 'string' && ID_PATTERN.test(value);
@@ -92,7 +84,7 @@ export function messageChecks(isoDate: RegExp | undefined): MessageChecks {
       typeof value.bootId === 'string' &&
       value.bootId.length > 0 &&
       positiveInt(value.seq) &&
-      TASK_STATUSES.has(value.status as string) &&
+      TASK_STATUSES.has(value.status) &&
       optionalString(value.report) &&
       optionalString(value.error) &&
       optionalString(value.requestId) &&
@@ -106,9 +98,7 @@ export function messageChecks(isoDate: RegExp | undefined): MessageChecks {
       optionalString(value.requestId) &&
       isId(value.deviceId) &&
       (value.error === undefined
-        ? positiveInt(value.id) &&
-          TASK_STATUSES.has(value.status as string) &&
-          onlyKeys(value, ACCEPTED_REPLY_KEYS)
+        ? positiveInt(value.id) && TASK_STATUSES.has(value.status) && onlyKeys(value, ACCEPTED_REPLY_KEYS)
         : typeof value.error === 'string' &&
           value.id === undefined &&
           value.status === undefined &&
@@ -119,7 +109,7 @@ export function messageChecks(isoDate: RegExp | undefined): MessageChecks {
       if (value.online === false) return onlyKeys(value, OFFLINE_KEYS);
       return (
         value.online === true &&
-        INSTALLATIONS.has(value.installation as string) &&
+        INSTALLATIONS.has(value.installation) &&
         typeof value.version === 'string' &&
         date(value.startedAt) &&
         Array.isArray(value.groups) &&
