@@ -1,0 +1,142 @@
+// The jobs list: progress, counts, per-register results and cancel buttons.
+import { api } from './api.js';
+import { $, el, when } from './dom.js';
+import { showFailure } from './session.js';
+import { state } from './state.js';
+
+function ended(counts) {
+  return counts.total - counts.pending - counts.running;
+}
+
+function resultsTable(jobId) {
+  const results = state.results.get(jobId);
+  if (!results || !state.loaded.has(jobId))
+    return el('p', { class: 'muted' }, 'Open to load the results of each register.');
+  const body = el('tbody');
+  for (const r of [...results.values()].sort((a, b) => a.deviceId.localeCompare(b.deviceId))) {
+    body.append(
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'row' }, r.deviceId),
+        el('td', {}, el('span', { class: `status ${r.status}` }, r.status)),
+        el('td', {}, r.taskId === undefined ? '' : String(r.taskId)),
+        el('td', {}, r.report !== undefined ? el('pre', {}, r.report) : (r.error ?? '')),
+        el('td', {}, when(r.endedAt ?? r.sentAt)),
+      ),
+    );
+  }
+  const head = el(
+    'thead',
+    {},
+    el(
+      'tr',
+      {},
+      ...['Register', 'Result', 'Task', 'Report or error', 'Time'].map((h) => el('th', { scope: 'col' }, h)),
+    ),
+  );
+  return el(
+    'div',
+    { class: 'table-wrap' },
+    el('table', {}, el('caption', { class: 'visually-hidden' }, `Results of job ${jobId}`), head, body),
+  );
+}
+
+export function renderJob(job) {
+  const list = $('jobs');
+  let item = list.querySelector(`li[data-job="${CSS.escape(job.jobId)}"]`);
+  const title = job.name ? `${job.name} (${job.jobId})` : job.jobId;
+  const done = ended(job.counts);
+  const c = job.counts;
+  const summary = `${done} of ${c.total} ended: ${c.finished} finished, ${c.failed} failed, ${c.offline} offline, ${c.noAnswer} no answer, ${c.cancelled} cancelled; ${c.running} running, ${c.pending} pending`;
+  const progressId = `progress-${job.jobId}`;
+  const open = item?.querySelector('details')?.open ?? false;
+  const details = el('details', { open }, el('summary', {}, 'Results per register'), resultsTable(job.jobId));
+  details.addEventListener('toggle', () => {
+    if (details.open && !state.loaded.has(job.jobId)) loadJob(job.jobId).catch(showFailure);
+  });
+  const target =
+    job.target.group !== undefined
+      ? `group ${job.target.group}`
+      : `registers ${job.target.devices.join(', ')}`;
+  const cancel =
+    job.status === 'IN_PROGRESS'
+      ? el(
+          'button',
+          {
+            type: 'button',
+            class: 'danger',
+            onclick: () => cancelJob(job.jobId),
+            'aria-label': `Cancel job ${title}`,
+          },
+          'Cancel',
+        )
+      : undefined;
+  const content = [
+    el(
+      'header',
+      {},
+      el('h3', {}, title),
+      el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
+      cancel,
+    ),
+    el(
+      'p',
+      { class: 'muted' },
+      `${target} · by ${job.createdBy} · ${when(job.createdAt)}${job.endedAt ? ` · ended ${when(job.endedAt)}` : ''}`,
+    ),
+    el('label', { for: progressId, class: 'visually-hidden' }, `Progress of job ${title}`),
+    el('progress', { id: progressId, max: Math.max(c.total, 1), value: done }),
+    el('p', { 'data-role': 'job-counts' }, summary),
+    details,
+  ];
+  if (!item) {
+    item = el('li', { class: 'job card', 'data-job': job.jobId });
+    list.prepend(item);
+  }
+  item.replaceChildren(...content);
+  $('jobs-empty').hidden = state.jobs.size > 0;
+}
+
+export async function loadJob(jobId) {
+  onJob(await api('GET', `/api/jobs/${encodeURIComponent(jobId)}`));
+}
+
+export async function cancelJob(jobId) {
+  try {
+    const job = await api('POST', `/api/jobs/${encodeURIComponent(jobId)}/cancel`);
+    onJob(job);
+  } catch (error) {
+    showFailure(error);
+  }
+}
+
+// An answer (POST /api/jobs, GET /api/jobs/{id}) can reach the page after the events that
+// followed it: a job to a few registers ends within milliseconds. So whatever arrives, the more
+// advanced state is kept, never a stale one over a newer one.
+
+/** Higher is later: an ended job, then more results ended, then more running. */
+export function jobRank(job) {
+  return (job.endedAt ? 1 : 0) * 1e9 + ended(job.counts) * (job.counts.total + 1) + job.counts.running;
+}
+
+function resultRank(result) {
+  return result.status === 'PENDING' ? 0 : result.status === 'RUNNING' ? 1 : 2;
+}
+
+export function keepNewer(map, key, value, rank) {
+  const held = map.get(key);
+  if (!held || rank(value) >= rank(held)) map.set(key, value);
+}
+
+export function onJob(data) {
+  const { result, results, ...summary } = data;
+  const { jobId } = summary;
+  keepNewer(state.jobs, jobId, summary, jobRank);
+  if (!state.results.has(jobId)) state.results.set(jobId, new Map());
+  const known = state.results.get(jobId);
+  for (const r of results ?? []) keepNewer(known, r.deviceId, r, resultRank);
+  if (results) state.loaded.add(jobId);
+  if (result) keepNewer(known, result.deviceId, result, resultRank);
+  renderJob(state.jobs.get(jobId));
+}
