@@ -82,6 +82,7 @@ async function startLight(id: string): Promise<Hosted> {
     logger: silentLogger,
     protocolVersion: 4,
     maxStatusesInFlight: template.mqttMaxInflight,
+    reconnectMaxMs: template.mqttReconnectMax,
     // start() resolves once the script subscriptions are acknowledged, however long a broker
     // busy with thousands of sessions takes (nats-server): ready then means able to receive.
     startTimeoutMs: 600_000,
