@@ -49,6 +49,8 @@ export interface DeviceBridgeOptions {
   reconnectPeriodMs?: number;
   /** The longest wait between attempts (`--mqtt-reconnect-max`), default 30000 ms; 0: always `reconnectPeriodMs`, no jitter. */
   reconnectMaxMs?: number;
+  /** A connection that lasts this long resets the backoff to the first wait; default 30000 ms. */
+  reconnectStableMs?: number;
   /**
    * At most this many status and clear messages wait for the broker's PUBACK (default 1000);
    * beyond that statuses are coalesced per task until acknowledgements come back (docs/mqtt.md).

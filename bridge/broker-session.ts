@@ -5,7 +5,7 @@
  */
 import type { IClientOptions, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
-import { BRIDGE_DEFAULTS } from './bridge-options.ts';
+import { BRIDGE_DEFAULTS, type DeviceBridgeOptions } from './bridge-options.ts';
 import type { BrokerEndpoint } from './contract/broker-url.ts';
 import { applyEndpoint } from './contract/failover.ts';
 import { mqttLogOption } from './contract/mqtt-log.ts';
@@ -79,15 +79,16 @@ export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
  * debug (a fleet of thousands would flood the logs at info), with the retry number and the delay.
  */
 export function deviceBackoff(
-  input: { reconnectPeriodMs?: number | undefined; reconnectMaxMs?: number | undefined },
+  input: Pick<DeviceBridgeOptions, 'reconnectPeriodMs' | 'reconnectMaxMs' | 'reconnectStableMs'>,
   logger: Logger,
   url: () => string,
 ): ReconnectBackoff {
   return new ReconnectBackoff({
     firstMs: input.reconnectPeriodMs ?? BRIDGE_DEFAULTS.reconnectPeriodMs,
     maxMs: input.reconnectMaxMs ?? BRIDGE_DEFAULTS.reconnectMaxMs,
-    stableMs: BRIDGE_DEFAULTS.reconnectStableMs,
+    stableMs: input.reconnectStableMs ?? BRIDGE_DEFAULTS.reconnectStableMs,
     onWait: ({ retry, delayMs }) => logger.debug({ url: url(), retry, delayMs }, 'MQTT reconnect scheduled'),
+    onStable: () => logger.debug({ url: url() }, 'MQTT connection stable; reconnect backoff reset'),
   });
 }
 

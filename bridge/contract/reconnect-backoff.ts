@@ -59,6 +59,8 @@ export interface ReconnectBackoffOptions extends BackoffSchedule {
   readonly random?: () => number;
   /** A connection or attempt ended and mqtt.js waits `delayMs` before retry `retry`. */
   readonly onWait?: (wait: ReconnectWait) => void;
+  /** A connection lasted `stableMs`: the next wait is the first retry's again. */
+  readonly onStable?: () => void;
 }
 
 /** Drives `client.options.reconnectPeriod` of one mqtt.js client at a time. */
@@ -115,6 +117,7 @@ export class ReconnectBackoff {
     this.#stableTimer = setTimeout(() => {
       this.#stableTimer = undefined;
       this.#arm(1);
+      this.#options.onStable?.();
     }, this.#options.stableMs);
     // A timer that only resets a schedule must not keep a process alive.
     this.#stableTimer.unref();
