@@ -48,6 +48,10 @@ const template = parseServeConfig({
   deviceId: 'template',
   mqttUrl: `mqtt://${host}:${port}`,
   ns: NS,
+  // The variable `serve` reads, so a run can compare the reconnect backoff with the fixed 1 s (0).
+  ...(process.env.REGBRIDGE_MQTT_RECONNECT_MAX !== undefined && {
+    mqttReconnectMax: process.env.REGBRIDGE_MQTT_RECONNECT_MAX,
+  }),
 });
 
 function urlOf(id: string): string {
