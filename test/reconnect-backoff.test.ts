@@ -17,6 +17,7 @@ import {
   type ReconnectWait,
   reconnectDelay,
 } from '../bridge/contract/reconnect-backoff.ts';
+import { StoreController } from '../controller/store-controller.ts';
 import { directBridge, uniqueId } from './support/bridge-device.ts';
 import { cleanupsAfterEach } from './support/suite-hooks.ts';
 import { until } from './support/waits.ts';
@@ -115,6 +116,19 @@ describe('ReconnectBackoff on a client', () => {
   });
 });
 
+/** A pino logger at debug whose lines land in `lines`. */
+function capturingLogger(lines: Record<string, unknown>[]) {
+  return pino(
+    { level: 'debug' },
+    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+}
+
+const scheduled = (lines: Record<string, unknown>[]): ReconnectWait[] =>
+  lines
+    .filter((l) => l.msg === 'MQTT reconnect scheduled')
+    .map((l) => ({ retry: l.retry as number, delayMs: l.delayMs as number }));
+
 describe('the device bridge against a broker that drops every connection, then comes back', () => {
   let aedes: Aedes;
   let server: net.Server;
@@ -143,10 +157,7 @@ describe('the device bridge against a broker that drops every connection, then c
   /** A bridge logging at debug into `lines`; its scheduled waits are read from there. */
   function bridgeWithLog(options: { reconnectStableMs?: number }) {
     const lines: Record<string, unknown>[] = [];
-    const logger = pino(
-      { level: 'debug' },
-      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
-    );
+    const logger = capturingLogger(lines);
     const device = directBridge({
       url,
       ns: 'backoff',
@@ -158,10 +169,7 @@ describe('the device bridge against a broker that drops every connection, then c
       ...options,
     });
     cleanups.push(() => device.stop());
-    const waits = () =>
-      lines
-        .filter((l) => l.msg === 'MQTT reconnect scheduled')
-        .map((l) => ({ retry: l.retry as number, delayMs: l.delayMs as number }));
+    const waits = () => scheduled(lines);
     return { ...device, lines, waits };
   }
 
@@ -211,5 +219,31 @@ describe('the device bridge against a broker that drops every connection, then c
     const lost = device.lines.find((l) => l.msg === 'MQTT connection lost; reconnecting');
     expect(lost?.retryInMs).toBe(first.delayMs);
     await until(() => device.bridge.health().state === 'connected', 'connected again');
+  });
+
+  it('the store controller waits longer after each failed reconnect too (first 1 s, cap 10 s)', async () => {
+    dropping = false;
+    const lines: Record<string, unknown>[] = [];
+    const controller = new StoreController({
+      url,
+      ns: 'backoff',
+      logger: capturingLogger(lines),
+      settleMs: 10,
+    });
+    await controller.start();
+    cleanups.push(() => controller.stop());
+    dropping = true;
+    const clients = (aedes as unknown as { clients: Record<string, { conn: net.Socket }> }).clients;
+    for (const client of Object.values(clients)) client.conn.destroy();
+    await until(() => scheduled(lines).length >= 3, 'three scheduled reconnects', 15_000);
+    const waits = scheduled(lines).slice(0, 3);
+    expect(waits.map((w) => w.retry)).toEqual([1, 2, 3]);
+    waits.forEach((wait, i) => {
+      const ceiling = 1000 * 2 ** i;
+      expect(wait.delayMs).toBeGreaterThanOrEqual(ceiling / 2);
+      expect(wait.delayMs).toBeLessThan(ceiling);
+    });
+    dropping = false;
+    await until(() => controller.connection === 'connected', 'the controller back', 15_000);
   });
 });
