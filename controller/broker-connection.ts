@@ -8,6 +8,7 @@ import { BrokerRotation } from '../bridge/contract/failover.ts';
 import { mqttLogOption } from '../bridge/contract/mqtt-log.ts';
 import { ReconnectBackoff } from '../bridge/contract/reconnect-backoff.ts';
 import type { Logger } from '../src/logger.ts';
+import { CONTROLLER_DEFAULTS } from './types.ts';
 
 /** The controller's mqtt.js options for its first connection (reconnects are turned on after it). */
 export function controllerClientOptions(
@@ -38,10 +39,10 @@ export function controllerClientOptions(
  * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 30 s connected), so a controller
  * does not press a broker in trouble once a second either.
  */
-export function controllerBackoff(maxMs: number, logger: Logger): ReconnectBackoff {
+export function controllerBackoff(maxMs: number | undefined, logger: Logger): ReconnectBackoff {
   return new ReconnectBackoff({
     firstMs: 1000,
-    maxMs,
+    maxMs: maxMs ?? CONTROLLER_DEFAULTS.reconnectMaxMs,
     stableMs: 30_000,
     onWait: ({ retry, delayMs }) => logger.debug({ retry, delayMs }, 'MQTT reconnect scheduled'),
   });
