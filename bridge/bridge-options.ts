@@ -42,8 +42,15 @@ export interface DeviceBridgeOptions {
   clientId?: string;
   /** start() resolves after this long even if the broker is unreachable; retries go on. Default 5000. */
   startTimeoutMs?: number;
-  /** Delay between reconnect attempts, default 1000 ms. */
+  /**
+   * The first retry after a lost connection waits up to this long (at least half of it), default
+   * 1000 ms; consecutive failures double it up to `reconnectMaxMs` (bridge/contract/reconnect-backoff.ts).
+   */
   reconnectPeriodMs?: number;
+  /** The longest wait between attempts (`--mqtt-reconnect-max`), default 30000 ms; 0: always `reconnectPeriodMs`, no jitter. */
+  reconnectMaxMs?: number;
+  /** A connection that lasts this long resets the backoff to the first wait; default 30000 ms. */
+  reconnectStableMs?: number;
   /**
    * At most this many status and clear messages wait for the broker's PUBACK (default 1000);
    * beyond that statuses are coalesced per task until acknowledgements come back (docs/mqtt.md).
@@ -63,6 +70,9 @@ export const BRIDGE_DEFAULTS = Object.freeze({
   protocolVersion: 4 as const,
   startTimeoutMs: 5000,
   reconnectPeriodMs: 1000,
+  reconnectMaxMs: 30_000,
+  /** A connection that lasted this long resets the reconnect backoff (ms): one keepalive interval. */
+  reconnectStableMs: 30_000,
   maxStatusesInFlight: 1000,
   /** The stale sweeper unsubscribes after this long without a stale status (ms)... */
   sweepQuietMs: 1000,

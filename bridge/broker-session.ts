@@ -5,10 +5,11 @@
  */
 import type { IClientOptions, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
-import { BRIDGE_DEFAULTS } from './bridge-options.ts';
+import { BRIDGE_DEFAULTS, type DeviceBridgeOptions } from './bridge-options.ts';
 import type { BrokerEndpoint } from './contract/broker-url.ts';
 import { applyEndpoint } from './contract/failover.ts';
 import { mqttLogOption } from './contract/mqtt-log.ts';
+import { ReconnectBackoff } from './contract/reconnect-backoff.ts';
 import { type OfflineState, type OnlineState, topics } from './contract/topics.ts';
 import { SESSION_EXPIRY_SECONDS } from './protocol-negotiation.ts';
 
@@ -48,6 +49,7 @@ export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
     clean: false,
     // MQTT 5 ends a session at disconnect unless told otherwise ([MQTT-3.1.2-23]): keep a week.
     ...(protocolVersion === 5 && { properties: { sessionExpiryInterval: SESSION_EXPIRY_SECONDS } }),
+    // The first wait; deviceBackoff() sets every later one (growing, jittered) on the client.
     reconnectPeriod: input.reconnectPeriodMs ?? BRIDGE_DEFAULTS.reconnectPeriodMs,
     // A private CA for mqtts:// / wss:// (docs/security.md); the system's CAs otherwise.
     ...(input.ca && { ca: input.ca }),
@@ -70,6 +72,24 @@ export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
   // Protocol, host, port, WebSocket path and credentials of the first broker.
   applyEndpoint(options, endpoint);
   return options;
+}
+
+/**
+ * The device's reconnect schedule (bridge/contract/reconnect-backoff.ts): each wait is logged at
+ * debug (a fleet of thousands would flood the logs at info), with the retry number and the delay.
+ */
+export function deviceBackoff(
+  input: Pick<DeviceBridgeOptions, 'reconnectPeriodMs' | 'reconnectMaxMs' | 'reconnectStableMs'>,
+  logger: Logger,
+  url: () => string,
+): ReconnectBackoff {
+  return new ReconnectBackoff({
+    firstMs: input.reconnectPeriodMs ?? BRIDGE_DEFAULTS.reconnectPeriodMs,
+    maxMs: input.reconnectMaxMs ?? BRIDGE_DEFAULTS.reconnectMaxMs,
+    stableMs: input.reconnectStableMs ?? BRIDGE_DEFAULTS.reconnectStableMs,
+    onWait: ({ retry, delayMs }) => logger.debug({ url: url(), retry, delayMs }, 'MQTT reconnect scheduled'),
+    onStable: () => logger.debug({ url: url() }, 'MQTT connection stable; reconnect backoff reset'),
+  });
 }
 
 export function onlineState(fields: Omit<OnlineState, 'online'>): OnlineState {

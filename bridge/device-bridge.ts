@@ -20,10 +20,17 @@ import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
 import { type BridgeParts, createBridgeParts, routeMessage } from './bridge-components.ts';
 import { type BridgeBacklog, type BridgePhase, bridgeBacklog, bridgeHealth } from './bridge-health.ts';
 import { BRIDGE_DEFAULTS, type DeviceBridgeOptions } from './bridge-options.ts';
-import { deviceClientOptions, disconnectCleanly, offlineState, onlineState } from './broker-session.ts';
+import {
+  deviceBackoff,
+  deviceClientOptions,
+  disconnectCleanly,
+  offlineState,
+  onlineState,
+} from './broker-session.ts';
 import { subscribeCommands } from './command-subscriptions.ts';
 import { parseBrokerUrls } from './contract/broker-url.ts';
 import { BrokerRotation } from './contract/failover.ts';
+import type { ReconnectBackoff } from './contract/reconnect-backoff.ts';
 import { SubscribeRetry } from './contract/subscribe-retry.ts';
 import { ALL_GROUP, assertId, assertNamespace, topics } from './contract/topics.ts';
 import { waitForFirstConnect } from './first-connect.ts';
@@ -39,6 +46,8 @@ export class DeviceBridge {
   /** The broker list (one URL, or several to fail over between) and the one in use. */
   private readonly rotation: BrokerRotation;
   private readonly negotiation: ProtocolNegotiation;
+  /** The growing, jittered waits between reconnect attempts (contract/reconnect-backoff.ts). */
+  private readonly backoff: ReconnectBackoff;
   private client: MqttClient | undefined;
   /** SUBSCRIBEs refused or failed by the broker are sent again, with backoff (subscribe-retry.ts). */
   private subscriptions: SubscribeRetry | undefined;
@@ -85,6 +94,7 @@ export class DeviceBridge {
       () => rotation.current.url,
     );
     this.negotiation = negotiation;
+    this.backoff = deviceBackoff(o, logger, () => rotation.current.url);
     this.parts = createBridgeParts({
       options: o,
       bootId: this.bootId,
@@ -129,6 +139,7 @@ export class DeviceBridge {
     // Several URLs: every reconnect attempt goes to the next broker (a stopped instance's devices
     // move to another one); the session, if the brokers share one, is resumed there.
     rotation.attach(client);
+    this.backoff.attach(client);
     // After the rotation: at a reconnect it picks the protocol for the broker the rotation chose.
     negotiation.attach(client);
     parts.link.attach(client);
@@ -211,7 +222,9 @@ export class DeviceBridge {
   private wire(client: MqttClient, logger: Logger): void {
     client.on('connect', (connack) => this.onConnect(client, logger, connack.sessionPresent));
     client.on('close', () => {
-      if (this.parts.link.online) logger.warn({ url: this.url }, 'MQTT connection lost; reconnecting');
+      const retryInMs = client.options.reconnectPeriod; // chosen by the backoff (contract/reconnect-backoff.ts)
+      if (this.parts.link.online)
+        logger.warn({ url: this.url, retryInMs }, 'MQTT connection lost; reconnecting');
       this.parts.link.connectionLost();
       this.parts.stateCheck.end();
       if (this.phase === 'connected') this.phase = 'reconnecting';
@@ -305,6 +318,7 @@ export class DeviceBridge {
   }
 
   private detach(): void {
+    this.backoff.detach();
     this.cancelStartTimer?.();
     this.cancelStartTimer = undefined;
     this.taskEvents.detach();

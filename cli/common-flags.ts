@@ -6,6 +6,7 @@ import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { mqttUrlSchema } from '../bridge/contract/broker-url.ts';
 import { namespaceSchema } from '../bridge/contract/topics.ts';
+import { durationIn } from '../src/config.ts';
 import { type PemKind, pemProblem, readPem } from '../src/tls.ts';
 import { flag } from './flags.ts';
 
@@ -34,6 +35,28 @@ export function mqttUrlFlag(help: string) {
 /** `--mqtt-url` that must be given; `missing` is the message when it is not. */
 export function requiredMqttUrlFlag(help: string, missing: string) {
   return flag('--mqtt-url <url>', help, mqttUrlSchema(missing), { required: true, defaultHelp: 'required' });
+}
+
+/**
+ * `--mqtt-reconnect-max`: the cap of an MQTT client's reconnect backoff
+ * (bridge/contract/reconnect-backoff.ts). The waits start at `firstMs` (at least half of it) and
+ * double, randomised, on consecutive failures up to this; 0 keeps the fixed period of old.
+ */
+export function mqttReconnectMaxFlag(firstMs: number, defaultMs: number) {
+  const first = `${firstMs / 1000}s`;
+  return flag(
+    '--mqtt-reconnect-max <duration>',
+    `longest wait between MQTT reconnect attempts: waits start near ${first} and double, randomised, up to it (0: every ${first}, no backoff)`,
+    durationIn('ms').superRefine((ms, ctx) => {
+      // Below the first wait the schedule could not grow; 0 is the explicit "no backoff".
+      if (ms > 0 && ms < firstMs)
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected 0 (no backoff) or at least ${first}, got ${ms}ms`,
+        });
+    }),
+    { default: `${defaultMs / 1000}s` },
+  );
 }
 
 /** A readable PEM file holding a `kind` block; the configuration keeps its path. */

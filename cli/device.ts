@@ -106,6 +106,7 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
             config.mqttKey !== undefined && { cert: readPem(config.mqttCert), key: readPem(config.mqttKey) }),
           protocolVersion: bridgeProtocol(config.mqttProtocol, broker === undefined),
           maxStatusesInFlight: config.mqttMaxInflight,
+          reconnectMaxMs: config.mqttReconnectMax,
         })
       : undefined;
     const mqttHealth = (): MqttHealth => bridge?.health() ?? { state: 'disabled' };

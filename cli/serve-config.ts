@@ -37,6 +37,7 @@ import {
   hostValue,
   logLevelFlag,
   mqttClientCertificateFlags,
+  mqttReconnectMaxFlag,
   mqttUrlFlag,
   nsFlag,
   tlsFlags,
@@ -120,6 +121,7 @@ export const serveFlags = {
     wholeNumber(1, 65_000),
     { default: String(BRIDGE_DEFAULTS.maxStatusesInFlight) },
   ),
+  mqttReconnectMax: mqttReconnectMaxFlag(BRIDGE_DEFAULTS.reconnectPeriodMs, BRIDGE_DEFAULTS.reconnectMaxMs),
   requestIdMemory: flag(
     '--request-id-memory <n>',
     'MQTT requestIds remembered for idempotency (the last N submissions)',

@@ -6,6 +6,9 @@ import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { BrokerEndpoint } from '../bridge/contract/broker-url.ts';
 import { BrokerRotation } from '../bridge/contract/failover.ts';
 import { mqttLogOption } from '../bridge/contract/mqtt-log.ts';
+import { ReconnectBackoff } from '../bridge/contract/reconnect-backoff.ts';
+import type { Logger } from '../src/logger.ts';
+import { CONTROLLER_DEFAULTS } from './types.ts';
 
 /** The controller's mqtt.js options for its first connection (reconnects are turned on after it). */
 export function controllerClientOptions(
@@ -29,6 +32,20 @@ export function controllerClientOptions(
     reschedulePings: false,
     ...mqttLogOption(),
   };
+}
+
+/**
+ * The controller's reconnects, once its first connection succeeded: the devices' schedule
+ * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 30 s connected), so a controller
+ * does not press a broker in trouble once a second either.
+ */
+export function controllerBackoff(maxMs: number | undefined, logger: Logger): ReconnectBackoff {
+  return new ReconnectBackoff({
+    firstMs: 1000,
+    maxMs: maxMs ?? CONTROLLER_DEFAULTS.reconnectMaxMs,
+    stableMs: 30_000,
+    onWait: ({ retry, delayMs }) => logger.debug({ retry, delayMs }, 'MQTT reconnect scheduled'),
+  });
 }
 
 /** A refused subscription is almost always a wrong namespace or a user without the controller role. */

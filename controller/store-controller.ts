@@ -10,10 +10,12 @@ import { EventEmitter } from 'node:events';
 import type { MqttClient } from 'mqtt';
 import { parseBrokerUrls } from '../bridge/contract/broker-url.ts';
 import type { BrokerRotation } from '../bridge/contract/failover.ts';
+import type { ReconnectBackoff } from '../bridge/contract/reconnect-backoff.ts';
 import { SubscribeRetry } from '../bridge/contract/subscribe-retry.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import {
   connectFirst,
+  controllerBackoff,
   controllerClientOptions,
   QuietWait,
   subscriptionRefusal,
@@ -48,6 +50,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   private readonly directory = new DeviceDirectory();
   private client: MqttClient | undefined;
   private rotation: BrokerRotation | undefined;
+  private backoff: ReconnectBackoff | undefined;
   /** Refused or failed SUBSCRIBEs are sent again with backoff (bridge/contract/subscribe-retry.ts). */
   private subscriptions: SubscribeRetry | undefined;
   /** Counts connections: a resubscription belongs to the connection it started on. */
@@ -112,7 +115,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.rotation = rotation;
     // Only after the first success: later losses are retried (a controller outlives broker
     // restarts), each attempt on the next broker of the list, and it subscribes again after them.
-    client.options.reconnectPeriod = 1000;
+    // Waits grow on consecutive failures, randomised (broker-connection.ts, controllerBackoff).
+    this.backoff = controllerBackoff(this.options.reconnectMaxMs, this.logger);
+    this.backoff.attach(client);
     rotation.attach(client);
     this.subscriptions = new SubscribeRetry(client, this.logger);
     this.connections = 1;
@@ -172,6 +177,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     if (!client) return;
     this.client = undefined;
     this.rotation?.detach();
+    this.backoff?.detach();
     this.subscriptions?.cancel();
     this.quiet.cancel();
     this.submissions.expireAll('controller stopped');

@@ -124,6 +124,11 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   settleMs: 250,
   maxSettleMs: 5000,
   connectTimeoutMs: 10_000,
+  /**
+   * The longest wait between reconnect attempts (ms). Shorter than the devices' 30 s: one
+   * controller per store makes no herd, and its jobs' results wait for it to be back.
+   */
+  reconnectMaxMs: 10_000,
 });
 
 /**
@@ -157,8 +162,13 @@ export interface StoreControllerOptions {
   settleMs?: number;
   /** ...or after this long in any case (default 5000 ms). */
   maxSettleMs?: number;
-  /** First connection attempt; later reconnects retry every second (default 10000 ms). */
+  /**
+   * First connection attempt (default 10000 ms). Later reconnects wait 0.5-1 s, then twice as
+   * long after each failed attempt, randomised, up to `reconnectMaxMs` (bridge/contract/reconnect-backoff.ts).
+   */
   connectTimeoutMs?: number;
+  /** Cap of the reconnect backoff (default 10000 ms; 0: a fixed 1 s, as before). */
+  reconnectMaxMs?: number;
   /**
    * This long before a submission's deadline (at most half of it), the retained status topics of
    * the devices still missing are read again, so a status the broker dropped still counts

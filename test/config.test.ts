@@ -29,6 +29,7 @@ describe('serve config', () => {
       fmScriptTimeout: 60_000,
       mqttProtocol: 'auto',
       mqttMaxInflight: 1000,
+      mqttReconnectMax: 30_000,
       requestIdMemory: 1000,
       heapGrowth: 50,
     });
@@ -162,6 +163,17 @@ describe('serve cross-checks and flag names', () => {
       /--mqtt-protocol: the embedded broker/,
     );
     expect(() => parseServeConfig({ deviceId: 'd', mqttProtocol: '3' })).toThrow(/--mqtt-protocol/);
+  });
+
+  it('takes --mqtt-reconnect-max as a duration: 0 (no backoff) or at least the first wait, 1s', () => {
+    const max = (value: string | number) => parseServeConfig({ deviceId: 'd', mqttReconnectMax: value });
+    expect(max('2m').mqttReconnectMax).toBe(120_000);
+    expect(max('1500ms').mqttReconnectMax).toBe(1500);
+    expect(max(0).mqttReconnectMax).toBe(0);
+    expect(() => max('500ms')).toThrow(/--mqtt-reconnect-max: expected 0 \(no backoff\) or at least 1s/);
+    expect(() => max('soon')).toThrow(/--mqtt-reconnect-max: not a duration/);
+    const input = serveInput([], { REGBRIDGE_MQTT_RECONNECT_MAX: '10s' });
+    expect(parseServeConfig({ ...input, deviceId: 'd' }).mqttReconnectMax).toBe(10_000);
   });
 
   it('turns MQTT off with REGBRIDGE_NO_MQTT=1|true|yes|on', () => {

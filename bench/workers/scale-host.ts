@@ -48,6 +48,10 @@ const template = parseServeConfig({
   deviceId: 'template',
   mqttUrl: `mqtt://${host}:${port}`,
   ns: NS,
+  // The variable `serve` reads, so a run can compare the reconnect backoff with the fixed 1 s (0).
+  ...(process.env.REGBRIDGE_MQTT_RECONNECT_MAX !== undefined && {
+    mqttReconnectMax: process.env.REGBRIDGE_MQTT_RECONNECT_MAX,
+  }),
 });
 
 function urlOf(id: string): string {
@@ -82,6 +86,7 @@ async function startLight(id: string): Promise<Hosted> {
     logger: silentLogger,
     protocolVersion: 4,
     maxStatusesInFlight: template.mqttMaxInflight,
+    reconnectMaxMs: template.mqttReconnectMax,
     // start() resolves once the script subscriptions are acknowledged, however long a broker
     // busy with thousands of sessions takes (nats-server): ready then means able to receive.
     startTimeoutMs: 600_000,

@@ -1,0 +1,138 @@
+/**
+ * Reconnect backoff with jitter for mqtt.js clients (docs/mqtt.md, "Connection, reconnection and
+ * what is never lost"; docs/decisions.md, "Reconnect backoff with jitter"). A fixed period made
+ * a fleet that lost an overloaded broker come back every second, in lockstep, for ever
+ * (docs/benchmarks.md, "nats-server at scale"); here the wait grows on consecutive failures up to
+ * a cap, is randomised so a fleet spreads out, and starts again from the first delay once a
+ * connection has lasted a while.
+ *
+ * mqtt.js (5.16) has one fixed `reconnectPeriod` and no backoff hook, but it reads
+ * `client.options.reconnectPeriod` each time it arms its reconnect timer, and it arms that timer
+ * from several places (the 'close' event, `_cleanUp` after a keepalive time-out, right after a
+ * refused CONNACK), some of them before any event we could listen to. So the option always holds
+ * the wait to use if the connection or attempt in progress ended now: set when an attempt starts
+ * ('reconnect') and when a connection has proved stable.
+ */
+import type { MqttClient } from 'mqtt';
+
+export interface BackoffSchedule {
+  /** The first retry waits up to this long (and at least half of it); default 1000 ms. */
+  readonly firstMs: number;
+  /** No wait exceeds this (ms). 0: every wait is exactly `firstMs`, no growth, no jitter (the fixed period of old). */
+  readonly maxMs: number;
+}
+
+/**
+ * The wait before retry `retry` (1: the first after a lost connection or a failed first attempt),
+ * "equal jitter": the ceiling `min(maxMs, firstMs * 2^(retry-1))` doubles per consecutive
+ * failure, and the wait is drawn from [ceiling/2, ceiling). Half is fixed so the waits really
+ * grow (full jitter may draw a few milliseconds at any retry); half random so 10,000 registers
+ * that lost the same broker at the same instant spread over half a ceiling each round.
+ * `random` returns [0, 1) (Math.random; tests inject their own).
+ */
+export function reconnectDelay(
+  retry: number,
+  schedule: BackoffSchedule,
+  random: () => number = Math.random,
+): number {
+  if (schedule.maxMs === 0) return schedule.firstMs;
+  // 2^30 times any sane first delay is past every cap: no Infinity for a very long outage.
+  const doublings = Math.min(Math.max(retry, 1) - 1, 30);
+  const ceiling = Math.min(schedule.maxMs, schedule.firstMs * 2 ** doublings);
+  // mqtt.js reads a period of 0 as "never reconnect": at least 1 ms.
+  return Math.max(1, Math.floor(ceiling / 2 + random() * (ceiling / 2)));
+}
+
+export interface ReconnectWait {
+  /** 1 for the first retry since the last reset, then 2, 3, ... */
+  readonly retry: number;
+  readonly delayMs: number;
+}
+
+export interface ReconnectBackoffOptions extends BackoffSchedule {
+  /**
+   * A connection that lasts this long resets the schedule to the first delay. Not at CONNACK: a
+   * broker that accepts connections and then drops them (overloaded, a keepalive it cannot
+   * answer) would otherwise be hit at the fastest rate for ever.
+   */
+  readonly stableMs: number;
+  readonly random?: () => number;
+  /** A connection or attempt ended and mqtt.js waits `delayMs` before retry `retry`. */
+  readonly onWait?: (wait: ReconnectWait) => void;
+  /** A connection lasted `stableMs`: the next wait is the first retry's again. */
+  readonly onStable?: () => void;
+}
+
+/** Drives `client.options.reconnectPeriod` of one mqtt.js client at a time. */
+export class ReconnectBackoff {
+  readonly #options: ReconnectBackoffOptions;
+  #client: MqttClient | undefined;
+  /** The retry whose wait `client.options.reconnectPeriod` holds now. */
+  #retry = 1;
+  #stableTimer: NodeJS.Timeout | undefined;
+  readonly #onReconnect = (): void => this.#arm(this.#retry + 1);
+  readonly #onConnect = (): void => this.#startStableTimer();
+  readonly #onClose = (): void => this.#closed();
+
+  constructor(options: ReconnectBackoffOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * From now on `client` waits by this schedule. Attach before the first attempt can fail (right
+   * after connect()), or once connected (the controller turns reconnects on after its first
+   * connection): either way the next wait is the first retry's.
+   */
+  attach(client: MqttClient): void {
+    this.detach();
+    this.#client = client;
+    this.#arm(1);
+    client.on('reconnect', this.#onReconnect);
+    client.on('connect', this.#onConnect);
+    client.on('close', this.#onClose);
+    if (client.connected) this.#startStableTimer();
+  }
+
+  detach(): void {
+    this.#clearStableTimer();
+    const client = this.#client;
+    if (!client) return;
+    client.off('reconnect', this.#onReconnect);
+    client.off('connect', this.#onConnect);
+    client.off('close', this.#onClose);
+    this.#client = undefined;
+  }
+
+  /** Sets the wait mqtt.js uses if what is in progress ends now (retry `retry`). */
+  #arm(retry: number): void {
+    const client = this.#client;
+    if (!client) return;
+    this.#retry = retry;
+    const { random, ...schedule } = this.#options;
+    client.options.reconnectPeriod = reconnectDelay(retry, schedule, random);
+  }
+
+  #startStableTimer(): void {
+    this.#clearStableTimer();
+    this.#stableTimer = setTimeout(() => {
+      this.#stableTimer = undefined;
+      this.#arm(1);
+      this.#options.onStable?.();
+    }, this.#options.stableMs);
+    // A timer that only resets a schedule must not keep a process alive.
+    this.#stableTimer.unref();
+  }
+
+  #clearStableTimer(): void {
+    if (this.#stableTimer) clearTimeout(this.#stableTimer);
+    this.#stableTimer = undefined;
+  }
+
+  #closed(): void {
+    this.#clearStableTimer();
+    const client = this.#client;
+    // end() closes too, and then nothing is retried.
+    if (!client || client.disconnecting) return;
+    this.#options.onWait?.({ retry: this.#retry, delayMs: client.options.reconnectPeriod ?? 0 });
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * Reconnect backoff with jitter (bridge/contract/reconnect-backoff.ts, docs/mqtt.md "Connection,
+ * reconnection and what is never lost"): the schedule as a pure function with an injected random
+ * source; the driver on a stand-in client (fake timers only for its stable-connection timer); and
+ * a real bridge against a real listener that drops every connection and then lets an in-process
+ * aedes broker answer, asserting on the waits the bridge chose (its debug log lines), not on time.
+ */
+import { EventEmitter } from 'node:events';
+import net from 'node:net';
+import { Aedes } from 'aedes';
+import type { MqttClient } from 'mqtt';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  type BackoffSchedule,
+  ReconnectBackoff,
+  type ReconnectWait,
+  reconnectDelay,
+} from '../bridge/contract/reconnect-backoff.ts';
+import { StoreController } from '../controller/store-controller.ts';
+import { directBridge, uniqueId } from './support/bridge-device.ts';
+import { cleanupsAfterEach } from './support/suite-hooks.ts';
+import { until } from './support/waits.ts';
+
+const DEFAULT: BackoffSchedule = { firstMs: 1000, maxMs: 30_000 };
+const lowest = () => 0;
+const highest = () => 1 - Number.EPSILON;
+
+describe('reconnectDelay', () => {
+  it('doubles the ceiling per consecutive failure up to the cap', () => {
+    const ceilings = [1, 2, 3, 4, 5, 6, 7, 50].map((retry) => reconnectDelay(retry, DEFAULT, highest));
+    expect(ceilings).toEqual([999, 1999, 3999, 7999, 15_999, 29_999, 29_999, 29_999]);
+  });
+
+  it('draws each wait from [ceiling/2, ceiling) ("equal jitter")', () => {
+    expect([1, 2, 3, 6].map((retry) => reconnectDelay(retry, DEFAULT, lowest))).toEqual([
+      500, 1000, 2000, 15_000,
+    ]);
+    for (let i = 0; i < 1000; i++) {
+      const retry = 1 + (i % 8);
+      const ceiling = Math.min(30_000, 1000 * 2 ** (retry - 1));
+      const wait = reconnectDelay(retry, DEFAULT);
+      expect(wait).toBeGreaterThanOrEqual(ceiling / 2);
+      expect(wait).toBeLessThan(ceiling);
+    }
+  });
+
+  it('spreads a fleet: the same retry gets different waits from different draws', () => {
+    const draws = [0, 0.25, 0.5, 0.75].map((r) => reconnectDelay(1, DEFAULT, () => r));
+    expect(draws).toEqual([500, 625, 750, 875]);
+  });
+
+  it('keeps the fixed period of old with maxMs 0, and never returns 0 (mqtt.js: no reconnect)', () => {
+    expect(reconnectDelay(9, { firstMs: 1000, maxMs: 0 }, highest)).toBe(1000);
+    expect(reconnectDelay(1, { firstMs: 1, maxMs: 1 }, lowest)).toBe(1);
+    expect(reconnectDelay(10_000, DEFAULT, highest)).toBe(29_999);
+  });
+});
+
+/** The parts of an mqtt.js client the driver touches. */
+function standIn(): MqttClient & EventEmitter {
+  return Object.assign(new EventEmitter(), {
+    options: { reconnectPeriod: 1000 },
+    connected: false,
+    disconnecting: false,
+  }) as unknown as MqttClient & EventEmitter;
+}
+
+describe('ReconnectBackoff on a client', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('sets the growing waits at each attempt, reports them at each close, and resets once a connection lasted', () => {
+    vi.useFakeTimers();
+    const waits: ReconnectWait[] = [];
+    const backoff = new ReconnectBackoff({
+      ...DEFAULT,
+      stableMs: 30_000,
+      random: highest,
+      onWait: (wait) => waits.push(wait),
+    });
+    const client = standIn();
+    backoff.attach(client);
+    expect(client.options.reconnectPeriod).toBe(999);
+    client.emit('close'); // the first attempt failed
+    for (let i = 0; i < 3; i++) {
+      client.emit('reconnect');
+      client.emit('close');
+    }
+    expect(waits).toEqual([
+      { retry: 1, delayMs: 999 },
+      { retry: 2, delayMs: 1999 },
+      { retry: 3, delayMs: 3999 },
+      { retry: 4, delayMs: 7999 },
+    ]);
+    // A connection dropped before it proved stable: the schedule goes on growing.
+    client.emit('reconnect');
+    client.emit('connect');
+    vi.advanceTimersByTime(29_999);
+    client.emit('close');
+    expect(waits.at(-1)).toEqual({ retry: 5, delayMs: 15_999 });
+    // One that lasted stableMs: back to the first wait.
+    client.emit('reconnect');
+    client.emit('connect');
+    vi.advanceTimersByTime(30_000);
+    expect(client.options.reconnectPeriod).toBe(999);
+    client.emit('close');
+    expect(waits.at(-1)).toEqual({ retry: 1, delayMs: 999 });
+    // end(): nothing is retried, nothing reported; detach() leaves the client alone.
+    Object.assign(client, { disconnecting: true });
+    client.emit('close');
+    expect(waits).toHaveLength(6);
+    backoff.detach();
+    expect(client.listenerCount('reconnect') + client.listenerCount('close')).toBe(0);
+  });
+});
+
+/** A pino logger at debug whose lines land in `lines`. */
+function capturingLogger(lines: Record<string, unknown>[]) {
+  return pino(
+    { level: 'debug' },
+    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+}
+
+const scheduled = (lines: Record<string, unknown>[]): ReconnectWait[] =>
+  lines
+    .filter((l) => l.msg === 'MQTT reconnect scheduled')
+    .map((l) => ({ retry: l.retry as number, delayMs: l.delayMs as number }));
+
+describe('the device bridge against a broker that drops every connection, then comes back', () => {
+  let aedes: Aedes;
+  let server: net.Server;
+  let url: string;
+  /** While true the listener accepts and closes at once, as an overloaded or halted broker's front would. */
+  let dropping = true;
+  const cleanups = cleanupsAfterEach();
+
+  beforeAll(async () => {
+    aedes = await Aedes.createBroker();
+    server = net.createServer((socket) => {
+      if (dropping) socket.destroy();
+      else aedes.handle(socket);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    url = `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => aedes.close(() => resolve()));
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  afterEach(() => {
+    dropping = true;
+  });
+
+  /** A bridge logging at debug into `lines`; its scheduled waits are read from there. */
+  function bridgeWithLog(options: { reconnectStableMs?: number }) {
+    const lines: Record<string, unknown>[] = [];
+    const logger = capturingLogger(lines);
+    const device = directBridge({
+      url,
+      ns: 'backoff',
+      deviceId: uniqueId('backoff'),
+      logger,
+      reconnectPeriodMs: 40,
+      reconnectMaxMs: 320,
+      startTimeoutMs: 1,
+      ...options,
+    });
+    cleanups.push(() => device.stop());
+    const waits = () => scheduled(lines);
+    return { ...device, lines, waits };
+  }
+
+  /** Each wait within [ceiling/2, ceiling) of its retry, for first 40 ms and cap 320 ms. */
+  function expectSchedule(waits: ReconnectWait[], firstRetry: number): void {
+    waits.forEach((wait, i) => {
+      expect(wait.retry).toBe(firstRetry + i);
+      const ceiling = Math.min(320, 40 * 2 ** (wait.retry - 1));
+      expect(wait.delayMs).toBeGreaterThanOrEqual(ceiling / 2);
+      expect(wait.delayMs).toBeLessThan(ceiling);
+    });
+  }
+
+  it('waits longer after each failed attempt up to the cap, and connects once the broker answers', async () => {
+    const device = bridgeWithLog({ reconnectStableMs: 60_000 });
+    await device.bridge.start(); // resolves at once (startTimeoutMs 1); retries go on
+    await until(() => device.waits().length >= 6, 'six failed attempts');
+    dropping = false;
+    await until(() => device.bridge.health().state === 'connected', 'the bridge to connect');
+    const failed = device.waits();
+    expectSchedule(failed, 1);
+    expect(failed.slice(0, 5).map((w) => w.retry)).toEqual([1, 2, 3, 4, 5]);
+
+    // Dropped long before it proved stable (60 s): the next wait continues the schedule.
+    device.bridge.simulateConnectionLoss();
+    await until(() => device.waits().length > failed.length, 'the wait after the drop');
+    const next = device.waits()[failed.length]!;
+    expect(next.retry).toBe(failed.at(-1)!.retry + 1);
+    expectSchedule([next], next.retry);
+    await until(() => device.bridge.health().state === 'connected', 'connected again');
+  });
+
+  it('starts again from the first wait once a connection has lasted', async () => {
+    const device = bridgeWithLog({ reconnectStableMs: 50 });
+    await device.bridge.start();
+    await until(() => device.waits().length >= 4, 'four failed attempts');
+    dropping = false;
+    await until(
+      () => device.lines.some((l) => l.msg === 'MQTT connection stable; reconnect backoff reset'),
+      'the connection to prove stable',
+    );
+    const before = device.waits().length;
+    device.bridge.simulateConnectionLoss();
+    await until(() => device.waits().length > before, 'the wait after the drop');
+    const first = device.waits()[before]!;
+    expectSchedule([first], 1);
+    const lost = device.lines.find((l) => l.msg === 'MQTT connection lost; reconnecting');
+    expect(lost?.retryInMs).toBe(first.delayMs);
+    await until(() => device.bridge.health().state === 'connected', 'connected again');
+  });
+
+  it('the store controller waits longer after each failed reconnect too (first 1 s, cap 10 s)', async () => {
+    dropping = false;
+    const lines: Record<string, unknown>[] = [];
+    const controller = new StoreController({
+      url,
+      ns: 'backoff',
+      logger: capturingLogger(lines),
+      settleMs: 10,
+    });
+    await controller.start();
+    cleanups.push(() => controller.stop());
+    dropping = true;
+    const clients = (aedes as unknown as { clients: Record<string, { conn: net.Socket }> }).clients;
+    for (const client of Object.values(clients)) client.conn.destroy();
+    await until(() => scheduled(lines).length >= 3, 'three scheduled reconnects', 15_000);
+    const waits = scheduled(lines).slice(0, 3);
+    expect(waits.map((w) => w.retry)).toEqual([1, 2, 3]);
+    waits.forEach((wait, i) => {
+      const ceiling = 1000 * 2 ** i;
+      expect(wait.delayMs).toBeGreaterThanOrEqual(ceiling / 2);
+      expect(wait.delayMs).toBeLessThan(ceiling);
+    });
+    dropping = false;
+    await until(() => controller.connection === 'connected', 'the controller back', 15_000);
+  });
+});
