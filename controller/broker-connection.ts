@@ -140,3 +140,26 @@ export class QuietWait {
     this.finish?.();
   }
 }
+
+/**
+ * Ends a client the controller is done with: its listeners go (one error listener stays while it
+ * closes: an unhandled 'error' event would crash the process). Without a connection, or with
+ * packets not yet acknowledged (a QoS 1 script or cancel, a SUBSCRIBE), it forces: mqtt.js
+ * otherwise waits for their acks, for ever if the connection is gone or goes (its reconnects are
+ * stopped; a lost connection does not count as an ack) or the broker never answers.
+ */
+export async function endClient(client: MqttClient): Promise<void> {
+  for (const event of ['message', 'connect', 'reconnect', 'offline', 'error'] as const)
+    client.removeAllListeners(event);
+  client.on('error', () => {});
+  const unacknowledged = Object.keys(client.outgoing).length > 0;
+  await client.endAsync(!client.connected || unacknowledged);
+}
+
+/** Puts what mqtt.js has written on the client's socket so far on the wire now. */
+export function uncorkAll(client: MqttClient): void {
+  const stream = client.stream as { writableCorked?: number; uncork?: () => void } | undefined;
+  if (typeof stream?.uncork !== 'function') return;
+  // Node counts corks: one uncork per cork; the ticks' own uncorks then find nothing to do.
+  while ((stream.writableCorked ?? 0) > 0) stream.uncork();
+}

@@ -17,8 +17,10 @@ import {
   connectFirst,
   controllerBackoff,
   controllerClientOptions,
+  endClient,
   QuietWait,
   subscriptionRefusal,
+  uncorkAll,
 } from './broker-connection.ts';
 import { DeviceDirectory, type TaskSummary } from './directory.ts';
 import { Fanout } from './fanout.ts';
@@ -181,20 +183,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.subscriptions?.cancel();
     this.quiet.cancel();
     this.submissions.expireAll('controller stopped');
-    client.removeAllListeners('message');
-    client.removeAllListeners('connect');
-    client.removeAllListeners('reconnect');
-    client.removeAllListeners('offline');
-    // Keep an error listener while closing: an unhandled 'error' event would crash the process.
-    client.removeAllListeners('error');
-    client.on('error', () => {});
     this.recheck.clear();
-    // Without a connection, or with packets not yet acknowledged (a QoS 1 script or cancel, a
-    // SUBSCRIBE), force: mqtt.js otherwise waits for their acks, for ever if the connection is
-    // gone or goes (its reconnects are stopped; a lost connection does not count as an ack) or
-    // the broker never answers.
-    const unacknowledged = Object.keys(client.outgoing).length > 0;
-    await client.endAsync(!client.connected || unacknowledged);
+    await endClient(client);
     this.setState('stopped');
   }
 
@@ -251,10 +241,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
    * would all wait for the end of that turn (the rest of the HTTP request that started the job).
    */
   flushWrites(): void {
-    const stream = this.client?.stream as { writableCorked?: number; uncork?: () => void } | undefined;
-    if (typeof stream?.uncork !== 'function') return;
-    // Node counts corks: one uncork per cork; the ticks' own uncorks then find nothing to do.
-    while ((stream.writableCorked ?? 0) > 0) stream.uncork();
+    if (this.client) uncorkAll(this.client);
   }
 
   /**
