@@ -8,7 +8,7 @@
  * of three processes are corrected by each one's clock offset against this process, measured
  * over IPC (lib/clock.ts). Goal: p99 < 20 ms. `--quick` runs 20 registers once, no warm-up.
  */
-import { loadavg } from 'node:os';
+import { loadavg, setPriority } from 'node:os';
 import { join } from 'node:path';
 import { type ClockOffset, measureOffset } from '../lib/clock.ts';
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
@@ -44,6 +44,7 @@ async function measure(
   brokerProf: string | undefined,
   stages: boolean,
   hostProf: string | undefined,
+  hostsNice: number | undefined,
 ) {
   const fleet = await startScaleFleet({
     broker,
@@ -53,6 +54,10 @@ async function measure(
     stamp: true,
   });
   try {
+    // A diagnostic, not the figure of record: real registers have CPUs of their own, here the two
+    // register hosts share the machine's two cores with the broker and the controller.
+    if (hostsNice !== undefined)
+      for (const host of fleet.hosts) if (host.pid !== undefined) setPriority(host.pid, hostsNice);
     const latencies = new Latencies();
     const p99s: number[] = [];
     const fanoutMs: number[] = [];
@@ -171,6 +176,10 @@ runScenario('status-under-load', async (ctx) => {
   // `--host-prof DIR`: CPU profiles of the register hosts and the controller per measured fan-out
   // (lib/window-profile.ts), in DIR; like --broker-prof, never in a documented run.
   const hostProf = arg('--host-prof');
+  // `--hosts-nice N`: the register hosts run at nice N (setpriority), so the broker and the
+  // controller get the CPU first: how much of the latency is the hosts' competition for the cores.
+  const niceArg = arg('--hosts-nice');
+  const hostsNice = niceArg === undefined ? undefined : Number(niceArg);
   if (stages) process.env.BENCH_STAGES = '1';
   for (const broker of ['aedes', 'mosquitto'] as const) {
     if (arg('--broker') !== undefined && arg('--broker') !== broker) continue;
@@ -182,6 +191,7 @@ runScenario('status-under-load', async (ctx) => {
       brokerProf,
       stages,
       hostProf,
+      hostsNice,
     );
     const p99 = spread(p99s);
     const fanout = spread(fanoutMs);
@@ -192,6 +202,7 @@ runScenario('status-under-load', async (ctx) => {
       `load average ${load.min.toFixed(1)}/${load.median.toFixed(1)}/${load.max.toFixed(1)}` +
       (brokerCpu.length > 0 ? `; store broker CPU per fan-out ${spreadText(brokerCpu)} ms` : '') +
       `; register hosts' CPU per fan-out ${spreadText(hostsCpu)} ms` +
+      (hostsNice !== undefined ? `; register hosts at nice ${hostsNice}` : '') +
       (missing > 0 ? `; ${missing} statuses without an end stamp` : '');
     ctx.report({
       figure: `${label} via ${broker}: task end to controller, p99`,
