@@ -88,7 +88,7 @@ export class MqttLink implements BridgeLink {
         { qos: 1, retain: options.retain, ...(properties && { properties }) },
         done,
       );
-      metrics.messagesOut.inc({ kind });
+      metrics.countOut(kind);
     };
     if (kind !== 'reply') {
       send();
