@@ -137,6 +137,8 @@ async function measure(
           `end to controller p50 ${summary.p50} p99 ${summary.p99} max ${summary.max} ms, ` +
           `broker CPU ${Number.isNaN(brokerCpuMs) ? run.brokerCpuMs.toFixed(0) : brokerCpuMs.toFixed(1)} ms, ` +
           `hosts CPU ${run.hostsCpuMs.toFixed(0)} ms, load ${loadavg()[0]!.toFixed(1)} ` +
+          `(system calls read/write: hosts ${run.hostsSyscalls.reads}/${run.hostsSyscalls.writes}, ` +
+          `broker ${run.brokerSyscalls.reads}/${run.brokerSyscalls.writes}) ` +
           `(offsets ±${(controllerClock.rttMs / 2).toFixed(3)} ms; ${round_.negative} negative)`,
       );
       if (staged) ctx.log(`  ${stageLine(samples)} (${samples.length} staged)`);
