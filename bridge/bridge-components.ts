@@ -159,7 +159,7 @@ export function routeMessage(
     (parsed?.kind === 'deviceScripts' && parsed.deviceId === target.deviceId) ||
     (parsed?.kind === 'groupScripts' && target.groups.includes(parsed.group));
   if (ownScripts) {
-    metrics.messagesIn.inc({ kind: 'script', result: parts.intake.handle(topic, payload, packet) });
+    metrics.countIn('script', parts.intake.handle(topic, payload, packet));
     return;
   }
   const cancelScope =
@@ -169,14 +169,11 @@ export function routeMessage(
         ? 'group'
         : undefined;
   if (cancelScope) {
-    metrics.messagesIn.inc({
-      kind: 'cancel',
-      result: parts.cancels.handle(topic, cancelScope, payload, packet),
-    });
+    metrics.countIn('cancel', parts.cancels.handle(topic, cancelScope, payload, packet));
     return;
   }
   // A subscription left in the persistent session by an earlier configuration (other groups).
-  metrics.messagesIn.inc({ kind: 'other', result: 'ignored' });
+  metrics.countIn('other', 'ignored');
   logger.info({ topic }, 'message on a topic this device no longer uses; unsubscribing');
   if (parsed?.kind === 'groupScripts' || parsed?.kind === 'groupCancel') client.unsubscribe(topic);
 }

@@ -192,7 +192,7 @@ export class DeviceBridge {
       topics.state(ns, deviceId),
       wasOnline ? offlineState(deviceId, this.bootId) : undefined,
     );
-    if (wasOnline) this.parts.metrics.messagesOut.inc({ kind: 'state' });
+    if (wasOnline) this.parts.metrics.countOut('state');
   }
 
   /** The broker in use (or tried next), without credentials. */

@@ -1,7 +1,7 @@
 /**
- * The bridge's publishing side over one mqtt.js client: every message QoS 1; replies deferred a
- * turn and never resent on a later connection. Implements BridgeLink for the status publisher,
- * the script intake and the stale sweeper.
+ * The bridge's publishing side over one mqtt.js client: every message QoS 1; replies held until
+ * the message they answer is acknowledged, and never resent on a later connection. Implements
+ * BridgeLink for the status publisher, the script intake and the stale sweeper.
  */
 import type { MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
@@ -22,7 +22,16 @@ export class MqttLink implements BridgeLink {
   private closed = false;
   /** Completion callbacks of replies: how they are recognised in mqtt.js' outgoing map. */
   private readonly replyCallbacks = new WeakSet<object>();
-  private readonly pendingReplies = new Set<NodeJS.Immediate>();
+  /** Replies waiting for the PUBACK of the message they answer (or, failing that, the next turn). */
+  private heldReplies: Array<() => void> = [];
+  private replyTurn: NodeJS.Immediate | undefined;
+  private readonly flushReplies = (): void => {
+    if (this.replyTurn !== undefined) clearImmediate(this.replyTurn);
+    this.replyTurn = undefined;
+    const held = this.heldReplies;
+    this.heldReplies = [];
+    for (const send of held) send();
+  };
 
   constructor(options: MqttLinkOptions) {
     this.options = options;
@@ -39,6 +48,17 @@ export class MqttLink implements BridgeLink {
 
   attach(client: MqttClient): void {
     this.client = client;
+    // mqtt.js calls handleMessage after the 'message' event and writes the PUBACK of a QoS 1
+    // message in its callback, synchronously (a QoS 0 message has none). The replies the
+    // listeners published are sent right after it, so they leave in the same socket write as
+    // the PUBACK instead of one write (and one broker read) more a turn later.
+    const handleMessage = client.handleMessage.bind(client);
+    client.handleMessage = (packet, callback) => {
+      handleMessage(packet, (error) => {
+        callback(error);
+        if (this.heldReplies.length > 0) this.flushReplies();
+      });
+    };
   }
 
   /** The bridge has handled CONNACK: publishing goes straight to the broker from now on. */
@@ -68,26 +88,26 @@ export class MqttLink implements BridgeLink {
         { qos: 1, retain: options.retain, ...(properties && { properties }) },
         done,
       );
-      metrics.messagesOut.inc({ kind });
+      metrics.countOut(kind);
     };
     if (kind !== 'reply') {
       send();
       return;
     }
-    // Replies go out on the next turn, after mqtt.js has acknowledged the script message (its
-    // PUBACK follows the 'message' event synchronously). A broker that refuses the reply by
-    // closing the connection then cannot redeliver the script, and the reply is dropped with
-    // the connection (connectionLost): no disconnect loop.
+    // Replies go out after mqtt.js has acknowledged the script message: right after its PUBACK
+    // (attach()), or on the next turn if no acknowledgement follows in this one (a reply
+    // published outside a 'message' event). A broker that refuses the reply by closing the
+    // connection then cannot redeliver the script, and the reply is dropped with the connection
+    // (connectionLost): no disconnect loop.
     this.replyCallbacks.add(done);
-    const immediate = setImmediate(() => {
-      this.pendingReplies.delete(immediate);
+    this.heldReplies.push(() => {
       if (!this.online) {
         logger.warn({ topic }, 'reply dropped: not connected');
         return;
       }
       send();
     });
-    this.pendingReplies.add(immediate);
+    this.replyTurn ??= setImmediate(this.flushReplies);
   }
 
   /**
@@ -135,7 +155,8 @@ export class MqttLink implements BridgeLink {
   close(): void {
     this.closed = true;
     this.connected = false;
-    for (const immediate of this.pendingReplies) clearImmediate(immediate);
-    this.pendingReplies.clear();
+    if (this.replyTurn !== undefined) clearImmediate(this.replyTurn);
+    this.replyTurn = undefined;
+    this.heldReplies = [];
   }
 }

@@ -32,6 +32,14 @@ export interface FanoutRun extends WorkerMessage {
   /** CPU time of the register hosts together and of the broker process during the fan-out, ms. */
   hostsCpuMs: number;
   brokerCpuMs: number;
+  /** read/write system calls of the register hosts together and of the broker during the fan-out. */
+  hostsSyscalls: Syscalls;
+  brokerSyscalls: Syscalls;
+}
+
+export interface Syscalls {
+  reads: number;
+  writes: number;
 }
 
 export interface ScaleFleet {
@@ -55,6 +63,32 @@ export interface ScaleFleet {
 }
 
 /** CPU time (user + system) of a process from /proc, ms; NaN where /proc is not there. */
+/** syscr and syscw of /proc/<pid>/io (proc(5)): read and write system calls so far; NaN if unreadable. */
+function procSyscalls(pid: number | undefined): Syscalls {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (name: string): number =>
+      Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? Number.NaN);
+    return { reads: field('syscr'), writes: field('syscw') };
+  } catch {
+    return { reads: Number.NaN, writes: Number.NaN };
+  }
+}
+
+function sumSyscalls(pids: Array<number | undefined>): Syscalls {
+  return pids
+    .map(procSyscalls)
+    .reduce((a, b) => ({ reads: a.reads + b.reads, writes: a.writes + b.writes }), {
+      reads: 0,
+      writes: 0,
+    });
+}
+
+const minus = (a: Syscalls, b: Syscalls): Syscalls => ({
+  reads: a.reads - b.reads,
+  writes: a.writes - b.writes,
+});
+
 function procCpuMs(pid: number | undefined): number {
   if (pid === undefined) return Number.NaN;
   try {
@@ -188,10 +222,18 @@ export async function startScaleFleet(options: {
       jetStream,
       async fanout(script, deadlineMs, stamp = false) {
         const hostsCpu = (): number => hosts.reduce((n, h) => n + procCpuMs(h.pid), 0);
+        const hostPids = hosts.map((h) => h.pid);
         const [hosts0, broker0] = [hostsCpu(), procCpuMs(broker.pid)];
+        const [hostsIo0, brokerIo0] = [sumSyscalls(hostPids), procSyscalls(broker.pid)];
         c.send({ type: 'fanout', script, deadlineMs, stamp });
         const run = await c.next<FanoutRun>('fanned', deadlineMs + 60_000);
-        return { ...run, hostsCpuMs: hostsCpu() - hosts0, brokerCpuMs: procCpuMs(broker.pid) - broker0 };
+        return {
+          ...run,
+          hostsCpuMs: hostsCpu() - hosts0,
+          brokerCpuMs: procCpuMs(broker.pid) - broker0,
+          hostsSyscalls: minus(sumSyscalls(hostPids), hostsIo0),
+          brokerSyscalls: minus(procSyscalls(broker.pid), brokerIo0),
+        };
       },
       async profiled(dir, label, body) {
         const all = [c, ...hosts];

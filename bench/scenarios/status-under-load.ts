@@ -8,7 +8,7 @@
  * of three processes are corrected by each one's clock offset against this process, measured
  * over IPC (lib/clock.ts). Goal: p99 < 20 ms. `--quick` runs 20 registers once, no warm-up.
  */
-import { loadavg } from 'node:os';
+import { loadavg, setPriority } from 'node:os';
 import { join } from 'node:path';
 import { type ClockOffset, measureOffset } from '../lib/clock.ts';
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
@@ -43,6 +43,8 @@ async function measure(
   rounds: number,
   brokerProf: string | undefined,
   stages: boolean,
+  hostProf: string | undefined,
+  hostsNice: number | undefined,
 ) {
   const fleet = await startScaleFleet({
     broker,
@@ -52,11 +54,16 @@ async function measure(
     stamp: true,
   });
   try {
+    // A diagnostic, not the figure of record: real registers have CPUs of their own, here the two
+    // register hosts share the machine's two cores with the broker and the controller.
+    if (hostsNice !== undefined)
+      for (const host of fleet.hosts) if (host.pid !== undefined) setPriority(host.pid, hostsNice);
     const latencies = new Latencies();
     const p99s: number[] = [];
     const fanoutMs: number[] = [];
     const loads: number[] = [];
     const brokerCpu: number[] = [];
+    const hostsCpu: number[] = [];
     let missing = 0;
     // Round 0 is a warm-up (connections, JIT), except in quick mode, which checks figures exist.
     const first = ctx.quick ? 1 : 0;
@@ -79,7 +86,11 @@ async function measure(
         await profiled.next('profiling', 10_000);
       }
       const cpu0 = await brokerCpuUs(fleet.brokerWorker);
-      const run = await fleet.fanout(FANOUT_SCRIPT, DEADLINE_MS, true);
+      const fanout = () => fleet.fanout(FANOUT_SCRIPT, DEADLINE_MS, true);
+      const run =
+        hostProf !== undefined && i > 0
+          ? await fleet.profiled(hostProf, `round${i}`, fanout)
+          : await fanout();
       const brokerCpuMs = ((await brokerCpuUs(fleet.brokerWorker)) - cpu0) / 1000;
       if (profiled) {
         profiled.send({ type: 'profile-stop', file: join(brokerProf!, `broker-round${i}.cpuprofile`) });
@@ -119,17 +130,28 @@ async function measure(
       p99s.push(summary.p99);
       fanoutMs.push(run.ms);
       if (!Number.isNaN(brokerCpuMs)) brokerCpu.push(brokerCpuMs);
+      hostsCpu.push(run.hostsCpuMs);
       loads.push(loadavg()[0]!);
       ctx.log(
         `${registers} registers via ${broker}: fan-out ${run.ms.toFixed(0)} ms, ${summary.count} FINISHED seen, ` +
           `end to controller p50 ${summary.p50} p99 ${summary.p99} max ${summary.max} ms, ` +
           `broker CPU ${Number.isNaN(brokerCpuMs) ? run.brokerCpuMs.toFixed(0) : brokerCpuMs.toFixed(1)} ms, ` +
-          `load ${loadavg()[0]!.toFixed(1)} ` +
+          `hosts CPU ${run.hostsCpuMs.toFixed(0)} ms, load ${loadavg()[0]!.toFixed(1)} ` +
+          `(system calls read/write: hosts ${run.hostsSyscalls.reads}/${run.hostsSyscalls.writes}, ` +
+          `broker ${run.brokerSyscalls.reads}/${run.brokerSyscalls.writes}) ` +
           `(offsets ±${(controllerClock.rttMs / 2).toFixed(3)} ms; ${round_.negative} negative)`,
       );
       if (staged) ctx.log(`  ${stageLine(samples)} (${samples.length} staged)`);
     }
-    return { summary: latencies.summary(), p99s, fanoutMs, missing, load: spread(loads), brokerCpu };
+    return {
+      summary: latencies.summary(),
+      p99s,
+      fanoutMs,
+      missing,
+      load: spread(loads),
+      brokerCpu,
+      hostsCpu,
+    };
   } finally {
     await fleet.stop();
   }
@@ -153,16 +175,25 @@ runScenario('status-under-load', async (ctx) => {
   // `--stages`: the store broker stamps each FINISHED status (lib/broker-stages.ts) and each round
   // logs where the time went; the stamps cost the broker a little, so never in a documented run.
   const stages = ctx.args.includes('--stages');
+  // `--host-prof DIR`: CPU profiles of the register hosts and the controller per measured fan-out
+  // (lib/window-profile.ts), in DIR; like --broker-prof, never in a documented run.
+  const hostProf = arg('--host-prof');
+  // `--hosts-nice N`: the register hosts run at nice N (setpriority), so the broker and the
+  // controller get the CPU first: how much of the latency is the hosts' competition for the cores.
+  const niceArg = arg('--hosts-nice');
+  const hostsNice = niceArg === undefined ? undefined : Number(niceArg);
   if (stages) process.env.BENCH_STAGES = '1';
   for (const broker of ['aedes', 'mosquitto'] as const) {
     if (arg('--broker') !== undefined && arg('--broker') !== broker) continue;
-    const { summary, p99s, fanoutMs, missing, load, brokerCpu } = await measure(
+    const { summary, p99s, fanoutMs, missing, load, brokerCpu, hostsCpu } = await measure(
       ctx,
       broker,
       registers,
       rounds,
       brokerProf,
       stages,
+      hostProf,
+      hostsNice,
     );
     const p99 = spread(p99s);
     const fanout = spread(fanoutMs);
@@ -172,6 +203,8 @@ runScenario('status-under-load', async (ctx) => {
       `p99 per fan-out min/median/max ${p99.min}/${p99.median}/${p99.max} ms; ` +
       `load average ${load.min.toFixed(1)}/${load.median.toFixed(1)}/${load.max.toFixed(1)}` +
       (brokerCpu.length > 0 ? `; store broker CPU per fan-out ${spreadText(brokerCpu)} ms` : '') +
+      `; register hosts' CPU per fan-out ${spreadText(hostsCpu)} ms` +
+      (hostsNice !== undefined ? `; register hosts at nice ${hostsNice}` : '') +
       (missing > 0 ? `; ${missing} statuses without an end stamp` : '');
     ctx.report({
       figure: `${label} via ${broker}: task end to controller, p99`,

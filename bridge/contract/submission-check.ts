@@ -1,0 +1,41 @@
+/**
+ * A cheap acceptance check in front of `scriptSubmissionSchema` (topics.ts), as the controller
+ * has for what it receives (controller/message-checks.ts): a submission the check accepts is
+ * taken as JSON.parse made it; anything else goes through zod as before, so a refusal reads
+ * exactly as it always did.
+ *
+ * Why: every script a register receives over MQTT was decoded by zod's object parse (a copy and
+ * a walk of every field), about 4 % of a register's busy time in a 500-register fan-out
+ * (docs/benchmarks.md, "Fourth pass (register hosts)"). The check accepts only what the schema
+ * accepts unchanged: no key zod would strip, every value of the type and length the schema
+ * demands; test/submission-check.test.ts compares both on every case.
+ */
+import { scriptSubmissionSchema } from './topics.ts';
+
+// The schema's own keys: a field added to it is a key the check refuses (zod then decides).
+const KEYS: ReadonlySet<string> = new Set(Object.keys(scriptSubmissionSchema.shape));
+/** requestIdSchema: 1 to 200 characters. */
+const REQUEST_ID_MAX = 200;
+/**
+ * replyTopicSchema: 1 to 1,024 characters, no `+`, `#` or NUL, not starting with `$`. Anything
+ * this refuses may still be valid: zod decides it.
+ */
+const REPLY_TOPIC = /^[^$+#\0][^+#\0]{0,1023}$/;
+
+export function isPlainSubmission(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  for (const key in v) if (!KEYS.has(key)) return false;
+  if (typeof v.script !== 'string') return false;
+  const { requestId, replyTo, notAfter } = v;
+  if (
+    requestId !== undefined &&
+    (typeof requestId !== 'string' || requestId.length === 0 || requestId.length > REQUEST_ID_MAX)
+  )
+    return false;
+  if (replyTo !== undefined && (typeof replyTo !== 'string' || !REPLY_TOPIC.test(replyTo))) return false;
+  return (
+    notAfter === undefined ||
+    (typeof notAfter === 'number' && Number.isSafeInteger(notAfter) && notAfter >= 0)
+  );
+}
