@@ -1,13 +1,14 @@
 /**
  * The device bridge's MQTT connection (docs/mqtt.md): mqtt.js options (a stable client id
  * with a persistent session, the offline state as last will, reconnection forever), the state
- * payloads, subscribing, and the clean disconnect.
+ * payloads and their publishing, the broker list, subscribing, and the clean disconnect.
  */
 import type { IClientOptions, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
+import type { BridgeLink } from './bridge-link.ts';
 import { BRIDGE_DEFAULTS, type DeviceBridgeOptions } from './bridge-options.ts';
-import type { BrokerEndpoint } from './contract/broker-url.ts';
-import { applyEndpoint } from './contract/failover.ts';
+import { type BrokerEndpoint, parseBrokerUrls } from './contract/broker-url.ts';
+import { applyEndpoint, BrokerRotation } from './contract/failover.ts';
 import { mqttLogOption } from './contract/mqtt-log.ts';
 import { ReconnectBackoff } from './contract/reconnect-backoff.ts';
 import { type OfflineState, type OnlineState, topics } from './contract/topics.ts';
@@ -96,6 +97,36 @@ export function onlineState(fields: Omit<OnlineState, 'online'>): OnlineState {
   return { online: true, ...fields };
 }
 
+/** The retained online state on `<ns>/devices/<id>/state`; `onAck` once the broker has it. */
+export function publishOnlineState(
+  link: BridgeLink,
+  ns: string,
+  fields: Omit<OnlineState, 'online'>,
+  onAck?: () => void,
+): void {
+  link.publish(
+    topics.state(ns, fields.deviceId),
+    JSON.stringify(onlineState(fields)),
+    { retain: true },
+    'state',
+    (error) => {
+      if (!error) onAck?.();
+    },
+  );
+}
+
+/** The broker list of `--mqtt-url` (one URL, or several to fail over between), credentials applied. */
+export function brokerRotation(
+  o: Pick<DeviceBridgeOptions, 'url' | 'username' | 'password'>,
+): BrokerRotation {
+  return new BrokerRotation(
+    parseBrokerUrls(o.url, {
+      ...(o.username !== undefined && { username: o.username }),
+      ...(o.password !== undefined && { password: o.password }),
+    }),
+  );
+}
+
 /**
  * One SUBSCRIBE per filter: aedes-persistence-redis 12 never acknowledges a SUBSCRIBE carrying
  * several filters from a persistent session, and a refusal then names its filter. Resolves once
@@ -155,4 +186,21 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error('timed out')), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Logs the client's errors. A repeat of the last one (the broker away: one a second) goes to
+ * debug, not a warning a second. Returns the reset for a new connection.
+ */
+export function logClientErrors(client: MqttClient, logger: Logger, url: () => string): () => void {
+  let last: string | undefined;
+  client.on('error', (error: Error & { code?: string | number }) => {
+    const message = error.message;
+    const level = message === last ? 'debug' : 'warn';
+    last = message;
+    logger[level]({ url: url(), err: message, code: error.code }, 'MQTT error');
+  });
+  return () => {
+    last = undefined;
+  };
 }

@@ -21,15 +21,16 @@ import { type BridgeParts, createBridgeParts, routeMessage } from './bridge-comp
 import { type BridgeBacklog, type BridgePhase, bridgeBacklog, bridgeHealth } from './bridge-health.ts';
 import { BRIDGE_DEFAULTS, type DeviceBridgeOptions } from './bridge-options.ts';
 import {
+  brokerRotation,
   deviceBackoff,
   deviceClientOptions,
   disconnectCleanly,
+  logClientErrors,
   offlineState,
-  onlineState,
+  publishOnlineState,
 } from './broker-session.ts';
 import { subscribeCommands } from './command-subscriptions.ts';
-import { parseBrokerUrls } from './contract/broker-url.ts';
-import { BrokerRotation } from './contract/failover.ts';
+import type { BrokerRotation } from './contract/failover.ts';
 import type { ReconnectBackoff } from './contract/reconnect-backoff.ts';
 import { SubscribeRetry } from './contract/subscribe-retry.ts';
 import { ALL_GROUP, assertId, assertNamespace, topics } from './contract/topics.ts';
@@ -55,7 +56,8 @@ export class DeviceBridge {
   private connections = 0;
   private phase: BridgePhase = 'idle';
   private everConnected = false;
-  private lastError: string | undefined;
+  /** A new connection logs its first error at warn again (broker-session.ts, logClientErrors). */
+  private resetErrorLog: () => void = () => {};
   /** The device's groups, `all` included. */
   private readonly groups: string[];
   /** Metrics, status publisher, intakes, sweeper, presence guard, state check (bridge-components.ts). */
@@ -78,12 +80,7 @@ export class DeviceBridge {
     assertNamespace(o.ns);
     assertId('device', o.deviceId);
     for (const group of o.groups) assertId('group', group);
-    const rotation = new BrokerRotation(
-      parseBrokerUrls(o.url, {
-        ...(o.username !== undefined && { username: o.username }),
-        ...(o.password !== undefined && { password: o.password }),
-      }),
-    );
+    const rotation = brokerRotation(o);
     this.rotation = rotation;
     this.groups = [...new Set([ALL_GROUP, ...o.groups])];
     const logger = o.logger.child({ component: 'mqtt-bridge', deviceId: o.deviceId, bootId: this.bootId });
@@ -232,13 +229,7 @@ export class DeviceBridge {
     client.on('reconnect', () => {
       if (this.phase !== 'stopped' && this.everConnected) this.phase = 'reconnecting';
     });
-    client.on('error', (error: Error & { code?: string | number }) => {
-      // Repeats of the same error while the broker is away go to debug, not a line a second.
-      const message = error.message;
-      const level = message === this.lastError ? 'debug' : 'warn';
-      this.lastError = message;
-      logger[level]({ url: this.url, err: message, code: error.code }, 'MQTT error');
-    });
+    this.resetErrorLog = logClientErrors(client, logger, () => this.url);
     client.on('message', (topic, payload, packet) =>
       this.onMessage(client, logger, { topic, payload, packet }),
     );
@@ -251,7 +242,7 @@ export class DeviceBridge {
     this.connections += 1;
     this.parts.link.markConnected();
     this.phase = 'connected';
-    this.lastError = undefined;
+    this.resetErrorLog();
     logger.info({ url: this.url, sessionPresent, reconnect: !first }, 'MQTT connected');
     const o = this.options;
     // The online state, read back until the broker has stored it (state-check.ts).
@@ -269,22 +260,18 @@ export class DeviceBridge {
 
   private publishOnline(onAck?: () => void): void {
     const o = this.options;
-    const state = onlineState({
-      deviceId: o.deviceId,
-      bootId: this.bootId,
-      installation: o.installation,
-      version: o.version,
-      startedAt: (this.startedAt ?? new Date()).toISOString(),
-      groups: this.groups,
-    });
-    this.parts.link.publish(
-      topics.state(o.ns, o.deviceId),
-      JSON.stringify(state),
-      { retain: true },
-      'state',
-      (error) => {
-        if (!error) onAck?.();
+    publishOnlineState(
+      this.parts.link,
+      o.ns,
+      {
+        deviceId: o.deviceId,
+        bootId: this.bootId,
+        installation: o.installation,
+        version: o.version,
+        startedAt: (this.startedAt ?? new Date()).toISOString(),
+        groups: this.groups,
       },
+      onAck,
     );
   }
 

@@ -3,24 +3,19 @@
  * aedes 1.2 (MQTT 3.1.1) with per-role ACL, a TCP and an optional WebSocket listener, and
  * optional Redis so several instances share retained messages, wills and fan-out.
  */
-import { Aedes, type AedesOptions, type Client } from 'aedes';
+import type { Aedes, Client } from 'aedes';
 import { assertNamespace } from '../bridge/contract/topics.ts';
 import { AccessRules } from './access-rules.ts';
-import { logBrokerEvents } from './broker-events.ts';
+import { createStoreAedes } from './aedes-instance.ts';
 import { ConnectionAdmission } from './connection-admission.ts';
-import { fixDedupe } from './dedupe.ts';
 import { type BrokerStats, Gatekeeper } from './gatekeeper.ts';
 import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
 import { type Listener, listenTcp, listenTls, listenWebSocket } from './listeners.ts';
 import { LoginLimiter } from './login-limiter.ts';
-import { DeliveryFlush, watchPublishes, writeQoS0AtOnce } from './qos0-delivery.ts';
 import type { RedisBackend } from './redis-backend.ts';
-import { SessionBacklog, type SessionBacklogStats } from './session-backlog.ts';
-import { holdUntilConnected, markQueueSends } from './session-resume.ts';
+import type { SessionBacklog, SessionBacklogStats } from './session-backlog.ts';
 import type { StoreBrokerOptions } from './store-broker-options.ts';
-import { guardSubscriptionStore } from './subscription-store.ts';
 import { type BrokerUser, UserDirectory } from './users.ts';
-import { coalesceDeliveries } from './write-coalescing.ts';
 
 export { AccessRules, filterWithin, topicMatches } from './access-rules.ts';
 export { type BrokerStats, DENIED_PUBLISH_TOPIC } from './gatekeeper.ts';
@@ -168,30 +163,14 @@ export class StoreBroker {
         const { createRedisBackend } = await import('./redis-backend.ts');
         this.#redis = await createRedisBackend(this.#options.redisUrl, logger);
       }
-      const hooks = gatekeeper.hooks();
-      const flush = new DeliveryFlush();
-      const aedes = await Aedes.createBroker({
-        ...(this.#redis && { mq: this.#redis.mq, persistence: this.#redis.persistence }),
-        // A connection that has not completed its CONNECT by then is closed (aedes' own timer).
-        connectTimeout: this.#limits.connectTimeoutMs,
-        concurrency: this.#limits.emitterConcurrency,
-        ...hooks,
-        preConnect: (client, packet, callback) => {
-          writeQoS0AtOnce(client, flush); // first: the wrappers below wrap it (qos0-delivery.ts)
-          watchPublishes(client, flush);
-          fixDedupe(client); // before the client has any subscription (broker/dedupe.ts)
-          holdUntilConnected(client); // nothing before CONNACK, queue first (broker/session-resume.ts)
-          coalesceDeliveries(client); // one socket write per turn (broker/write-coalescing.ts)
-          hooks.preConnect(client, packet, callback);
-        },
+      const { aedes, backlog } = await createStoreAedes({
+        limits: this.#limits,
+        gatekeeper,
+        redis: this.#redis,
+        logger,
       });
       this.#aedes = aedes;
-      // Persistent sessions: one store per SUBSCRIBE, refused filters left out (subscription-store.ts).
-      const persistence = (aedes as unknown as { persistence: unknown }).persistence;
-      guardSubscriptionStore(persistence, (client, filter) => gatekeeper.mayHold(client, filter));
-      markQueueSends(persistence);
-      if (!this.#redis) this.#holdForFullSessions(aedes, persistence);
-      logBrokerEvents(aedes, gatekeeper, logger);
+      this.#backlog = backlog;
       const admit = this.#admission.handler(aedes);
       this.#tcp = await listenTcp(admit, this.#options.port, host, this.#options.portFlag ?? '--port');
       const tls = this.#options.tls;
@@ -238,26 +217,6 @@ export class StoreBroker {
       },
       'store broker started',
     );
-  }
-
-  /** Publishes bound for a full persistent session wait (broker/session-backlog.ts). */
-  #holdForFullSessions(aedes: Aedes, persistence: unknown): void {
-    const backlog = new SessionBacklog(
-      this.#limits.maxSessionBacklog,
-      this.#limits.sessionBacklogWaitMs,
-      this.#options.logger,
-    );
-    this.#backlog = backlog;
-    backlog.install(persistence);
-    aedes.on('clientReady', (client) => backlog.connected(client));
-    aedes.on('clientDisconnect', (client) => backlog.disconnected(client));
-    const internals = aedes as unknown as { authorizePublish: NonNullable<AedesOptions['authorizePublish']> };
-    const authorize = internals.authorizePublish;
-    internals.authorizePublish = (client, packet, callback) =>
-      authorize.call(aedes, client, packet, (error) => {
-        if (error) callback(error);
-        else backlog.hold(client, packet, () => callback(null));
-      });
   }
 
   /** Closes every client socket, both listeners, aedes, its persistence and emitter. Idempotent. */
