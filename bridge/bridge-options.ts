@@ -72,7 +72,7 @@ export const BRIDGE_DEFAULTS = Object.freeze({
   reconnectPeriodMs: 1000,
   reconnectMaxMs: 30_000,
   /** A connection that lasted this long resets the reconnect backoff (ms): one keepalive interval. */
-  reconnectStableMs: 30_000,
+  reconnectStableMs: 60_000,
   maxStatusesInFlight: 1000,
   /** The stale sweeper unsubscribes after this long without a stale status (ms)... */
   sweepQuietMs: 1000,

@@ -46,13 +46,20 @@ export async function createStoreAedes(input: {
       hooks.preConnect(client, packet, callback);
     },
   });
-  // Persistent sessions: one store per SUBSCRIBE, refused filters left out (subscription-store.ts).
-  const persistence = (aedes as unknown as { persistence: unknown }).persistence;
-  guardSubscriptionStore(persistence, (client, filter) => gatekeeper.mayHold(client, filter));
-  markQueueSends(persistence);
-  const backlog = redis ? undefined : holdForFullSessions(aedes, persistence, limits, logger);
-  logBrokerEvents(aedes, gatekeeper, logger);
-  return { aedes, backlog };
+  try {
+    // Persistent sessions: one store per SUBSCRIBE, refused filters left out (subscription-store.ts).
+    const persistence = (aedes as unknown as { persistence: unknown }).persistence;
+    guardSubscriptionStore(persistence, (client, filter) => gatekeeper.mayHold(client, filter));
+    markQueueSends(persistence);
+    const backlog = redis ? undefined : holdForFullSessions(aedes, persistence, limits, logger);
+    logBrokerEvents(aedes, gatekeeper, logger);
+    return { aedes, backlog };
+  } catch (error) {
+    // The caller never gets this instance to stop: its timers (heartbeat, wills) would keep the
+    // process alive after a failed start.
+    await new Promise<void>((resolve) => aedes.close(() => resolve()));
+    throw error;
+  }
 }
 
 /** Publishes bound for a full persistent session wait (broker/session-backlog.ts). */

@@ -36,14 +36,14 @@ export function controllerClientOptions(
 
 /**
  * The controller's reconnects, once its first connection succeeded: the devices' schedule
- * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 30 s connected), so a controller
+ * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 60 s connected), so a controller
  * does not press a broker in trouble once a second either.
  */
 export function controllerBackoff(maxMs: number | undefined, logger: Logger): ReconnectBackoff {
   return new ReconnectBackoff({
     firstMs: 1000,
     maxMs: maxMs ?? CONTROLLER_DEFAULTS.reconnectMaxMs,
-    stableMs: 30_000,
+    stableMs: 60_000,
     onWait: ({ retry, delayMs }) => logger.debug({ retry, delayMs }, 'MQTT reconnect scheduled'),
   });
 }

@@ -76,8 +76,16 @@ describe.each(restartable)('MQTT faults on $name', (fixture: BrokerFixture) => {
   it('clears, after reconnecting, the topic of a task evicted while disconnected', async () => {
     const deviceId = uniqueId('evict');
     const device = directBridge(
-      // A reconnect period long enough for the test to act while the bridge is disconnected.
-      { url: broker.url, ...broker.deviceCreds(deviceId), ns, deviceId, reconnectPeriodMs: 1500 },
+      // A reconnect period long enough for the test to act while the bridge is disconnected:
+      // fixed (reconnectMaxMs 0), not the backoff's first wait, which may be half of it.
+      {
+        url: broker.url,
+        ...broker.deviceCreds(deviceId),
+        ns,
+        deviceId,
+        reconnectPeriodMs: 1500,
+        reconnectMaxMs: 0,
+      },
       { retain: 1 },
     );
     cleanups.push(() => device.stop());

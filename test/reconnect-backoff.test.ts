@@ -13,6 +13,7 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type BackoffSchedule,
+  MAX_TIMER_MS,
   ReconnectBackoff,
   type ReconnectWait,
   reconnectDelay,
@@ -54,6 +55,17 @@ describe('reconnectDelay', () => {
     expect(reconnectDelay(9, { firstMs: 1000, maxMs: 0 }, highest)).toBe(1000);
     expect(reconnectDelay(1, { firstMs: 1, maxMs: 1 }, lowest)).toBe(1);
     expect(reconnectDelay(10_000, DEFAULT, highest)).toBe(29_999);
+  });
+
+  it('keeps a first delay of 0 as "never reconnect" instead of a 1 ms loop', () => {
+    expect(reconnectDelay(1, { firstMs: 0, maxMs: 30_000 }, highest)).toBe(0);
+    expect(reconnectDelay(7, { firstMs: 0, maxMs: 30_000 }, lowest)).toBe(0);
+  });
+
+  it('never draws a wait longer than a Node timer honours (a longer one would fire after 1 ms)', () => {
+    const huge = { firstMs: 1000, maxMs: Number.MAX_SAFE_INTEGER };
+    expect(reconnectDelay(40, huge, highest)).toBeLessThanOrEqual(MAX_TIMER_MS);
+    expect(reconnectDelay(40, huge, lowest)).toBe(Math.floor(MAX_TIMER_MS / 2));
   });
 });
 

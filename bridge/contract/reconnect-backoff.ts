@@ -30,15 +30,20 @@ export interface BackoffSchedule {
  * that lost the same broker at the same instant spread over half a ceiling each round.
  * `random` returns [0, 1) (Math.random; tests inject their own).
  */
+/** The longest delay a Node timer honours (a longer one fires after 1 ms). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export function reconnectDelay(
   retry: number,
   schedule: BackoffSchedule,
   random: () => number = Math.random,
 ): number {
-  if (schedule.maxMs === 0) return schedule.firstMs;
+  // A first delay of 0 keeps mqtt.js' meaning of a period of 0: never reconnect.
+  if (schedule.maxMs === 0 || schedule.firstMs <= 0) return schedule.firstMs;
   // 2^30 times any sane first delay is past every cap: no Infinity for a very long outage.
   const doublings = Math.min(Math.max(retry, 1) - 1, 30);
-  const ceiling = Math.min(schedule.maxMs, schedule.firstMs * 2 ** doublings);
+  // Node runs a timer longer than 2^31-1 ms after 1 ms instead: a huge cap must not become a loop.
+  const ceiling = Math.min(schedule.maxMs, schedule.firstMs * 2 ** doublings, MAX_TIMER_MS);
   // mqtt.js reads a period of 0 as "never reconnect": at least 1 ms.
   return Math.max(1, Math.floor(ceiling / 2 + random() * (ceiling / 2)));
 }
