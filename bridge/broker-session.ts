@@ -83,8 +83,10 @@ export function deviceBackoff(
   input: Pick<DeviceBridgeOptions, 'reconnectPeriodMs' | 'reconnectMaxMs' | 'reconnectStableMs'>,
   logger: Logger,
   url: () => string,
+  brokers: number,
 ): ReconnectBackoff {
   return new ReconnectBackoff({
+    brokers,
     firstMs: input.reconnectPeriodMs ?? BRIDGE_DEFAULTS.reconnectPeriodMs,
     maxMs: input.reconnectMaxMs ?? BRIDGE_DEFAULTS.reconnectMaxMs,
     stableMs: input.reconnectStableMs ?? BRIDGE_DEFAULTS.reconnectStableMs,

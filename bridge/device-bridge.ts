@@ -91,7 +91,7 @@ export class DeviceBridge {
       () => rotation.current.url,
     );
     this.negotiation = negotiation;
-    this.backoff = deviceBackoff(o, logger, () => rotation.current.url);
+    this.backoff = deviceBackoff(o, logger, () => rotation.current.url, rotation.endpoints.length);
     this.parts = createBridgeParts({
       options: o,
       bootId: this.bootId,

@@ -39,8 +39,13 @@ export function controllerClientOptions(
  * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 60 s connected), so a controller
  * does not press a broker in trouble once a second either.
  */
-export function controllerBackoff(maxMs: number | undefined, logger: Logger): ReconnectBackoff {
+export function controllerBackoff(
+  maxMs: number | undefined,
+  logger: Logger,
+  brokers: number,
+): ReconnectBackoff {
   return new ReconnectBackoff({
+    brokers,
     firstMs: 1000,
     maxMs: maxMs ?? CONTROLLER_DEFAULTS.reconnectMaxMs,
     stableMs: 60_000,

@@ -118,7 +118,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     // Only after the first success: later losses are retried (a controller outlives broker
     // restarts), each attempt on the next broker of the list, and it subscribes again after them.
     // Waits grow on consecutive failures, randomised (broker-connection.ts, controllerBackoff).
-    this.backoff = controllerBackoff(this.options.reconnectMaxMs, this.logger);
+    this.backoff = controllerBackoff(this.options.reconnectMaxMs, this.logger, rotation.endpoints.length);
     this.backoff.attach(client);
     rotation.attach(client);
     this.subscriptions = new SubscribeRetry(client, this.logger);

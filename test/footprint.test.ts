@@ -60,8 +60,11 @@ describe('lazy commands (cli/command-index.ts)', () => {
 
   it('`regbridge --help` loads neither zod nor fastify, aedes, mqtt, pino or SQLite', async () => {
     // An ESM load hook that prints every module loaded through import (every package entry).
+    // Node runs hooks on a thread of their own, whose process.stderr reaches the process's
+    // asynchronously: what it wrote just before --help exited could be lost (a chunk's line went
+    // missing in one CI run). A synchronous write to fd 2 cannot be.
     const hook = `data:text/javascript,${encodeURIComponent(
-      'export async function load(u, c, n) { process.stderr.write("LOADED " + u + "\\n"); return n(u, c); }',
+      'import { writeSync } from "node:fs"; export async function load(u, c, n) { writeSync(2, "LOADED " + u + "\\n"); return n(u, c); }',
     )}`;
     const register = `data:text/javascript,${encodeURIComponent(
       `import { register } from 'node:module'; register(${JSON.stringify(hook)});`,

@@ -126,6 +126,27 @@ describe('ReconnectBackoff on a client', () => {
     backoff.detach();
     expect(client.listenerCount('reconnect') + client.listenerCount('close')).toBe(0);
   });
+
+  it('with several brokers, tries each once at a delay before the waits grow', () => {
+    const waits: ReconnectWait[] = [];
+    const backoff = new ReconnectBackoff({
+      ...DEFAULT,
+      stableMs: 60_000,
+      brokers: 3,
+      random: highest,
+      onWait: (wait) => waits.push(wait),
+    });
+    const client = standIn();
+    backoff.attach(client);
+    client.emit('close');
+    for (let i = 0; i < 6; i++) {
+      client.emit('reconnect');
+      client.emit('close');
+    }
+    expect(waits.map((w) => w.delayMs)).toEqual([999, 999, 999, 1999, 1999, 1999, 3999]);
+    expect(waits.map((w) => w.retry)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    backoff.detach();
+  });
 });
 
 /** A pino logger at debug whose lines land in `lines`. */

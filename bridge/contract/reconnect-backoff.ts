@@ -62,6 +62,12 @@ export interface ReconnectBackoffOptions extends BackoffSchedule {
    */
   readonly stableMs: number;
   readonly random?: () => number;
+  /**
+   * How many brokers the client rotates through (one per attempt, bridge/contract/failover.ts):
+   * each is tried once at the same delay before the waits grow, so a dead node of a cluster does
+   * not slow the move to a live one (docs/mqtt.md, "Several brokers"). Default 1.
+   */
+  readonly brokers?: number;
   /** A connection or attempt ended and mqtt.js waits `delayMs` before retry `retry`. */
   readonly onWait?: (wait: ReconnectWait) => void;
   /** A connection lasted `stableMs`: the next wait is the first retry's again. */
@@ -113,8 +119,10 @@ export class ReconnectBackoff {
     const client = this.#client;
     if (!client) return;
     this.#retry = retry;
-    const { random, ...schedule } = this.#options;
-    client.options.reconnectPeriod = reconnectDelay(retry, schedule, random);
+    const { random, brokers = 1, ...schedule } = this.#options;
+    // Retries 1..brokers are the first pass over the list, at the first delay; then the next.
+    const pass = Math.floor((retry - 1) / Math.max(1, brokers)) + 1;
+    client.options.reconnectPeriod = reconnectDelay(pass, schedule, random);
   }
 
   #startStableTimer(): void {
