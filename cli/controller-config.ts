@@ -7,11 +7,13 @@
  */
 import { z } from 'zod';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
+import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
 import { durationIn, port, userSpecSchema } from '../src/config.ts';
 import {
   caFileFlag,
   hostValue,
   logLevelFlag,
+  mqttReconnectMaxFlag,
   mqttUrlFlag,
   nsFlag,
   tlsFlags,
@@ -43,6 +45,10 @@ export const controllerFlags = {
     userSpecSchema,
   ),
   mqttCa: caFileFlag('--mqtt-ca <file>', 'PEM CA certificate(s) to trust for an mqtts:// or wss:// broker'),
+  mqttReconnectMax: mqttReconnectMaxFlag(
+    CONTROLLER_DEFAULTS.reconnectFirstMs,
+    CONTROLLER_DEFAULTS.reconnectMaxMs,
+  ),
   brokerPort: flag('--broker-port <port>', 'embed a store broker on this port instead of --mqtt-url', port, {
     defaultHelp: 'off',
   }),

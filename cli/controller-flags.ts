@@ -9,7 +9,13 @@ import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
 import { parseConfig, positiveDuration, userSpecSchema } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
-import { caFileFlag, logLevelFlag, nsFlag, requiredMqttUrlFlag } from './common-flags.ts';
+import {
+  caFileFlag,
+  logLevelFlag,
+  mqttReconnectMaxFlag,
+  nsFlag,
+  requiredMqttUrlFlag,
+} from './common-flags.ts';
 import { flag, flagSchema, labeler } from './flags.ts';
 
 /** The broker connection flags of `fanout` and `watch`; their tables spread these. */
@@ -30,6 +36,10 @@ export const connectionFlags = {
   connectTimeout: flag('--connect-timeout <duration>', 'first connection to the broker', positiveDuration, {
     default: `${CONTROLLER_DEFAULTS.connectTimeoutMs / 1000}s`,
   }),
+  mqttReconnectMax: mqttReconnectMaxFlag(
+    CONTROLLER_DEFAULTS.reconnectFirstMs,
+    CONTROLLER_DEFAULTS.reconnectMaxMs,
+  ),
   logLevel: logLevelFlag('warn'),
 };
 
@@ -54,5 +64,6 @@ export function controllerFor(config: ConnectionConfig, logger: Logger): StoreCo
     logger,
     settleMs: config.settle,
     connectTimeoutMs: config.connectTimeout,
+    reconnectMaxMs: config.mqttReconnectMax,
   });
 }

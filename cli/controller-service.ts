@@ -33,6 +33,8 @@ export interface ControllerServiceSettings {
   mqttUser?: { name: string; password: string } | undefined;
   /** PEM CA file trusted for an mqtts:// or wss:// --mqtt-url (`--mqtt-ca`). */
   mqttCa?: string | undefined;
+  /** The cap of the controller's reconnect backoff (`--mqtt-reconnect-max`; 0: every 1 s). */
+  mqttReconnectMax?: number | undefined;
   brokerPort?: number | undefined;
   brokerHost: string;
   /** Users of the embedded broker besides the API users (who are controllers on it). */
@@ -130,6 +132,7 @@ export async function startControllerService(
       ns: settings.ns,
       logger,
       ...(settings.settleMs !== undefined && { settleMs: settings.settleMs }),
+      ...(settings.mqttReconnectMax !== undefined && { reconnectMaxMs: settings.mqttReconnectMax }),
     });
     await controller.start();
     cleanup.push(() => controller.stop());

@@ -46,7 +46,7 @@ export function controllerBackoff(
 ): ReconnectBackoff {
   return new ReconnectBackoff({
     brokers,
-    firstMs: 1000,
+    firstMs: CONTROLLER_DEFAULTS.reconnectFirstMs,
     maxMs: maxMs ?? CONTROLLER_DEFAULTS.reconnectMaxMs,
     stableMs: 60_000,
     onWait: ({ retry, delayMs }) => logger.debug({ retry, delayMs }, 'MQTT reconnect scheduled'),

@@ -124,6 +124,8 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   settleMs: 250,
   maxSettleMs: 5000,
   connectTimeoutMs: 10_000,
+  /** The first wait before a reconnect attempt (ms; at least half of it, randomised). */
+  reconnectFirstMs: 1000,
   /**
    * The longest wait between reconnect attempts (ms). Shorter than the devices' 30 s: one
    * controller per store makes no herd, and its jobs' results wait for it to be back.

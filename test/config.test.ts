@@ -1,9 +1,11 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { controllerConfigSchema } from '../cli/controller-config.ts';
+import { connectionSchema, parseConnection } from '../cli/controller-flags.ts';
 import { flagInput } from '../cli/flags.ts';
 import { registerServeCommand } from '../cli/serve-command.ts';
 import { parseServeConfig, serveFlags } from '../cli/serve-config.ts';
-import { ConfigError } from '../src/config.ts';
+import { ConfigError, parseConfig } from '../src/config.ts';
 import { durationMs } from '../src/duration.ts';
 
 describe('serve config', () => {
@@ -174,6 +176,22 @@ describe('serve cross-checks and flag names', () => {
     expect(() => max('soon')).toThrow(/--mqtt-reconnect-max: not a duration/);
     const input = serveInput([], { REGBRIDGE_MQTT_RECONNECT_MAX: '10s' });
     expect(parseServeConfig({ ...input, deviceId: 'd' }).mqttReconnectMax).toBe(10_000);
+  });
+
+  it('gives the controller commands the same --mqtt-reconnect-max, default 10s (fanout, watch, controller)', () => {
+    const connection = (value?: string | number) =>
+      parseConnection(connectionSchema, { mqttUrl: 'mqtt://h:1883', mqttReconnectMax: value });
+    expect(connection().mqttReconnectMax).toBe(10_000);
+    expect(connection('1m').mqttReconnectMax).toBe(60_000);
+    expect(connection(0).mqttReconnectMax).toBe(0);
+    expect(() => connection('200ms')).toThrow(
+      /--mqtt-reconnect-max: expected 0 \(no backoff\) or at least 1s/,
+    );
+    const service = (value?: string) =>
+      parseConfig(controllerConfigSchema, { mqttUrl: 'mqtt://h:1883', mqttReconnectMax: value }, []);
+    expect(service().mqttReconnectMax).toBe(10_000);
+    expect(service('45s').mqttReconnectMax).toBe(45_000);
+    expect(() => service('0.5s')).toThrow(/expected 0 \(no backoff\) or at least 1s/);
   });
 
   it('turns MQTT off with REGBRIDGE_NO_MQTT=1|true|yes|on', () => {
