@@ -23,6 +23,8 @@ export function bridgeHealth(input: {
   url: string | undefined;
   protocolVersion: number;
   parts: Pick<BridgeParts, 'statuses' | 'link'>;
+  /** The reconnect attempt awaited, while disconnected (contract/reconnect-backoff.ts). */
+  reconnect?: { attempt: number; inMs: number } | undefined;
 }): MqttHealth {
   const { phase, parts } = input;
   const state: MqttHealth['state'] =
@@ -31,6 +33,7 @@ export function bridgeHealth(input: {
   if (input.url !== undefined) health.url = input.url;
   if (phase === 'connected') health.protocol = input.protocolVersion === 5 ? '5' : '3.1.1';
   health.pending = parts.statuses.pending + parts.link.inFlight;
+  if (phase !== 'connected' && phase !== 'stopped' && input.reconnect) health.reconnect = input.reconnect;
   return health;
 }
 

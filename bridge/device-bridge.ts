@@ -200,7 +200,8 @@ export class DeviceBridge {
   health(): MqttHealth {
     const { phase, negotiation, parts } = this;
     const url = this.startedAt ? this.url : undefined;
-    return bridgeHealth({ phase, url, protocolVersion: negotiation.current, parts });
+    const reconnect = this.backoff.nextAttempt;
+    return bridgeHealth({ phase, url, protocolVersion: negotiation.current, parts, reconnect });
   }
 
   /** The bridge's flow control (docs/mqtt.md, "Backpressure"; bridge-health.ts). */

@@ -7,4 +7,9 @@ export interface MqttHealth {
   protocol?: '3.1.1' | '5';
   /** Status messages published while connected, and buffered ones waiting for the broker. */
   pending?: number;
+  /**
+   * While disconnected: the reconnect attempt waited for or under way since the connection was
+   * lost, and the milliseconds until it starts (0: under way); docs/mqtt.md, reconnect backoff.
+   */
+  reconnect?: { attempt: number; inMs: number };
 }

@@ -123,6 +123,9 @@ describe('ReconnectBackoff on a client', () => {
     Object.assign(client, { disconnecting: true });
     client.emit('close');
     expect(waits).toHaveLength(6);
+    expect(backoff.nextAttempt).toEqual({ attempt: 1, inMs: 999 }); // the wait reported last
+    client.emit('connect');
+    expect(backoff.nextAttempt).toBeUndefined();
     backoff.detach();
     expect(client.listenerCount('reconnect') + client.listenerCount('close')).toBe(0);
   });
@@ -220,8 +223,14 @@ describe('the device bridge against a broker that drops every connection, then c
     const device = bridgeWithLog({ reconnectStableMs: 60_000 });
     await device.bridge.start(); // resolves at once (startTimeoutMs 1); retries go on
     await until(() => device.waits().length >= 6, 'six failed attempts');
+    // /health shows the attempt awaited and when it starts (docs/api.md, "Health").
+    const waiting = device.bridge.health().reconnect;
+    expect(waiting?.attempt).toBeGreaterThanOrEqual(6);
+    expect(waiting?.inMs).toBeGreaterThanOrEqual(0);
+    expect(waiting?.inMs).toBeLessThan(320);
     dropping = false;
     await until(() => device.bridge.health().state === 'connected', 'the bridge to connect');
+    expect(device.bridge.health().reconnect).toBeUndefined();
     const failed = device.waits();
     expectSchedule(failed, 1);
     expect(failed.slice(0, 5).map((w) => w.retry)).toEqual([1, 2, 3, 4, 5]);

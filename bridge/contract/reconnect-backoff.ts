@@ -81,8 +81,16 @@ export class ReconnectBackoff {
   /** The retry whose wait `client.options.reconnectPeriod` holds now. */
   #retry = 1;
   #stableTimer: NodeJS.Timeout | undefined;
-  readonly #onReconnect = (): void => this.#arm(this.#retry + 1);
-  readonly #onConnect = (): void => this.#startStableTimer();
+  /** The attempt waited for or in progress since the connection was lost, and when it is due. */
+  #next: { retry: number; at: number } | undefined;
+  readonly #onReconnect = (): void => {
+    if (this.#next) this.#next.at = Date.now(); // under way now
+    this.#arm(this.#retry + 1);
+  };
+  readonly #onConnect = (): void => {
+    this.#next = undefined;
+    this.#startStableTimer();
+  };
   readonly #onClose = (): void => this.#closed();
 
   constructor(options: ReconnectBackoffOptions) {
@@ -104,7 +112,17 @@ export class ReconnectBackoff {
     if (client.connected) this.#startStableTimer();
   }
 
+  /**
+   * While disconnected: the reconnect attempt mqtt.js waits for (1, 2, ... since the connection
+   * was lost) and the milliseconds until it starts (0: under way). Undefined while connected.
+   */
+  get nextAttempt(): { attempt: number; inMs: number } | undefined {
+    const next = this.#next;
+    return next && { attempt: next.retry, inMs: Math.max(0, next.at - Date.now()) };
+  }
+
   detach(): void {
+    this.#next = undefined;
     this.#clearStableTimer();
     const client = this.#client;
     if (!client) return;
@@ -146,6 +164,8 @@ export class ReconnectBackoff {
     const client = this.#client;
     // end() closes too, and then nothing is retried.
     if (!client || client.disconnecting) return;
-    this.#options.onWait?.({ retry: this.#retry, delayMs: client.options.reconnectPeriod ?? 0 });
+    const delayMs = client.options.reconnectPeriod ?? 0;
+    this.#next = { retry: this.#retry, at: Date.now() + delayMs };
+    this.#options.onWait?.({ retry: this.#retry, delayMs });
   }
 }

@@ -186,6 +186,15 @@ export const healthSchema = z.object({
       'MQTT protocol of the connection in use, while connected',
     ),
     pending: z.number().int().nonnegative().optional(),
+    reconnect: doc(
+      z
+        .object({
+          attempt: doc(z.number().int().positive(), 'Reconnect attempt since the connection was lost'),
+          inMs: doc(z.number().int().nonnegative(), 'Until that attempt starts; 0: under way'),
+        })
+        .optional(),
+      'While disconnected: the reconnect attempt awaited (growing, randomised waits)',
+    ),
   }),
 });
 apiSchemas.add(healthSchema, { id: 'Health' });
