@@ -77,7 +77,7 @@ export function deviceClientOptions(input: ClientOptionsInput): IClientOptions {
 
 /**
  * The device's reconnect schedule (bridge/contract/reconnect-backoff.ts): each wait is logged at
- * debug (a fleet of thousands would flood the logs at info), with the retry number and the delay.
+ * debug (a fleet of thousands would flood the logs at info), with the attempt number and the delay.
  */
 export function deviceBackoff(
   input: Pick<DeviceBridgeOptions, 'reconnectPeriodMs' | 'reconnectMaxMs' | 'reconnectStableMs'>,
@@ -90,7 +90,8 @@ export function deviceBackoff(
     firstMs: input.reconnectPeriodMs ?? BRIDGE_DEFAULTS.reconnectPeriodMs,
     maxMs: input.reconnectMaxMs ?? BRIDGE_DEFAULTS.reconnectMaxMs,
     stableMs: input.reconnectStableMs ?? BRIDGE_DEFAULTS.reconnectStableMs,
-    onWait: ({ retry, delayMs }) => logger.debug({ url: url(), retry, delayMs }, 'MQTT reconnect scheduled'),
+    onWait: ({ attempt, delayMs }) =>
+      logger.debug({ url: url(), attempt, delayMs }, 'MQTT reconnect scheduled'),
     onStable: () => logger.debug({ url: url() }, 'MQTT connection stable; reconnect backoff reset'),
   });
 }

@@ -220,9 +220,9 @@ export class DeviceBridge {
   private wire(client: MqttClient, logger: Logger): void {
     client.on('connect', (connack) => this.onConnect(client, logger, connack.sessionPresent));
     client.on('close', () => {
-      const retryInMs = client.options.reconnectPeriod; // chosen by the backoff (contract/reconnect-backoff.ts)
+      const reconnectInMs = client.options.reconnectPeriod; // chosen by the backoff (contract/reconnect-backoff.ts)
       if (this.parts.link.online)
-        logger.warn({ url: this.url, retryInMs }, 'MQTT connection lost; reconnecting');
+        logger.warn({ url: this.url, reconnectInMs }, 'MQTT connection lost; reconnecting');
       this.parts.link.connectionLost();
       this.parts.stateCheck.end();
       if (this.phase === 'connected') this.phase = 'reconnecting';

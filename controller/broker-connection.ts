@@ -49,7 +49,7 @@ export function controllerBackoff(
     firstMs: CONTROLLER_DEFAULTS.reconnectFirstMs,
     maxMs: maxMs ?? CONTROLLER_DEFAULTS.reconnectMaxMs,
     stableMs: 60_000,
-    onWait: ({ retry, delayMs }) => logger.debug({ retry, delayMs }, 'MQTT reconnect scheduled'),
+    onWait: ({ attempt, delayMs }) => logger.debug({ attempt, delayMs }, 'MQTT reconnect scheduled'),
   });
 }
 

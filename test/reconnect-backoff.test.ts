@@ -29,24 +29,24 @@ const highest = () => 1 - Number.EPSILON;
 
 describe('reconnectDelay', () => {
   it('doubles the ceiling per consecutive failure up to the cap', () => {
-    const ceilings = [1, 2, 3, 4, 5, 6, 7, 50].map((retry) => reconnectDelay(retry, DEFAULT, highest));
+    const ceilings = [1, 2, 3, 4, 5, 6, 7, 50].map((attempt) => reconnectDelay(attempt, DEFAULT, highest));
     expect(ceilings).toEqual([999, 1999, 3999, 7999, 15_999, 29_999, 29_999, 29_999]);
   });
 
   it('draws each wait from [ceiling/2, ceiling) ("equal jitter")', () => {
-    expect([1, 2, 3, 6].map((retry) => reconnectDelay(retry, DEFAULT, lowest))).toEqual([
+    expect([1, 2, 3, 6].map((attempt) => reconnectDelay(attempt, DEFAULT, lowest))).toEqual([
       500, 1000, 2000, 15_000,
     ]);
     for (let i = 0; i < 1000; i++) {
-      const retry = 1 + (i % 8);
-      const ceiling = Math.min(30_000, 1000 * 2 ** (retry - 1));
-      const wait = reconnectDelay(retry, DEFAULT);
+      const attempt = 1 + (i % 8);
+      const ceiling = Math.min(30_000, 1000 * 2 ** (attempt - 1));
+      const wait = reconnectDelay(attempt, DEFAULT);
       expect(wait).toBeGreaterThanOrEqual(ceiling / 2);
       expect(wait).toBeLessThan(ceiling);
     }
   });
 
-  it('spreads a fleet: the same retry gets different waits from different draws', () => {
+  it('spreads a fleet: the same attempt gets different waits from different draws', () => {
     const draws = [0, 0.25, 0.5, 0.75].map((r) => reconnectDelay(1, DEFAULT, () => r));
     expect(draws).toEqual([500, 625, 750, 875]);
   });
@@ -101,24 +101,24 @@ describe('ReconnectBackoff on a client', () => {
       client.emit('close');
     }
     expect(waits).toEqual([
-      { retry: 1, delayMs: 999 },
-      { retry: 2, delayMs: 1999 },
-      { retry: 3, delayMs: 3999 },
-      { retry: 4, delayMs: 7999 },
+      { attempt: 1, delayMs: 999 },
+      { attempt: 2, delayMs: 1999 },
+      { attempt: 3, delayMs: 3999 },
+      { attempt: 4, delayMs: 7999 },
     ]);
     // A connection dropped before it proved stable: the schedule goes on growing.
     client.emit('reconnect');
     client.emit('connect');
     vi.advanceTimersByTime(29_999);
     client.emit('close');
-    expect(waits.at(-1)).toEqual({ retry: 5, delayMs: 15_999 });
+    expect(waits.at(-1)).toEqual({ attempt: 5, delayMs: 15_999 });
     // One that lasted stableMs: back to the first wait.
     client.emit('reconnect');
     client.emit('connect');
     vi.advanceTimersByTime(30_000);
     expect(client.options.reconnectPeriod).toBe(999);
     client.emit('close');
-    expect(waits.at(-1)).toEqual({ retry: 1, delayMs: 999 });
+    expect(waits.at(-1)).toEqual({ attempt: 1, delayMs: 999 });
     // end(): nothing is retried, nothing reported; detach() leaves the client alone.
     Object.assign(client, { disconnecting: true });
     client.emit('close');
@@ -147,7 +147,7 @@ describe('ReconnectBackoff on a client', () => {
       client.emit('close');
     }
     expect(waits.map((w) => w.delayMs)).toEqual([999, 999, 999, 1999, 1999, 1999, 3999]);
-    expect(waits.map((w) => w.retry)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(waits.map((w) => w.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     backoff.detach();
   });
 });
@@ -163,7 +163,7 @@ function capturingLogger(lines: Record<string, unknown>[]) {
 const scheduled = (lines: Record<string, unknown>[]): ReconnectWait[] =>
   lines
     .filter((l) => l.msg === 'MQTT reconnect scheduled')
-    .map((l) => ({ retry: l.retry as number, delayMs: l.delayMs as number }));
+    .map((l) => ({ attempt: l.attempt as number, delayMs: l.delayMs as number }));
 
 describe('the device bridge against a broker that drops every connection, then comes back', () => {
   let aedes: Aedes;
@@ -209,11 +209,11 @@ describe('the device bridge against a broker that drops every connection, then c
     return { ...device, lines, waits };
   }
 
-  /** Each wait within [ceiling/2, ceiling) of its retry, for first 40 ms and cap 320 ms. */
-  function expectSchedule(waits: ReconnectWait[], firstRetry: number): void {
+  /** Each wait within [ceiling/2, ceiling) of its attempt, for first 40 ms and cap 320 ms. */
+  function expectSchedule(waits: ReconnectWait[], firstAttempt: number): void {
     waits.forEach((wait, i) => {
-      expect(wait.retry).toBe(firstRetry + i);
-      const ceiling = Math.min(320, 40 * 2 ** (wait.retry - 1));
+      expect(wait.attempt).toBe(firstAttempt + i);
+      const ceiling = Math.min(320, 40 * 2 ** (wait.attempt - 1));
       expect(wait.delayMs).toBeGreaterThanOrEqual(ceiling / 2);
       expect(wait.delayMs).toBeLessThan(ceiling);
     });
@@ -233,14 +233,14 @@ describe('the device bridge against a broker that drops every connection, then c
     expect(device.bridge.health().reconnect).toBeUndefined();
     const failed = device.waits();
     expectSchedule(failed, 1);
-    expect(failed.slice(0, 5).map((w) => w.retry)).toEqual([1, 2, 3, 4, 5]);
+    expect(failed.slice(0, 5).map((w) => w.attempt)).toEqual([1, 2, 3, 4, 5]);
 
     // Dropped long before it proved stable (60 s): the next wait continues the schedule.
     device.bridge.simulateConnectionLoss();
     await until(() => device.waits().length > failed.length, 'the wait after the drop');
     const next = device.waits()[failed.length]!;
-    expect(next.retry).toBe(failed.at(-1)!.retry + 1);
-    expectSchedule([next], next.retry);
+    expect(next.attempt).toBe(failed.at(-1)!.attempt + 1);
+    expectSchedule([next], next.attempt);
     await until(() => device.bridge.health().state === 'connected', 'connected again');
   });
 
@@ -259,7 +259,7 @@ describe('the device bridge against a broker that drops every connection, then c
     const first = device.waits()[before]!;
     expectSchedule([first], 1);
     const lost = device.lines.find((l) => l.msg === 'MQTT connection lost; reconnecting');
-    expect(lost?.retryInMs).toBe(first.delayMs);
+    expect(lost?.reconnectInMs).toBe(first.delayMs);
     await until(() => device.bridge.health().state === 'connected', 'connected again');
   });
 
@@ -279,7 +279,7 @@ describe('the device bridge against a broker that drops every connection, then c
     for (const client of Object.values(clients)) client.conn.destroy();
     await until(() => scheduled(lines).length >= 3, 'three scheduled reconnects', 15_000);
     const waits = scheduled(lines).slice(0, 3);
-    expect(waits.map((w) => w.retry)).toEqual([1, 2, 3]);
+    expect(waits.map((w) => w.attempt)).toEqual([1, 2, 3]);
     waits.forEach((wait, i) => {
       const ceiling = 1000 * 2 ** i;
       expect(wait.delayMs).toBeGreaterThanOrEqual(ceiling / 2);

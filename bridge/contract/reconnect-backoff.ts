@@ -23,8 +23,8 @@ export interface BackoffSchedule {
 }
 
 /**
- * The wait before retry `retry` (1: the first after a lost connection or a failed first attempt),
- * "equal jitter": the ceiling `min(maxMs, firstMs * 2^(retry-1))` doubles per consecutive
+ * The wait before attempt `attempt` (1: the first after a lost connection or a failed first attempt),
+ * "equal jitter": the ceiling `min(maxMs, firstMs * 2^(attempt-1))` doubles per consecutive
  * failure, and the wait is drawn from [ceiling/2, ceiling). Half is fixed so the waits really
  * grow (full jitter may draw a few milliseconds at any retry); half random so 10,000 registers
  * that lost the same broker at the same instant spread over half a ceiling each round.
@@ -34,14 +34,14 @@ export interface BackoffSchedule {
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function reconnectDelay(
-  retry: number,
+  attempt: number,
   schedule: BackoffSchedule,
   random: () => number = Math.random,
 ): number {
   // A first delay of 0 keeps mqtt.js' meaning of a period of 0: never reconnect.
   if (schedule.maxMs === 0 || schedule.firstMs <= 0) return schedule.firstMs;
   // 2^30 times any sane first delay is past every cap: no Infinity for a very long outage.
-  const doublings = Math.min(Math.max(retry, 1) - 1, 30);
+  const doublings = Math.min(Math.max(attempt, 1) - 1, 30);
   // Node runs a timer longer than 2^31-1 ms after 1 ms instead: a huge cap must not become a loop.
   const ceiling = Math.min(schedule.maxMs, schedule.firstMs * 2 ** doublings, MAX_TIMER_MS);
   // mqtt.js reads a period of 0 as "never reconnect": at least 1 ms.
@@ -50,7 +50,7 @@ export function reconnectDelay(
 
 export interface ReconnectWait {
   /** 1 for the first retry since the last reset, then 2, 3, ... */
-  readonly retry: number;
+  readonly attempt: number;
   readonly delayMs: number;
 }
 
@@ -68,7 +68,7 @@ export interface ReconnectBackoffOptions extends BackoffSchedule {
    * not slow the move to a live one (docs/mqtt.md, "Several brokers"). Default 1.
    */
   readonly brokers?: number;
-  /** A connection or attempt ended and mqtt.js waits `delayMs` before retry `retry`. */
+  /** A connection or attempt ended and mqtt.js waits `delayMs` before attempt `attempt`. */
   readonly onWait?: (wait: ReconnectWait) => void;
   /** A connection lasted `stableMs`: the next wait is the first retry's again. */
   readonly onStable?: () => void;
@@ -78,14 +78,14 @@ export interface ReconnectBackoffOptions extends BackoffSchedule {
 export class ReconnectBackoff {
   readonly #options: ReconnectBackoffOptions;
   #client: MqttClient | undefined;
-  /** The retry whose wait `client.options.reconnectPeriod` holds now. */
-  #retry = 1;
+  /** The attempt whose wait `client.options.reconnectPeriod` holds now. */
+  #attempt = 1;
   #stableTimer: NodeJS.Timeout | undefined;
   /** The attempt waited for or in progress since the connection was lost, and when it is due. */
-  #next: { retry: number; at: number } | undefined;
+  #next: { attempt: number; at: number } | undefined;
   readonly #onReconnect = (): void => {
     if (this.#next) this.#next.at = Date.now(); // under way now
-    this.#arm(this.#retry + 1);
+    this.#arm(this.#attempt + 1);
   };
   readonly #onConnect = (): void => {
     this.#next = undefined;
@@ -118,7 +118,7 @@ export class ReconnectBackoff {
    */
   get nextAttempt(): { attempt: number; inMs: number } | undefined {
     const next = this.#next;
-    return next && { attempt: next.retry, inMs: Math.max(0, next.at - Date.now()) };
+    return next && { attempt: next.attempt, inMs: Math.max(0, next.at - Date.now()) };
   }
 
   detach(): void {
@@ -132,14 +132,14 @@ export class ReconnectBackoff {
     this.#client = undefined;
   }
 
-  /** Sets the wait mqtt.js uses if what is in progress ends now (retry `retry`). */
-  #arm(retry: number): void {
+  /** Sets the wait mqtt.js uses if what is in progress ends now (attempt `attempt`). */
+  #arm(attempt: number): void {
     const client = this.#client;
     if (!client) return;
-    this.#retry = retry;
+    this.#attempt = attempt;
     const { random, brokers = 1, ...schedule } = this.#options;
     // Retries 1..brokers are the first pass over the list, at the first delay; then the next.
-    const pass = Math.floor((retry - 1) / Math.max(1, brokers)) + 1;
+    const pass = Math.floor((attempt - 1) / Math.max(1, brokers)) + 1;
     client.options.reconnectPeriod = reconnectDelay(pass, schedule, random);
   }
 
@@ -165,7 +165,7 @@ export class ReconnectBackoff {
     // end() closes too, and then nothing is retried.
     if (!client || client.disconnecting) return;
     const delayMs = client.options.reconnectPeriod ?? 0;
-    this.#next = { retry: this.#retry, at: Date.now() + delayMs };
-    this.#options.onWait?.({ retry: this.#retry, delayMs });
+    this.#next = { attempt: this.#attempt, at: Date.now() + delayMs };
+    this.#options.onWait?.({ attempt: this.#attempt, delayMs });
   }
 }
