@@ -42,7 +42,7 @@ function readCodeCache(cacheFile, buildId, debug) {
     debug('code cache ignored: not of this build of %s', SERVE_SCRIPT);
     return undefined;
   }
-  if (require('node:crypto').createHash('sha1').update(data).digest('hex') !== sha1) {
+  if (sha1Of(data) !== sha1) {
     debug('code cache ignored: damaged (its hash differs)');
     return undefined;
   }
@@ -92,15 +92,20 @@ async function serve() {
  * For the build (scripts/code-cache.mjs), which starts serve with an IPC channel and asks once
  * it has answered /health: the cache then holds what a start compiled, lazy functions included.
  */
+/** The hash a cache file's first line carries of its data. */
+function sha1Of(data) {
+  return require('node:crypto').createHash('sha1').update(data).digest('hex');
+}
+
 function offerCodeCache(script, buildId) {
   const { renameSync, writeFileSync } = require('node:fs');
   process.on('message', (message) => {
     if (message !== 'write-code-cache') return;
     const data = script.createCachedData();
-    const sha1 = require('node:crypto').createHash('sha1').update(data).digest('hex');
     const file = `${SERVE_SCRIPT}.cache`;
-    // Whole or not at all: a reader never sees half a file.
-    writeFileSync(`${file}.tmp`, Buffer.concat([Buffer.from(`${CACHE_HEADER} ${buildId} ${sha1}\n`), data]));
+    // Whole or not at all: a reader never sees half a file. The first line is what readCodeCache parses.
+    const header = `${CACHE_HEADER} ${buildId} ${sha1Of(data)}\n`;
+    writeFileSync(`${file}.tmp`, Buffer.concat([Buffer.from(header), data]));
     renameSync(`${file}.tmp`, file);
     process.send('code-cache-written');
   });

@@ -10,17 +10,17 @@
  * accepts unchanged: no key zod would strip, every value of the type and length the schema
  * demands; test/submission-check.test.ts compares both on every case.
  */
-import { scriptSubmissionSchema } from './topics.ts';
+import { replyTopicSchema, requestIdSchema, scriptSubmissionSchema } from './topics.ts';
 
 // The schema's own keys: a field added to it is a key the check refuses (zod then decides).
 const KEYS: ReadonlySet<string> = new Set(Object.keys(scriptSubmissionSchema.shape));
-/** requestIdSchema: 1 to 200 characters. */
-const REQUEST_ID_MAX = 200;
+// Lengths read from the schemas themselves, so the check cannot drift from them.
+const REQUEST_ID_MAX = requestIdSchema.maxLength ?? 0;
 /**
- * replyTopicSchema: 1 to 1,024 characters, no `+`, `#` or NUL, not starting with `$`. Anything
+ * replyTopicSchema: 1 to its maximum length, no `+`, `#` or NUL, not starting with `$`. Anything
  * this refuses may still be valid: zod decides it.
  */
-const REPLY_TOPIC = /^[^$+#\0][^+#\0]{0,1023}$/;
+const REPLY_TOPIC = new RegExp(`^[^$+#\\0][^+#\\0]{0,${(replyTopicSchema.maxLength ?? 1) - 1}}$`);
 
 export function isPlainSubmission(value: unknown): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

@@ -25,6 +25,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'f
 import type { AuthService } from '../auth/auth-service.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
 import { jsonDepthExceeds } from './json-body.ts';
+import { acceptedBody, JSON_CONTENT_TYPE } from './task-routes.ts';
 
 export const SUBMIT_ROUTE = '/api/vendor-script';
 /** How refusals name the script of `POST /api/vendor-script` (SubmitOptions.subject). */
@@ -220,11 +221,11 @@ export function installSubmitFastPath(app: FastifyInstance, options: SubmitFastP
     let requestLog: FastifyBaseLogger | undefined;
     if (log.isLevelEnabled('info')) requestLog = requestLogger(req);
     else genReqId.skip();
-    const body = `{"id":${id},"status":"RUNNING"}`;
+    const body = acceptedBody(id);
     // fastify's header order: the route's Location, then its Content-Type, then Content-Length.
     res.writeHead(202, {
       location: `/api/tasks/${id}`,
-      'content-type': 'application/json; charset=utf-8',
+      'content-type': JSON_CONTENT_TYPE,
       'content-length': String(body.length),
     });
     if (requestLog === undefined) {

@@ -65,10 +65,15 @@ withFastPath(idempotencyHeadersSchema, (headers) => {
  * schema still documents the response in /openapi.json.
  */
 function sendAccepted(reply: FastifyReply, id: number): FastifyReply {
-  return reply
-    .code(202)
-    .header('content-type', 'application/json; charset=utf-8')
-    .send(`{"id":${id},"status":"RUNNING"}`);
+  return reply.code(202).header('content-type', JSON_CONTENT_TYPE).send(acceptedBody(id));
+}
+
+/** fastify's content type of a JSON answer; the submission fast path sends the same. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** The 202 body of a submission, for both paths that answer it (this route, submit-fast-path.ts). */
+export function acceptedBody(id: number): string {
+  return `{"id":${id},"status":"RUNNING"}`;
 }
 
 export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
