@@ -219,7 +219,8 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('store controll
         };
         controller.on('status', onStatus);
       });
-      const pending = controller.submit('SLEEP 20000', { to: ['phoenix'], deadlineMs: 25_000 });
+      // A deadline far past the restart: the result must come from the new bootId, not the deadline.
+      const pending = controller.submit('SLEEP 20000', { to: ['phoenix'], deadlineMs: 60_000 });
       await started;
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
@@ -235,5 +236,7 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('store controll
     } finally {
       child.kill('SIGKILL');
     }
-  });
+    // Two real `serve` starts: on a loaded CI machine (the Node 24 leg runs every suite at once)
+    // they took more than vitest's 30 s together.
+  }, 90_000);
 });
