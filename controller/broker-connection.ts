@@ -6,7 +6,7 @@ import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { BrokerEndpoint } from '../bridge/contract/broker-url.ts';
 import { BrokerRotation } from '../bridge/contract/failover.ts';
 import { mqttLogOption } from '../bridge/contract/mqtt-log.ts';
-import { ReconnectBackoff } from '../bridge/contract/reconnect-backoff.ts';
+import { backoffScheduleProblem, ReconnectBackoff } from '../bridge/contract/reconnect-backoff.ts';
 import type { Logger } from '../src/logger.ts';
 import { CONTROLLER_DEFAULTS } from './types.ts';
 
@@ -39,6 +39,15 @@ export function controllerClientOptions(
  * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 60 s connected), so a controller
  * does not press a broker in trouble once a second either.
  */
+/** Throws a RangeError for a `reconnectMaxMs` the schedule refuses (between 0 and the first delay). */
+export function assertControllerBackoff(maxMs: number | undefined): void {
+  const problem = backoffScheduleProblem({
+    firstMs: CONTROLLER_DEFAULTS.reconnectFirstMs,
+    maxMs: maxMs ?? CONTROLLER_DEFAULTS.reconnectMaxMs,
+  });
+  if (problem) throw new RangeError(`reconnectMaxMs: ${problem}`);
+}
+
 export function controllerBackoff(
   maxMs: number | undefined,
   logger: Logger,

@@ -14,6 +14,7 @@ import type { ReconnectBackoff } from '../bridge/contract/reconnect-backoff.ts';
 import { SubscribeRetry } from '../bridge/contract/subscribe-retry.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import {
+  assertControllerBackoff,
   connectFirst,
   controllerBackoff,
   controllerClientOptions,
@@ -103,6 +104,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     if (this.client) throw new Error('controller already started');
     assertNamespace(this.ns);
     if (!ID_PATTERN.test(this.clientId)) throw new Error('clientId must match [A-Za-z0-9_-]{1,64}');
+    assertControllerBackoff(this.options.reconnectMaxMs); // before connecting, not after
     const endpoints = parseBrokerUrls(this.options.url, {
       ...(this.options.username !== undefined && { username: this.options.username }),
       ...(this.options.password !== undefined && { password: this.options.password }),

@@ -10,16 +10,22 @@ import net from 'node:net';
 import { Aedes } from 'aedes';
 import type { MqttClient } from 'mqtt';
 import pino from 'pino';
+import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type BackoffSchedule,
+  backoffScheduleProblem,
   MAX_TIMER_MS,
   ReconnectBackoff,
   type ReconnectWait,
   reconnectDelay,
 } from '../bridge/contract/reconnect-backoff.ts';
+import { DeviceBridge } from '../bridge/device-bridge.ts';
 import { StoreController } from '../controller/store-controller.ts';
+import { SimulatorExecutor } from '../src/executors/simulator.ts';
+import { TaskQueue } from '../src/tasks/task-queue.ts';
 import { directBridge, uniqueId } from './support/bridge-device.ts';
+import { silent } from './support/loggers.ts';
 import { cleanupsAfterEach } from './support/suite-hooks.ts';
 import { until } from './support/waits.ts';
 
@@ -66,6 +72,58 @@ describe('reconnectDelay', () => {
     const huge = { firstMs: 1000, maxMs: Number.MAX_SAFE_INTEGER };
     expect(reconnectDelay(40, huge, highest)).toBeLessThanOrEqual(MAX_TIMER_MS);
     expect(reconnectDelay(40, huge, lowest)).toBe(Math.floor(MAX_TIMER_MS / 2));
+  });
+});
+
+describe('a schedule the backoff refuses (a cap between 0 and the first delay)', () => {
+  it('names what is wrong, and accepts 0 (no backoff) and any cap from the first delay up', () => {
+    expect(backoffScheduleProblem({ firstMs: 1000, maxMs: 999 })).toBe(
+      'the longest reconnect wait must be 0 (no backoff) or at least the first delay (1000 ms), got 999 ms',
+    );
+    expect(backoffScheduleProblem({ firstMs: 1000, maxMs: 1 })).toMatch(/got 1 ms$/);
+    expect(backoffScheduleProblem({ firstMs: -1, maxMs: 0 })).toBe(
+      'the first reconnect delay must be >= 0 ms, got -1',
+    );
+    expect(backoffScheduleProblem({ firstMs: 1000, maxMs: Number.NaN })).toBe(
+      'the longest reconnect wait must be >= 0 ms, got NaN',
+    );
+    for (const maxMs of [0, 1000, 30_000])
+      expect(backoffScheduleProblem({ firstMs: 1000, maxMs })).toBeUndefined();
+    expect(backoffScheduleProblem({ firstMs: 0, maxMs: 5 })).toBeUndefined(); // never reconnects
+    expect(() => new ReconnectBackoff({ firstMs: 1000, maxMs: 500, stableMs: 60_000 })).toThrow(RangeError);
+  });
+
+  it('a device bridge refuses it when built, a store controller before it connects', async () => {
+    // A queue never started: the bridge is refused before anything runs.
+    const queue = new TaskQueue({
+      executor: new SimulatorExecutor({}),
+      retain: 8,
+      maxQueue: 8,
+      maxScriptBytes: 4096,
+    });
+    const options = { url: 'mqtt://127.0.0.1:1', ns: 'backoff', deviceId: uniqueId('cap'), groups: [] };
+    const device = {
+      ...options,
+      installation: 'pos' as const,
+      version: '1',
+      queue,
+      registry: new Registry(),
+      logger: silent,
+    };
+    expect(() => new DeviceBridge({ ...device, reconnectMaxMs: 500 })).toThrow(
+      'the longest reconnect wait must be 0 (no backoff) or at least the first delay (1000 ms), got 500 ms',
+    );
+    // Port 1 answers nothing: had it tried to connect, start() would fail with a connection error.
+    const controller = new StoreController({
+      url: 'mqtt://127.0.0.1:1',
+      ns: 'backoff',
+      logger: silent,
+      reconnectMaxMs: 999,
+    });
+    await expect(controller.start()).rejects.toThrow(
+      'reconnectMaxMs: the longest reconnect wait must be 0 (no backoff) or at least the first delay (1000 ms), got 999 ms',
+    );
+    expect(controller.connection).not.toBe('connected');
   });
 });
 

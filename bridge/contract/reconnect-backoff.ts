@@ -74,6 +74,22 @@ export interface ReconnectBackoffOptions extends BackoffSchedule {
   readonly onStable?: () => void;
 }
 
+/**
+ * What is wrong with a schedule, or undefined. A cap between 0 and the first delay would make
+ * every wait shorter than the first one asked for, and the schedule could never grow: 0 is the
+ * explicit "no backoff", the CLI refuses the rest (cli/common-flags.ts, mqttReconnectMaxFlag),
+ * and so does the library, so both callers get the same rule.
+ */
+export function backoffScheduleProblem(schedule: BackoffSchedule): string | undefined {
+  const { firstMs, maxMs } = schedule;
+  if (!Number.isFinite(firstMs) || firstMs < 0)
+    return `the first reconnect delay must be >= 0 ms, got ${firstMs}`;
+  if (!(maxMs >= 0)) return `the longest reconnect wait must be >= 0 ms, got ${maxMs}`;
+  if (maxMs > 0 && firstMs > 0 && maxMs < firstMs)
+    return `the longest reconnect wait must be 0 (no backoff) or at least the first delay (${firstMs} ms), got ${maxMs} ms`;
+  return undefined;
+}
+
 /** Drives `client.options.reconnectPeriod` of one mqtt.js client at a time. */
 export class ReconnectBackoff {
   readonly #options: ReconnectBackoffOptions;
@@ -93,7 +109,10 @@ export class ReconnectBackoff {
   };
   readonly #onClose = (): void => this.#closed();
 
+  /** Throws a RangeError on a schedule backoffScheduleProblem() refuses. */
   constructor(options: ReconnectBackoffOptions) {
+    const problem = backoffScheduleProblem(options);
+    if (problem) throw new RangeError(problem);
     this.#options = options;
   }
 

@@ -54,6 +54,18 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
   return false;
 }
 
+/**
+ * A body's text under the rules above that come before JSON.parse (UTF-8, nesting depth), or a
+ * thrown 400 INVALID_REQUEST. The parser below and the submission fast path (submit-fast-path.ts)
+ * both call it, so the two cannot drift apart.
+ */
+export function jsonBodyText(bytes: Buffer, maxDepth: number): string {
+  const text = decodeUtf8(bytes, 'Body');
+  if (jsonDepthExceeds(text, maxDepth))
+    throw new ApiError('INVALID_REQUEST', `Body is nested deeper than ${maxDepth} levels`);
+  return text;
+}
+
 /** True when the matched route declares a body schema (authenticate, vendor-script, fm-script). */
 function routeReadsBody(request: FastifyRequest): boolean {
   const schema = request.routeOptions.schema as { body?: unknown } | undefined;
@@ -76,13 +88,9 @@ export function installJsonBodyParser(app: FastifyInstance, maxDepth: number): v
     }
     let text: string;
     try {
-      text = decodeUtf8(bytes, 'Body');
+      text = jsonBodyText(bytes, maxDepth);
     } catch (error) {
       done(error as Error, undefined);
-      return;
-    }
-    if (jsonDepthExceeds(text, maxDepth)) {
-      done(new ApiError('INVALID_REQUEST', `Body is nested deeper than ${maxDepth} levels`));
       return;
     }
     // fastify's parser is synchronous: it calls done() before returning.

@@ -18,13 +18,12 @@
  * to fastify's body parser), so every refusal is fastify's own answer.
  */
 
-import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { AuthService } from '../auth/auth-service.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
-import { jsonDepthExceeds } from './json-body.ts';
+import { jsonBodyText } from './json-body.ts';
 import { acceptedBody, JSON_CONTENT_TYPE } from './task-routes.ts';
 
 export const SUBMIT_ROUTE = '/api/vendor-script';
@@ -183,9 +182,12 @@ export function installSubmitFastPath(app: FastifyInstance, options: SubmitFastP
 
   /** The script of a body the route would accept unchanged, or undefined: json-body.ts's rules. */
   function scriptOf(bytes: Buffer): string | undefined {
-    if (!isUtf8(bytes)) return undefined;
-    const text = bytes.toString('utf8');
-    if (jsonDepthExceeds(text, maxJsonDepth)) return undefined;
+    let text: string;
+    try {
+      text = jsonBodyText(bytes, maxJsonDepth);
+    } catch {
+      return undefined; // fastify refuses it with the same rule's answer
+    }
     parsed = undefined;
     // fastify's own JSON parser (prototype poisoning refused), synchronous: it calls back at once.
     void parseJson(undefined as never, text, took);
