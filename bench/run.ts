@@ -33,7 +33,7 @@ const SCENARIOS: ScenarioSpec[] = [
     name: 'status-under-load',
     file: 'bench/scenarios/status-under-load.ts',
     quickTimeout: 60,
-    fullTimeout: 300,
+    fullTimeout: 480,
   },
   { name: 'memory', file: 'bench/scenarios/memory.ts', quickTimeout: 40, fullTimeout: 300 },
   { name: 'overload', file: 'bench/scenarios/overload.ts', quickTimeout: 40, fullTimeout: 120 },
