@@ -34,11 +34,6 @@ export function controllerClientOptions(
   };
 }
 
-/**
- * The controller's reconnects, once its first connection succeeded: the devices' schedule
- * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 60 s connected), so a controller
- * does not press a broker in trouble once a second either.
- */
 /** Throws a RangeError for a `reconnectMaxMs` the schedule refuses (between 0 and the first delay). */
 export function assertControllerBackoff(maxMs: number | undefined): void {
   const problem = backoffScheduleProblem({
@@ -48,6 +43,11 @@ export function assertControllerBackoff(maxMs: number | undefined): void {
   if (problem) throw new RangeError(`reconnectMaxMs: ${problem}`);
 }
 
+/**
+ * The controller's reconnects, once its first connection succeeded: the devices' schedule
+ * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 60 s connected), so a controller
+ * does not press a broker in trouble once a second either.
+ */
 export function controllerBackoff(
   maxMs: number | undefined,
   logger: Logger,

@@ -10,15 +10,16 @@
  *
  * The register hosts are the load generator, not the system under test: real registers have CPUs
  * of their own, and the store broker and the controller run on the store's server. So in the
- * figure of record the hosts are confined to the upper half of the CPUs (taskset), and the store
- * side has the lower half to itself (docs/decisions.md, "Benchmarks at scale"). The full run then
- * measures again with the hosts on every core, as before, and prints that figure without a goal:
- * how much a fleet on the store's own cores would cost.
+ * figure of record the hosts are confined to the upper half of the CPUs (lib/cpu-placement.ts),
+ * and the store broker and the controller, left unpinned, meet none of them on the lower half
+ * (docs/decisions.md, "Benchmarks at scale"). A full run then measures again with the hosts on
+ * every core, as before, and prints that figure without a goal: what a fleet on the store
+ * side's cores costs it.
  */
-import { execFileSync } from 'node:child_process';
-import { availableParallelism, loadavg, setPriority } from 'node:os';
+import { loadavg, setPriority } from 'node:os';
 import { join } from 'node:path';
 import { type ClockOffset, measureOffset } from '../lib/clock.ts';
+import { allowedCpus, confine, hostPlacement, type Placement, placementText } from '../lib/cpu-placement.ts';
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
 import { Latencies } from '../lib/hist.ts';
 import type { Worker, WorkerMessage } from '../lib/proc.ts';
@@ -35,37 +36,6 @@ interface Ends extends WorkerMessage {
 
 interface Stages extends WorkerMessage {
   stamps: Array<[string, number, number, number]>;
-}
-
-/**
- * Where the register hosts run. `own`: confined to `cpus` (a taskset list), the others left to the
- * store broker and the controller; `shared`: every core, competing with them.
- */
-type Placement = { kind: 'own'; cpus: string } | { kind: 'shared'; why?: string };
-
-/** The upper half of the CPUs for the hosts (CPU 1 of 2), or shared on a machine with one. */
-function ownCpus(): Placement {
-  const n = availableParallelism();
-  if (n < 2) return { kind: 'shared', why: 'one CPU: the register hosts share it' };
-  const first = Math.floor(n / 2);
-  return { kind: 'own', cpus: first === n - 1 ? `${first}` : `${first}-${n - 1}` };
-}
-
-function placementText(placement: Placement): string {
-  const n = availableParallelism();
-  return placement.kind === 'own'
-    ? `register hosts on CPUs ${placement.cpus} of 0-${n - 1}, the store side on the others`
-    : `register hosts on every core, shared with the store broker and the controller${placement.why ? ` (${placement.why})` : ''}`;
-}
-
-/** Confines every thread of `pid` to `cpus` (taskset -a); false when taskset is missing or fails. */
-function confine(pid: number, cpus: string): boolean {
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** CPU time of the store broker's process (aedes, a worker of ours), µs; NaN for the others. */
@@ -94,16 +64,14 @@ async function measure(
     stamp: true,
   });
   try {
-    // A diagnostic, not the figure of record: real registers have CPUs of their own, here the two
-    // register hosts share the machine's two cores with the broker and the controller.
+    // A diagnostic, not the figure of record: the register hosts at a lower priority than the
+    // broker and the controller (docs/benchmarks.md, "Fourth pass").
     if (hostsNice !== undefined)
       for (const host of fleet.hosts) if (host.pid !== undefined) setPriority(host.pid, hostsNice);
-    let placement = requested;
-    if (placement.kind === 'own') {
-      const cpus = placement.cpus;
-      const confined = fleet.hosts.every((host) => host.pid !== undefined && confine(host.pid, cpus));
-      if (!confined) placement = { kind: 'shared', why: `taskset could not confine them to CPUs ${cpus}` };
-    }
+    const pids = fleet.hosts.map((host) => host.pid);
+    const placement: Placement = pids.every((pid) => pid !== undefined)
+      ? confine(pids as number[], requested)
+      : { kind: 'shared', why: 'a register host has no pid' };
     const latencies = new Latencies();
     const p99s: number[] = [];
     const fanoutMs: number[] = [];
@@ -229,23 +197,27 @@ runScenario('status-under-load', async (ctx) => {
   // controller get the CPU first: how much of the latency is the hosts' competition for the cores.
   const niceArg = arg('--hosts-nice');
   const hostsNice = niceArg === undefined ? undefined : Number(niceArg);
-  // `--hosts-cpus LIST|shared`: the register hosts on these CPUs (a taskset list) or on every core,
-  // and only that measurement. Default: the upper half (the figure of record), then, in a full
-  // run, every core (printed without a goal).
+  // `--hosts-cpus LIST|shared`: the register hosts confined to these CPUs (a taskset list) or on
+  // every core, and only that measurement. Default: the upper half of the CPUs (lib/cpu-placement.ts;
+  // the figure of record), then, in a full run, every core (printed without a goal).
   const cpusArg = arg('--hosts-cpus');
+  const allowed = allowedCpus();
   const placements: Array<{ placement: Placement; record: boolean }> =
     cpusArg === 'shared'
       ? [{ placement: { kind: 'shared' }, record: true }]
       : cpusArg !== undefined
-        ? [{ placement: { kind: 'own', cpus: cpusArg }, record: true }]
+        ? [{ placement: { kind: 'own', cpus: cpusArg, of: (allowed ?? []).join(',') }, record: true }]
         : [
-            { placement: ownCpus(), record: true },
+            { placement: hostPlacement(allowed), record: true },
             ...(ctx.quick ? [] : [{ placement: { kind: 'shared' } as Placement, record: false }]),
           ];
   if (stages) process.env.BENCH_STAGES = '1';
   for (const broker of ['aedes', 'mosquitto'] as const) {
     if (arg('--broker') !== undefined && arg('--broker') !== broker) continue;
+    let recordShared = false;
     for (const { placement: requested, record } of placements) {
+      // The figure of record fell back to every core (one CPU, no taskset): it is the shared one.
+      if (!record && requested.kind === 'shared' && recordShared) continue;
       const { summary, p99s, fanoutMs, missing, load, brokerCpu, hostsCpu, placement } = await measure(
         ctx,
         broker,
@@ -260,7 +232,9 @@ runScenario('status-under-load', async (ctx) => {
       const p99 = spread(p99s);
       const fanout = spread(fanoutMs);
       const label = ctx.quick ? `${registers} registers (quick; goal at 500)` : `${registers} registers`;
-      const where = record ? '' : ', fleet sharing its cores';
+      if (record) recordShared = placement.kind === 'shared';
+      // The name says where the fleet ran, so two placements never share a figure.
+      const where = placement.kind === 'own' ? ', fleet on its own cores' : ', fleet sharing its cores';
       const note =
         `n=${summary.count} over ${rounds} fan-outs (${fanout.min.toFixed(0)}/${fanout.median.toFixed(0)}/${fanout.max.toFixed(0)} ms); ` +
         `p99 per fan-out min/median/max ${p99.min}/${p99.median}/${p99.max} ms; ` +
@@ -270,8 +244,8 @@ runScenario('status-under-load', async (ctx) => {
         (hostsNice !== undefined ? `; register hosts at nice ${hostsNice}` : '') +
         `; ${placementText(placement)}` +
         (missing > 0 ? `; ${missing} statuses without an end stamp` : '');
-      // The goal is judged on the figure of record; its note says where the hosts ran (with one CPU,
-      // or without taskset, they share the store side's cores, and the note says so).
+      // The goal is judged on the figure of record, wherever the hosts could run (its name and
+      // note say where).
       ctx.report({
         figure: `${label} via ${broker}${where}: task end to controller, p99`,
         value: summary.p99,
