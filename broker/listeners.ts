@@ -86,13 +86,13 @@ function trackSockets(server: NetServer | HttpServer): Set<Socket> {
   return sockets;
 }
 
-export async function listenTcp(
-  handle: ConnectionHandler,
+/** Listens, and on close() stops accepting and destroys every socket still open (TCP and TLS). */
+async function listenAndTrack(
+  server: NetServer,
   port: number,
   host: string,
   flag: string,
 ): Promise<Listener> {
-  const server = createNetServer((socket) => handle(socket));
   const sockets = trackSockets(server);
   const boundPort = await listen(server, port, host, flag);
   return {
@@ -103,6 +103,16 @@ export async function listenTcp(
       await closed;
     },
   };
+}
+
+export async function listenTcp(
+  handle: ConnectionHandler,
+  port: number,
+  host: string,
+  flag: string,
+): Promise<Listener> {
+  const server = createNetServer((socket) => handle(socket));
+  return listenAndTrack(server, port, host, flag);
 }
 
 export interface TlsListenerOptions {
@@ -150,16 +160,7 @@ export async function listenTls(
   server.on('tlsClientError', (error, socket) => {
     onRefused(`TLS handshake failed: ${error.message}`, socket.remoteAddress);
   });
-  const sockets = trackSockets(server);
-  const boundPort = await listen(server, port, host, flag);
-  return {
-    port: boundPort,
-    async close() {
-      const closed = closeServer(server);
-      for (const socket of sockets) socket.destroy();
-      await closed;
-    },
-  };
+  return listenAndTrack(server, port, host, flag);
 }
 
 function hasPeerCertificate(socket: TLSSocket): boolean {
