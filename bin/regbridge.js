@@ -88,14 +88,15 @@ async function serve() {
   await module.exports.main();
 }
 
-/**
- * For the build (scripts/code-cache.mjs), which starts serve with an IPC channel and asks once
- * it has answered /health: the cache then holds what a start compiled, lazy functions included.
- */
 /** The hash a cache file's first line carries of its data. */
 function sha1Of(data) {
   return require('node:crypto').createHash('sha1').update(data).digest('hex');
 }
+
+/**
+ * For the build (scripts/code-cache.mjs), which starts serve with an IPC channel and asks once
+ * it has answered /health: the cache then holds what a start compiled, lazy functions included.
+ */
 
 function offerCodeCache(script, buildId) {
   const { renameSync, writeFileSync } = require('node:fs');

@@ -7,31 +7,46 @@
 import { Counter, type Registry } from 'prom-client';
 import { CounterCell } from '../src/metric-cells.ts';
 import type { OutKind } from './bridge-link.ts';
+import type { CancelResult } from './cancel-intake.ts';
 
 export type InResult = 'accepted' | 'duplicate' | 'refused' | 'ignored';
+/** A received message's result label: a script's (InResult) or a cancel's. */
+type InLabel = InResult | CancelResult;
+
+/** What a received message was: a script, a cancel, or anything else the bridge ignores. */
+export type InKind = 'script' | 'cancel' | 'other';
 
 export interface BridgeMetrics {
-  messagesIn: Counter<'kind' | 'result'>;
-  messagesOut: Counter<'kind'>;
   /** One message received: `regbridge_mqtt_messages_in_total{kind, result}` + 1. */
-  countIn(kind: string, result: string): void;
+  countIn(kind: InKind, result: InLabel): void;
   /** One message published: `regbridge_mqtt_messages_out_total{kind}` + 1. */
   countOut(kind: OutKind): void;
 }
 
-/** The cells of one counter, one per label set, made at its first use. */
-function cells<L extends string>(
-  metric: Counter<L>,
-): (key: string, labels: Record<L, string>) => CounterCell {
-  const made = new Map<string, CounterCell>();
-  return (key, labels) => {
-    let cell = made.get(key);
-    if (cell === undefined) {
-      cell = new CounterCell(metric as Counter<string>, labels);
-      made.set(key, cell);
+/**
+ * The cells of one counter, one per label set, made at its first use; a count after that is two
+ * map lookups and no allocation (no key string, no labels object).
+ */
+class CellTable<K extends string, R extends string> {
+  readonly #made = new Map<K, Map<R, CounterCell>>();
+  constructor(
+    private readonly metric: Counter<string>,
+    private readonly labels: (k: K, r: R) => Record<string, string>,
+  ) {}
+
+  inc(k: K, r: R): void {
+    let row = this.#made.get(k);
+    if (row === undefined) {
+      row = new Map();
+      this.#made.set(k, row);
     }
-    return cell;
-  };
+    let cell = row.get(r);
+    if (cell === undefined) {
+      cell = new CounterCell(this.metric, this.labels(k, r));
+      row.set(r, cell);
+    }
+    cell.inc();
+  }
 }
 
 function counter<L extends string>(
@@ -58,13 +73,11 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
     'MQTT messages published by the device bridge, by kind (state, status, clear, reply)',
     ['kind'],
   );
-  const inCell = cells(messagesIn);
-  const outCell = cells(messagesOut);
+  const inCells = new CellTable<InKind, InLabel>(messagesIn, (kind, result) => ({ kind, result }));
+  const outCells = new CellTable<OutKind, ''>(messagesOut, (kind) => ({ kind }));
   return {
-    messagesIn,
-    messagesOut,
-    countIn: (kind, result) => inCell(`${kind}/${result}`, { kind, result }).inc(),
-    countOut: (kind) => outCell(kind, { kind }).inc(),
+    countIn: (kind, result) => inCells.inc(kind, result),
+    countOut: (kind) => outCells.inc(kind, ''),
   };
 }
 

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { TaskQueue } from '../src/tasks/task-queue.ts';
+import { RECONNECT_STABLE_MS } from './contract/reconnect-backoff.ts';
 
 export interface DeviceBridgeOptions {
   /**
@@ -49,7 +50,7 @@ export interface DeviceBridgeOptions {
   reconnectPeriodMs?: number;
   /** The longest wait between attempts (`--mqtt-reconnect-max`), default 30000 ms; 0: always `reconnectPeriodMs`, no jitter. */
   reconnectMaxMs?: number;
-  /** A connection that lasts this long resets the backoff to the first wait; default 30000 ms. */
+  /** A connection that lasts this long resets the backoff to the first wait; default 60000 ms. */
   reconnectStableMs?: number;
   /**
    * At most this many status and clear messages wait for the broker's PUBACK (default 1000);
@@ -71,8 +72,11 @@ export const BRIDGE_DEFAULTS = Object.freeze({
   startTimeoutMs: 5000,
   reconnectPeriodMs: 1000,
   reconnectMaxMs: 30_000,
-  /** A connection that lasted this long resets the reconnect backoff (ms): one keepalive interval. */
-  reconnectStableMs: 60_000,
+  /**
+   * A connection that lasted this long resets the reconnect backoff (ms): past the 45 s in which
+   * a 30 s keepalive notices a dead connection (docs/decisions.md, "Reconnect backoff with jitter").
+   */
+  reconnectStableMs: RECONNECT_STABLE_MS,
   maxStatusesInFlight: 1000,
   /** The stale sweeper unsubscribes after this long without a stale status (ms)... */
   sweepQuietMs: 1000,

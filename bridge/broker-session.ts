@@ -96,7 +96,7 @@ export function deviceBackoff(
   });
 }
 
-export function onlineState(fields: Omit<OnlineState, 'online'>): OnlineState {
+function onlineState(fields: Omit<OnlineState, 'online'>): OnlineState {
   return { online: true, ...fields };
 }
 

@@ -5,6 +5,7 @@
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { mqttUrlSchema } from '../bridge/contract/broker-url.ts';
+import { backoffScheduleProblem } from '../bridge/contract/reconnect-backoff.ts';
 import { namespaceSchema } from '../bridge/contract/topics.ts';
 import { durationIn } from '../src/config.ts';
 import { type PemKind, pemProblem, readPem } from '../src/tls.ts';
@@ -48,8 +49,9 @@ export function mqttReconnectMaxFlag(firstMs: number, defaultMs: number) {
     '--mqtt-reconnect-max <duration>',
     `longest wait between MQTT reconnect attempts: waits start near ${first} and double, randomised, up to it (0: every ${first}, no backoff)`,
     durationIn('ms').superRefine((ms, ctx) => {
-      // Below the first wait the schedule could not grow; 0 is the explicit "no backoff".
-      if (ms > 0 && ms < firstMs)
+      // The schedule's own rule (below the first wait it could not grow; 0 is "no backoff"),
+      // in the flag's words.
+      if (backoffScheduleProblem({ firstMs, maxMs: ms }) !== undefined)
         ctx.addIssue({
           code: 'custom',
           message: `expected 0 (no backoff) or at least ${first}, got ${ms}ms`,

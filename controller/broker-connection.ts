@@ -6,7 +6,11 @@ import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { BrokerEndpoint } from '../bridge/contract/broker-url.ts';
 import { BrokerRotation } from '../bridge/contract/failover.ts';
 import { mqttLogOption } from '../bridge/contract/mqtt-log.ts';
-import { backoffScheduleProblem, ReconnectBackoff } from '../bridge/contract/reconnect-backoff.ts';
+import {
+  backoffScheduleProblem,
+  RECONNECT_STABLE_MS,
+  ReconnectBackoff,
+} from '../bridge/contract/reconnect-backoff.ts';
 import type { Logger } from '../src/logger.ts';
 import { CONTROLLER_DEFAULTS } from './types.ts';
 
@@ -34,30 +38,28 @@ export function controllerClientOptions(
   };
 }
 
-/** Throws a RangeError for a `reconnectMaxMs` the schedule refuses (between 0 and the first delay). */
-export function assertControllerBackoff(maxMs: number | undefined): void {
-  const problem = backoffScheduleProblem({
-    firstMs: CONTROLLER_DEFAULTS.reconnectFirstMs,
-    maxMs: maxMs ?? CONTROLLER_DEFAULTS.reconnectMaxMs,
-  });
-  if (problem) throw new RangeError(`reconnectMaxMs: ${problem}`);
-}
-
 /**
  * The controller's reconnects, once its first connection succeeded: the devices' schedule
  * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 60 s connected), so a controller
- * does not press a broker in trouble once a second either.
+ * does not press a broker in trouble once a second either. Throws a RangeError for a `maxMs`
+ * between 0 and the first delay.
  */
 export function controllerBackoff(
   maxMs: number | undefined,
   logger: Logger,
   brokers: number,
 ): ReconnectBackoff {
-  return new ReconnectBackoff({
-    brokers,
+  const schedule = {
     firstMs: CONTROLLER_DEFAULTS.reconnectFirstMs,
     maxMs: maxMs ?? CONTROLLER_DEFAULTS.reconnectMaxMs,
-    stableMs: 60_000,
+  };
+  // The constructor's RangeError, named after the controller's option.
+  const problem = backoffScheduleProblem(schedule);
+  if (problem) throw new RangeError(`reconnectMaxMs: ${problem}`);
+  return new ReconnectBackoff({
+    brokers,
+    ...schedule,
+    stableMs: RECONNECT_STABLE_MS,
     onWait: ({ attempt, delayMs }) => logger.debug({ attempt, delayMs }, 'MQTT reconnect scheduled'),
   });
 }

@@ -14,7 +14,6 @@ import type { ReconnectBackoff } from '../bridge/contract/reconnect-backoff.ts';
 import { SubscribeRetry } from '../bridge/contract/subscribe-retry.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import {
-  assertControllerBackoff,
   connectFirst,
   controllerBackoff,
   controllerClientOptions,
@@ -104,11 +103,14 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     if (this.client) throw new Error('controller already started');
     assertNamespace(this.ns);
     if (!ID_PATTERN.test(this.clientId)) throw new Error('clientId must match [A-Za-z0-9_-]{1,64}');
-    assertControllerBackoff(this.options.reconnectMaxMs); // before connecting, not after
     const endpoints = parseBrokerUrls(this.options.url, {
       ...(this.options.username !== undefined && { username: this.options.username }),
       ...(this.options.password !== undefined && { password: this.options.password }),
     });
+    // Built before connecting, so a cap it refuses fails start() before any connection. Used only
+    // after the first success: later losses are retried (a controller outlives broker restarts),
+    // each attempt on the next broker of the list; waits grow on consecutive failures, randomised.
+    const backoff = controllerBackoff(this.options.reconnectMaxMs, this.logger, endpoints.length);
     // The first connection tries every broker of the list once, in order (see connectFirst).
     const connectTimeoutMs = this.options.connectTimeoutMs ?? CONTROLLER_DEFAULTS.connectTimeoutMs;
     const { client, rotation } = await connectFirst(
@@ -117,11 +119,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     );
     this.client = client;
     this.rotation = rotation;
-    // Only after the first success: later losses are retried (a controller outlives broker
-    // restarts), each attempt on the next broker of the list, and it subscribes again after them.
-    // Waits grow on consecutive failures, randomised (broker-connection.ts, controllerBackoff).
-    this.backoff = controllerBackoff(this.options.reconnectMaxMs, this.logger, rotation.endpoints.length);
-    this.backoff.attach(client);
+    // It subscribes again after each reconnect (the 'connect' listener below).
+    this.backoff = backoff;
+    backoff.attach(client);
     rotation.attach(client);
     this.subscriptions = new SubscribeRetry(client, this.logger);
     this.connections = 1;

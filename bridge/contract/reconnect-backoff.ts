@@ -22,6 +22,15 @@ export interface BackoffSchedule {
   readonly maxMs: number;
 }
 
+/** The longest delay a Node timer honours (a longer one fires after 1 ms). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A connection that lasted this long resets the schedule, for devices and controllers alike:
+ * with a 30 s keepalive, mqtt.js and the broker notice a dead connection only after 45 s.
+ */
+export const RECONNECT_STABLE_MS = 60_000;
+
 /**
  * The wait before attempt `attempt` (1: the first after a lost connection or a failed first attempt),
  * "equal jitter": the ceiling `min(maxMs, firstMs * 2^(attempt-1))` doubles per consecutive
@@ -30,9 +39,6 @@ export interface BackoffSchedule {
  * that lost the same broker at the same instant spread over half a ceiling each round.
  * `random` returns [0, 1) (Math.random; tests inject their own).
  */
-/** The longest delay a Node timer honours (a longer one fires after 1 ms). */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
 export function reconnectDelay(
   attempt: number,
   schedule: BackoffSchedule,
