@@ -291,7 +291,7 @@ describe('the device bridge against a broker that drops every connection, then c
     const taken = device.waits();
     const gaps = accepts.slice(1, taken.length + 1).map((at, i) => at - accepts[i]!);
     expect(gaps.length).toBeGreaterThanOrEqual(5);
-    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(taken[i]!.delayMs - 2));
+    for (const [i, gap] of gaps.entries()) expect(gap).toBeGreaterThanOrEqual(taken[i]!.delayMs - 2);
     // /health shows the attempt awaited and when it starts (docs/api.md, "Health").
     const waiting = device.bridge.health().reconnect;
     expect(waiting?.attempt).toBeGreaterThanOrEqual(6);
