@@ -10,6 +10,7 @@ import {
   errorResponse,
   errorResponses,
   idempotencyHeadersSchema,
+  JSON_CONTENT_TYPE,
   jsonResponse,
 } from '../../src/routes/schemas.ts';
 import type { JobEngine } from '../job-engine.ts';
@@ -81,7 +82,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
           // Built by the engine from its own typed job (the schema above documents it and the
           // tests pin it): validating 500 results again took ~2-14 ms of the event loop while
           // the registers were running the job's scripts (docs/benchmarks.md, scenario 7).
-          reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+          reply.type(JSON_CONTENT_TYPE).serializer(JSON.stringify);
           return reply.code(outcome.kind === 'created' ? 201 : 200).send(outcome.job);
       }
     },

@@ -11,6 +11,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError, type HttpErrorCode, hasHttpStatus } from '../errors.ts';
 import { ApiError, fromDomainError } from './api-error.ts';
+import { JSON_CONTENT_TYPE } from './schemas.ts';
 
 interface ValidationIssue {
   instancePath: string;
@@ -80,7 +81,7 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
   return reply
     .code(error.statusCode)
     .headers(error.headers)
-    .type('application/json; charset=utf-8')
+    .type(JSON_CONTENT_TYPE)
     .serializer(JSON.stringify)
     .send(error.toBody());
 }
@@ -155,7 +156,7 @@ export function clientErrorHandler(
     const body = JSON.stringify(apiError.toBody());
     socket.write(
       `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}\r\nConnection: close\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   }
   socket.destroy();

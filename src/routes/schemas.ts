@@ -225,3 +225,14 @@ export const errorResponses = {
     z.union([taskRunningSchema, taskEndedSchema]),
   ),
 } as const;
+
+/** fastify's content type of a JSON answer; every answer written by hand sends the same. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The 202 body of a submission (`acceptedSchema`), written directly by both paths that answer it
+ * (task-routes.ts, submit-fast-path.ts).
+ */
+export function acceptedBody(id: number): string {
+  return `{"id":${id},"status":"RUNNING"}`;
+}

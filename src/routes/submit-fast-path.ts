@@ -24,7 +24,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'f
 import type { AuthService } from '../auth/auth-service.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
 import { jsonBodyText } from './json-body.ts';
-import { acceptedBody, JSON_CONTENT_TYPE } from './task-routes.ts';
+import { acceptedBody, JSON_CONTENT_TYPE } from './schemas.ts';
 
 export const SUBMIT_ROUTE = '/api/vendor-script';
 /** How refusals name the script of `POST /api/vendor-script` (SubmitOptions.subject). */
@@ -152,7 +152,7 @@ export function installSubmitFastPath(app: FastifyInstance, options: SubmitFastP
     if (closing || req.method !== 'POST' || req.url !== SUBMIT_ROUTE) return -1;
     const headers = req.headers;
     const type = headers['content-type'];
-    if (type !== 'application/json' && type !== 'application/json; charset=utf-8') return -1;
+    if (type !== 'application/json' && type !== JSON_CONTENT_TYPE) return -1;
     if (
       headers['transfer-encoding'] !== undefined ||
       headers.expect !== undefined ||

@@ -13,11 +13,13 @@ import { statusOf, toTaskBody } from '../tasks/task.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
 import { objectWithString, withFastPath } from './fast-validation.ts';
 import {
+  acceptedBody,
   acceptedSchema,
   errorResponses,
   fmScriptBodySchema,
   fmScriptQuerySchema,
   idempotencyHeadersSchema,
+  JSON_CONTENT_TYPE,
   jsonResponse,
   listQuerySchema,
   MAX_FM_SCRIPT_TIMEOUT_MS,
@@ -66,14 +68,6 @@ withFastPath(idempotencyHeadersSchema, (headers) => {
  */
 function sendAccepted(reply: FastifyReply, id: number): FastifyReply {
   return reply.code(202).header('content-type', JSON_CONTENT_TYPE).send(acceptedBody(id));
-}
-
-/** fastify's content type of a JSON answer; the submission fast path sends the same. */
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-
-/** The 202 body of a submission, for both paths that answer it (this route, submit-fast-path.ts). */
-export function acceptedBody(id: number): string {
-  return `{"id":${id},"status":"RUNNING"}`;
 }
 
 export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
