@@ -10,6 +10,8 @@
  * no key the schema would strip (zod objects drop unknown keys), every value of the type and
  * range the schema demands; test/controller-message-checks.test.ts compares both on every case.
  */
+
+import { isPlainObject, keysOf, onlyKeys } from '../bridge/contract/plain-checks.ts';
 import {
   ID_PATTERN,
   installationSchema,
@@ -30,18 +32,6 @@ export function isoPatternOf(schema: unknown): RegExp | undefined {
   return pattern instanceof RegExp ? pattern : undefined;
 }
 
-type Json = Record<string, unknown>;
-
-function isPlainObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Every key of `value` is one of `allowed` (nothing zod would strip). */
-function onlyKeys(value: Json, allowed: ReadonlySet<string>): boolean {
-  for (const key in value) if (!allowed.has(key)) return false;
-  return true;
-}
-
 function positiveInt(value: unknown): boolean {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }
@@ -52,7 +42,6 @@ function optionalString(value: unknown): boolean {
 
 // The schemas' own keys and values: a field added to a schema is a key the check refuses (zod
 // then decides) until the check learns it.
-const keysOf = (schema: { shape: object }): ReadonlySet<string> => new Set(Object.keys(schema.shape));
 const TASK_STATUSES: ReadonlySet<unknown> = new Set(taskStatusSchema.options);
 const INSTALLATIONS: ReadonlySet<unknown> = new Set(installationSchema.options);
 const STATUS_KEYS = keysOf(statusMessageSchema);

@@ -10,10 +10,10 @@
  * accepts unchanged: no key zod would strip, every value of the type and length the schema
  * demands; test/submission-check.test.ts compares both on every case.
  */
+import { isPlainObject, keysOf, onlyKeys } from './plain-checks.ts';
 import { replyTopicSchema, requestIdSchema, scriptSubmissionSchema } from './topics.ts';
 
-// The schema's own keys: a field added to it is a key the check refuses (zod then decides).
-const KEYS: ReadonlySet<string> = new Set(Object.keys(scriptSubmissionSchema.shape));
+const KEYS = keysOf(scriptSubmissionSchema);
 // Lengths read from the schemas themselves, so the check cannot drift from them.
 const REQUEST_ID_MAX = requestIdSchema.maxLength ?? 0;
 /**
@@ -23,9 +23,8 @@ const REQUEST_ID_MAX = requestIdSchema.maxLength ?? 0;
 const REPLY_TOPIC = new RegExp(`^[^$+#\\0][^+#\\0]{0,${(replyTopicSchema.maxLength ?? 1) - 1}}$`);
 
 export function isPlainSubmission(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const v = value as Record<string, unknown>;
-  for (const key in v) if (!KEYS.has(key)) return false;
+  if (!isPlainObject(value) || !onlyKeys(value, KEYS)) return false;
+  const v = value;
   if (typeof v.script !== 'string') return false;
   const { requestId, replyTo, notAfter } = v;
   if (
