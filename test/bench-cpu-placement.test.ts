@@ -5,8 +5,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -15,7 +15,9 @@ import {
   hostPlacement,
   parseCpuList,
   placementText,
+  renice,
 } from '../bench/lib/cpu-placement.ts';
+import { terminate } from './support/processes.ts';
 
 describe('the register hosts placement', () => {
   it('reads CPU lists as the kernel writes them', () => {
@@ -32,6 +34,7 @@ describe('the register hosts placement', () => {
     expect(allowedCpus(status)).toEqual([2, 3]);
     expect(hostPlacement([2, 3])).toEqual({ kind: 'own', cpus: '3', of: '2,3' });
     expect(allowedCpus(join(dir, 'missing'))).toBeUndefined();
+    rmSync(dir, { recursive: true });
     expect(allowedCpus()?.length).toBeGreaterThan(0);
   });
 
@@ -47,20 +50,32 @@ describe('the register hosts placement', () => {
 
   describe('confining a real process', () => {
     let child: ChildProcess | undefined;
-    afterEach(() => {
-      child?.kill();
+    afterEach(async () => {
+      if (child) await terminate(child);
       child = undefined;
     });
     const allowedOf = (pid: number) => allowedCpus(`/proc/${pid}/status`);
 
-    it('confines every thread with taskset, and reports a list the kernel refuses as shared, undone', async () => {
-      // Up once it printed: its libuv and V8 threads exist by then.
+    /** A node process, once it printed: its libuv and V8 threads exist by then. */
+    async function idleNode(): Promise<number> {
       const started = spawn(process.execPath, ['-e', "console.log('up'); setTimeout(() => {}, 60_000)"], {
         stdio: ['ignore', 'pipe', 'ignore'],
       });
       child = started;
       await once(started.stdout!, 'data');
-      const pid = started.pid!;
+      return started.pid!;
+    }
+
+    it('renices every thread, not only the main one (--hosts-nice)', async () => {
+      const pid = await idleNode();
+      renice([pid], 7);
+      const threads = readdirSync(`/proc/${pid}/task`);
+      expect(threads.length).toBeGreaterThan(1);
+      for (const tid of threads) expect(getPriority(Number(tid))).toBe(7);
+    });
+
+    it('confines every thread with taskset, and reports a list the kernel refuses as shared, undone', async () => {
+      const pid = await idleNode();
       const all = allowedOf(pid)!;
       const placement = hostPlacement(all);
       if (placement.kind === 'shared') {

@@ -6,7 +6,8 @@
  * "Benchmarks at scale"). `taskset` (util-linux) does the confining: Node has no affinity API.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 
 export type Placement =
   /** The hosts confined to `cpus` (a taskset list) of the CPUs `of` this process may use. */
@@ -76,4 +77,12 @@ export function confine(pids: readonly number[], placement: Placement): Placemen
   if (pids.every((pid) => set(placement.cpus, pid))) return placement;
   for (const pid of pids) set(placement.of, pid);
   return { kind: 'shared', why: `taskset could not confine them to CPUs ${placement.cpus}` };
+}
+
+/**
+ * Every thread of each pid at nice `nice` (`--hosts-nice`, a diagnostic): on Linux a priority
+ * belongs to a thread, so setpriority on the pid alone leaves V8's and libuv's threads at 0.
+ */
+export function renice(pids: readonly number[], nice: number): void {
+  for (const pid of pids) for (const tid of readdirSync(`/proc/${pid}/task`)) setPriority(Number(tid), nice);
 }

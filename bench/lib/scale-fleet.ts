@@ -62,9 +62,9 @@ export interface ScaleFleet {
   stop(): Promise<void>;
 }
 
-/** CPU time (user + system) of a process from /proc, ms; NaN where /proc is not there. */
 /** syscr and syscw of /proc/<pid>/io (proc(5)): read and write system calls so far; NaN if unreadable. */
 function procSyscalls(pid: number | undefined): Syscalls {
+  if (pid === undefined) return { reads: Number.NaN, writes: Number.NaN };
   try {
     const io = readFileSync(`/proc/${pid}/io`, 'utf8');
     const field = (name: string): number =>
@@ -89,6 +89,7 @@ const minus = (a: Syscalls, b: Syscalls): Syscalls => ({
   writes: a.writes - b.writes,
 });
 
+/** CPU time (user + system) of a process from /proc, ms; NaN where /proc is not there. */
 function procCpuMs(pid: number | undefined): number {
   if (pid === undefined) return Number.NaN;
   try {

@@ -16,10 +16,17 @@
  * every core, as before, and prints that figure without a goal: what a fleet on the store
  * side's cores costs it.
  */
-import { loadavg, setPriority } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { type ClockOffset, measureOffset } from '../lib/clock.ts';
-import { allowedCpus, confine, hostPlacement, type Placement, placementText } from '../lib/cpu-placement.ts';
+import {
+  allowedCpus,
+  confine,
+  hostPlacement,
+  type Placement,
+  placementText,
+  renice,
+} from '../lib/cpu-placement.ts';
 import { FANOUT_SCRIPT } from '../lib/fleet.ts';
 import { Latencies } from '../lib/hist.ts';
 import type { Worker, WorkerMessage } from '../lib/proc.ts';
@@ -45,17 +52,21 @@ async function brokerCpuUs(broker: Worker | undefined): Promise<number> {
   return (await broker.next<WorkerMessage & { cpuUs: number }>('stats', 10_000)).cpuUs;
 }
 
-async function measure(
-  ctx: ScenarioContext,
-  broker: ScaleBroker,
-  registers: number,
-  rounds: number,
-  brokerProf: string | undefined,
-  stages: boolean,
-  hostProf: string | undefined,
-  hostsNice: number | undefined,
-  requested: Placement,
-) {
+interface Measure {
+  broker: ScaleBroker;
+  registers: number;
+  rounds: number;
+  /** `--broker-prof DIR`, `--stages`, `--host-prof DIR`, `--hosts-nice N` (see the scenario below). */
+  brokerProf: string | undefined;
+  stages: boolean;
+  hostProf: string | undefined;
+  hostsNice: number | undefined;
+  /** Where the register hosts should run; measure() reports where they did. */
+  requested: Placement;
+}
+
+async function measure(ctx: ScenarioContext, m: Measure) {
+  const { broker, registers, rounds, brokerProf, stages, hostProf, hostsNice, requested } = m;
   const fleet = await startScaleFleet({
     broker,
     registers,
@@ -66,12 +77,12 @@ async function measure(
   try {
     // A diagnostic, not the figure of record: the register hosts at a lower priority than the
     // broker and the controller (docs/benchmarks.md, "Fourth pass").
-    if (hostsNice !== undefined)
-      for (const host of fleet.hosts) if (host.pid !== undefined) setPriority(host.pid, hostsNice);
-    const pids = fleet.hosts.map((host) => host.pid);
-    const placement: Placement = pids.every((pid) => pid !== undefined)
-      ? confine(pids as number[], requested)
-      : { kind: 'shared', why: 'a register host has no pid' };
+    const pids = fleet.hosts.flatMap((host) => (host.pid === undefined ? [] : [host.pid]));
+    if (hostsNice !== undefined) renice(pids, hostsNice);
+    const placement: Placement =
+      pids.length === fleet.hosts.length
+        ? confine(pids, requested)
+        : { kind: 'shared', why: 'a register host has no pid' };
     const latencies = new Latencies();
     const p99s: number[] = [];
     const fanoutMs: number[] = [];
@@ -217,9 +228,8 @@ runScenario('status-under-load', async (ctx) => {
     let recordShared = false;
     for (const { placement: requested, record } of placements) {
       // The figure of record fell back to every core (one CPU, no taskset): it is the shared one.
-      if (!record && requested.kind === 'shared' && recordShared) continue;
-      const { summary, p99s, fanoutMs, missing, load, brokerCpu, hostsCpu, placement } = await measure(
-        ctx,
+      if (!record && recordShared) continue;
+      const { summary, p99s, fanoutMs, missing, load, brokerCpu, hostsCpu, placement } = await measure(ctx, {
         broker,
         registers,
         rounds,
@@ -228,15 +238,14 @@ runScenario('status-under-load', async (ctx) => {
         hostProf,
         hostsNice,
         requested,
-      );
+      });
       const p99 = spread(p99s);
-      const fanout = spread(fanoutMs);
       const label = ctx.quick ? `${registers} registers (quick; goal at 500)` : `${registers} registers`;
       if (record) recordShared = placement.kind === 'shared';
       // The name says where the fleet ran, so two placements never share a figure.
       const where = placement.kind === 'own' ? ', fleet on its own cores' : ', fleet sharing its cores';
       const note =
-        `n=${summary.count} over ${rounds} fan-outs (${fanout.min.toFixed(0)}/${fanout.median.toFixed(0)}/${fanout.max.toFixed(0)} ms); ` +
+        `n=${summary.count} over ${rounds} fan-outs (${spreadText(fanoutMs)} ms); ` +
         `p99 per fan-out min/median/max ${p99.min}/${p99.median}/${p99.max} ms; ` +
         `load average ${load.min.toFixed(1)}/${load.median.toFixed(1)}/${load.max.toFixed(1)}` +
         (brokerCpu.length > 0 ? `; store broker CPU per fan-out ${spreadText(brokerCpu)} ms` : '') +

@@ -40,6 +40,10 @@ const hosted: Hosted[] = [];
 let ends: Array<[string, number, number]> = [];
 /** One registry for the process: the bridge's counters are shared (bridge/bridge-metrics.ts). */
 const registry = new Registry();
+// The variable `serve` reads, so a run can compare the reconnect backoff with the fixed 1 s (0):
+// light and full registers both take it.
+const reconnectMax = process.env.REGBRIDGE_MQTT_RECONNECT_MAX;
+const reconnectFlag = reconnectMax === undefined ? {} : { mqttReconnectMax: reconnectMax };
 const template = parseServeConfig({
   port: 0,
   host: '127.0.0.1',
@@ -48,10 +52,7 @@ const template = parseServeConfig({
   deviceId: 'template',
   mqttUrl: `mqtt://${host}:${port}`,
   ns: NS,
-  // The variable `serve` reads, so a run can compare the reconnect backoff with the fixed 1 s (0).
-  ...(process.env.REGBRIDGE_MQTT_RECONNECT_MAX !== undefined && {
-    mqttReconnectMax: process.env.REGBRIDGE_MQTT_RECONNECT_MAX,
-  }),
+  ...reconnectFlag,
 });
 
 function urlOf(id: string): string {
@@ -61,7 +62,12 @@ function urlOf(id: string): string {
 }
 
 async function startFull(id: string): Promise<Hosted> {
-  const device: RunningDevice = await startBenchDevice({ deviceId: id, mqttUrl: urlOf(id), ns: NS });
+  const device: RunningDevice = await startBenchDevice({
+    deviceId: id,
+    mqttUrl: urlOf(id),
+    ns: NS,
+    ...reconnectFlag,
+  });
   return { deviceId: id, httpPort: device.httpPort, queue: device.queue, stop: () => device.stop() };
 }
 
