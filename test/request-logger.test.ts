@@ -2,21 +2,9 @@
  * The REST app's lazy per-request loggers (src/request-logger.ts): what a request logs reads as
  * a pino child's line (its request id bound), and nothing is built for levels that are off.
  */
-import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
 import { lazyChildLoggerFactory } from '../src/request-logger.ts';
-
-function memoryLogger(level: string) {
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: createLogger({ level }, destination), lines };
-}
+import { memoryLogger } from './support/loggers.ts';
 
 const factory = (parent: unknown, bindings: Record<string, unknown>, options = {}) =>
   // biome-ignore lint/suspicious/noExplicitAny: fastify's factory signature, called directly

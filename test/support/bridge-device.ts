@@ -108,8 +108,8 @@ export function directBridge(
     maxScriptBytes: 4096,
     ...(queueOptions.requestIdMemory !== undefined && { requestIdMemory: queueOptions.requestIdMemory }),
   });
-  queue.start();
   const registry = new Registry();
+  // Built before the queue starts: a bridge its constructor refuses leaves nothing running.
   const bridge = new DeviceBridge({
     groups: [],
     installation: 'pos',
@@ -119,6 +119,7 @@ export function directBridge(
     logger: silent,
     ...options,
   });
+  queue.start();
   return {
     bridge,
     queue,
