@@ -4,8 +4,6 @@
  * heartbeat and will timers keep the process alive after a failed start.
  */
 import { Aedes } from 'aedes';
-import * as aedesPersistence from 'aedes-persistence';
-import mqemitter from 'mqemitter';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AccessRules } from '../broker/access-rules.ts';
@@ -13,12 +11,9 @@ import { createStoreAedes } from '../broker/aedes-instance.ts';
 import { Gatekeeper } from '../broker/gatekeeper.ts';
 import { DEFAULT_BROKER_LIMITS } from '../broker/limits.ts';
 import { LoginLimiter } from '../broker/login-limiter.ts';
-import type { RedisBackend } from '../broker/redis-backend.ts';
 import { UserDirectory } from '../broker/users.ts';
 
 const logger = pino({ level: 'silent' });
-// aedes' own in-memory persistence (its types describe the default export as the module).
-const memory = (aedesPersistence as unknown as { default: () => unknown }).default;
 
 function gatekeeper(): Gatekeeper {
   const users = new UserDirectory([]);
@@ -33,12 +28,17 @@ describe('createStoreAedes', () => {
 
   it('closes the aedes instance it created when the assembly fails after it', async () => {
     const close = vi.spyOn(Aedes.prototype, 'close');
-    const persistence = memory() as unknown as Record<string, unknown>;
-    // What a persistence of another version could lack: the store broker wraps this method.
-    persistence.addSubscriptions = undefined;
-    const backend = { mq: mqemitter(), persistence } as unknown as RedisBackend;
+    // The real aedes with its own in-memory persistence, lacking what a persistence of another
+    // version could lack: a method the store broker wraps.
+    const create = Aedes.createBroker.bind(Aedes);
+    vi.spyOn(Aedes, 'createBroker').mockImplementation(async (options) => {
+      const broker = await create(options);
+      (broker as unknown as { persistence: Record<string, unknown> }).persistence.addSubscriptions =
+        undefined;
+      return broker;
+    });
     await expect(
-      createStoreAedes({ limits: DEFAULT_BROKER_LIMITS, gatekeeper: gatekeeper(), redis: backend, logger }),
+      createStoreAedes({ limits: DEFAULT_BROKER_LIMITS, gatekeeper: gatekeeper(), redis: undefined, logger }),
     ).rejects.toThrow();
     expect(close).toHaveBeenCalledTimes(1);
   });
