@@ -86,6 +86,14 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     return this.state;
   }
 
+  /**
+   * While disconnected after a first connection: the reconnect attempt awaited (1, 2, ...) and the
+   * milliseconds until it starts (0: under way); undefined while connected (the service's /health).
+   */
+  get reconnect(): { attempt: number; inMs: number } | undefined {
+    return this.backoff?.nextAttempt;
+  }
+
   /** Replies come to `<ns>/replies/<clientId>/<requestId>` (the broker lets devices publish under `<ns>/replies/#`). */
   replyTopic(requestId: string): string {
     return `${replyPrefix(this.ns, this.clientId)}${requestId}`;

@@ -6,8 +6,6 @@
  * aedes broker answer, asserting on the waits the bridge chose (its debug log lines), not on time.
  */
 import { EventEmitter } from 'node:events';
-import net from 'node:net';
-import { Aedes } from 'aedes';
 import type { MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
@@ -20,6 +18,7 @@ import {
 } from '../bridge/contract/reconnect-backoff.ts';
 import { StoreController } from '../controller/store-controller.ts';
 import { directBridge, uniqueId } from './support/bridge-device.ts';
+import { type DroppingBroker, droppingBroker } from './support/dropping-broker.ts';
 import { memoryLogger, silent } from './support/loggers.ts';
 import { cleanupsAfterEach } from './support/suite-hooks.ts';
 import { until } from './support/waits.ts';
@@ -204,40 +203,23 @@ const scheduled = (lines: Record<string, unknown>[]): ReconnectWait[] =>
     .map((l) => ({ attempt: l.attempt as number, delayMs: l.delayMs as number }));
 
 describe('the device bridge against a broker that drops every connection, then comes back', () => {
-  let aedes: Aedes;
-  let server: net.Server;
-  let url: string;
-  /** While true the listener accepts and closes at once, as an overloaded or halted broker's front would. */
-  let dropping = true;
-  /** When each dropped connection was accepted (ms): the real gaps between attempts. */
-  let accepts: number[] = [];
+  let broker: DroppingBroker;
   const cleanups = cleanupsAfterEach();
 
   beforeAll(async () => {
-    aedes = await Aedes.createBroker();
-    server = net.createServer((socket) => {
-      if (dropping) {
-        accepts.push(performance.now());
-        socket.destroy();
-      } else aedes.handle(socket);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    url = `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    broker = await droppingBroker();
   });
-  afterAll(async () => {
-    await new Promise<void>((resolve) => aedes.close(() => resolve()));
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  afterAll(() => broker.close());
   afterEach(() => {
-    dropping = true;
-    accepts = [];
+    broker.dropping = true;
+    broker.accepts = [];
   });
 
   /** A bridge logging at debug into `lines`; its scheduled waits are read from there. */
   function bridgeWithLog(options: { reconnectStableMs?: number }) {
     const { logger, lines } = memoryLogger('debug');
     const device = directBridge({
-      url,
+      url: broker.url,
       ns: 'backoff',
       deviceId: uniqueId('backoff'),
       logger,
@@ -268,6 +250,7 @@ describe('the device bridge against a broker that drops every connection, then c
     // The waits are really taken, not only logged: attempt n+1 reaches the listener at least
     // wait n after attempt n did (a lower bound, which load cannot break).
     const taken = device.waits();
+    const accepts = broker.accepts;
     const gaps = accepts.slice(1, taken.length + 1).map((at, i) => at - accepts[i]!);
     expect(gaps.length).toBeGreaterThanOrEqual(5);
     for (const [i, gap] of gaps.entries()) expect(gap).toBeGreaterThanOrEqual(taken[i]!.delayMs - 2);
@@ -276,7 +259,7 @@ describe('the device bridge against a broker that drops every connection, then c
     expect(waiting?.attempt).toBeGreaterThanOrEqual(6);
     expect(waiting?.inMs).toBeGreaterThanOrEqual(0);
     expect(waiting?.inMs).toBeLessThan(320);
-    dropping = false;
+    broker.dropping = false;
     await until(() => device.bridge.health().state === 'connected', 'the bridge to connect');
     expect(device.bridge.health().reconnect).toBeUndefined();
     const failed = device.waits();
@@ -295,7 +278,7 @@ describe('the device bridge against a broker that drops every connection, then c
     const device = bridgeWithLog({ reconnectStableMs: 50 });
     await device.bridge.start();
     await until(() => device.waits().length >= 4, 'four failed attempts');
-    dropping = false;
+    broker.dropping = false;
     await until(
       () => device.lines.some((l) => l.msg === 'MQTT connection stable; reconnect backoff reset'),
       'the connection to prove stable',
@@ -311,19 +294,17 @@ describe('the device bridge against a broker that drops every connection, then c
   });
 
   it('the store controller waits longer after each failed reconnect too (first 1 s, doubling)', async () => {
-    dropping = false;
+    broker.dropping = false;
     const { logger, lines } = memoryLogger('debug');
     const controller = new StoreController({
-      url,
+      url: broker.url,
       ns: 'backoff',
       logger,
       settleMs: 10,
     });
     await controller.start();
     cleanups.push(() => controller.stop());
-    dropping = true;
-    const clients = (aedes as unknown as { clients: Record<string, { conn: net.Socket }> }).clients;
-    for (const client of Object.values(clients)) client.conn.destroy();
+    broker.dropAll();
     await until(() => scheduled(lines).length >= 3, 'three scheduled reconnects', 15_000);
     const waits = scheduled(lines).slice(0, 3);
     expect(waits.map((w) => w.attempt)).toEqual([1, 2, 3]);
@@ -332,7 +313,7 @@ describe('the device bridge against a broker that drops every connection, then c
       expect(wait.delayMs).toBeGreaterThanOrEqual(ceiling / 2);
       expect(wait.delayMs).toBeLessThan(ceiling);
     });
-    dropping = false;
+    broker.dropping = false;
     await until(() => controller.connection === 'connected', 'the controller back', 15_000);
   });
 });

@@ -103,11 +103,12 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
     },
     handler: async () => {
       const devices = directory.devices();
+      const reconnect = directory.reconnect;
       return {
         status: 'ok' as const,
         version: VERSION,
         uptimeSeconds: Math.floor((Date.now() - options.startedAt) / 1000),
-        mqtt: { state: directory.connection },
+        mqtt: { state: directory.connection, ...(reconnect && { reconnect }) },
         devices: { known: devices.length, online: devices.filter((d) => d.online).length },
         jobs: { inProgress: engine.activeCount, total: options.jobCount() },
       };

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { idSchema } from '../../bridge/contract/topics.ts';
-import { apiSchemas } from '../../src/routes/schemas.ts';
+import { apiSchemas, reconnectHealthSchema } from '../../src/routes/schemas.ts';
 import { JOB_STATUSES, type JobStatus, RESULT_STATUSES, type ResultStatus } from '../job-types.ts';
 
 /** Registers one job may target (a listed target; a group takes what is known). */
@@ -161,7 +161,7 @@ export const serviceHealthSchema = named(
     status: z.literal('ok'),
     version: z.string(),
     uptimeSeconds: z.number().int().nonnegative(),
-    mqtt: z.object({ state: z.string() }),
+    mqtt: z.object({ state: z.string(), reconnect: reconnectHealthSchema }),
     devices: z.object({ known: z.number().int(), online: z.number().int() }),
     jobs: z.object({ inProgress: z.number().int(), total: z.number().int() }),
   }),

@@ -34,6 +34,8 @@ import { createServiceMetrics } from './service-metrics.ts';
 /** What the HTTP API reads of the store controller. */
 export interface DirectoryView {
   readonly connection: ConnectionState;
+  /** While disconnected: the reconnect attempt awaited and when it starts (StoreController). */
+  readonly reconnect?: { attempt: number; inMs: number } | undefined;
   devices(): DeviceEntry[];
   device(deviceId: string): DeviceEntry | undefined;
   taskSummary(deviceId: string): TaskSummary;

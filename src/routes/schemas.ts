@@ -159,6 +159,17 @@ export const listQuerySchema = z.object({
   ),
 });
 
+/** `/health`'s `mqtt.reconnect`, on the device and on the controller service alike. */
+export const reconnectHealthSchema = doc(
+  z
+    .object({
+      attempt: doc(z.number().int().positive(), 'Reconnect attempt since the connection was lost'),
+      inMs: doc(z.number().int().nonnegative(), 'Until that attempt starts; 0: under way'),
+    })
+    .optional(),
+  'While disconnected: the reconnect attempt awaited (growing, randomised waits)',
+);
+
 export const healthSchema = z.object({
   status: z.literal('ok'),
   deviceId: z.string(),
@@ -186,15 +197,7 @@ export const healthSchema = z.object({
       'MQTT protocol of the connection in use, while connected',
     ),
     pending: z.number().int().nonnegative().optional(),
-    reconnect: doc(
-      z
-        .object({
-          attempt: doc(z.number().int().positive(), 'Reconnect attempt since the connection was lost'),
-          inMs: doc(z.number().int().nonnegative(), 'Until that attempt starts; 0: under way'),
-        })
-        .optional(),
-      'While disconnected: the reconnect attempt awaited (growing, randomised waits)',
-    ),
+    reconnect: reconnectHealthSchema,
   }),
 });
 apiSchemas.add(healthSchema, { id: 'Health' });

@@ -1,0 +1,45 @@
+/**
+ * An in-process aedes broker behind a listener that, while `dropping`, accepts every connection
+ * and closes it at once, as the front of an overloaded or halted broker would: the reconnect
+ * backoff's suites (test/reconnect-backoff.test.ts, test/reconnect-health.test.ts).
+ */
+import net from 'node:net';
+import { Aedes } from 'aedes';
+
+export interface DroppingBroker {
+  readonly url: string;
+  /** While true, every new connection is accepted and closed at once. */
+  dropping: boolean;
+  /** When each dropped connection was accepted (performance.now(), ms). */
+  accepts: number[];
+  /** Starts dropping and closes every connection aedes holds now. */
+  dropAll(): void;
+  close(): Promise<void>;
+}
+
+export async function droppingBroker(): Promise<DroppingBroker> {
+  const aedes = await Aedes.createBroker();
+  const broker = {
+    url: '',
+    dropping: true,
+    accepts: [] as number[],
+    dropAll() {
+      broker.dropping = true;
+      const clients = (aedes as unknown as { clients: Record<string, { conn: net.Socket }> }).clients;
+      for (const client of Object.values(clients)) client.conn.destroy();
+    },
+    async close() {
+      await new Promise<void>((resolve) => aedes.close(() => resolve()));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  const server = net.createServer((socket) => {
+    if (broker.dropping) {
+      broker.accepts.push(performance.now());
+      socket.destroy();
+    } else aedes.handle(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  broker.url = `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return broker;
+}
