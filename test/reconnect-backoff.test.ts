@@ -7,7 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { MqttClient } from 'mqtt';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   type BackoffSchedule,
   backoffScheduleProblem,
@@ -18,9 +18,8 @@ import {
 } from '../bridge/contract/reconnect-backoff.ts';
 import { StoreController } from '../controller/store-controller.ts';
 import { directBridge, uniqueId } from './support/bridge-device.ts';
-import { type DroppingBroker, droppingBroker } from './support/dropping-broker.ts';
+import { type DroppingBroker, droppingBrokerPerSuite } from './support/dropping-broker.ts';
 import { memoryLogger, silent } from './support/loggers.ts';
-import { cleanupsAfterEach } from './support/suite-hooks.ts';
 import { until } from './support/waits.ts';
 
 const DEFAULT: BackoffSchedule = { firstMs: 1000, maxMs: 30_000 };
@@ -204,15 +203,8 @@ const scheduled = (lines: Record<string, unknown>[]): ReconnectWait[] =>
 
 describe('the device bridge against a broker that drops every connection, then comes back', () => {
   let broker: DroppingBroker;
-  const cleanups = cleanupsAfterEach();
-
-  beforeAll(async () => {
-    broker = await droppingBroker();
-  });
-  afterAll(() => broker.close());
-  afterEach(() => {
-    broker.dropping = true;
-    broker.accepts = [];
+  const cleanups = droppingBrokerPerSuite((started) => {
+    broker = started;
   });
 
   /** A bridge logging at debug into `lines`; its scheduled waits are read from there. */

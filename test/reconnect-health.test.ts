@@ -5,15 +5,14 @@
  * in-process broker that drops every connection (test/support/dropping-broker.ts); the waits are
  * read from the debug log, not from the clock.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startControllerService } from '../cli/controller-service.ts';
 import { startDevice } from '../cli/device.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
 import { uniqueId } from './support/bridge-device.ts';
 import { api } from './support/controller-service.ts';
-import { type DroppingBroker, droppingBroker } from './support/dropping-broker.ts';
+import { type DroppingBroker, droppingBrokerPerSuite } from './support/dropping-broker.ts';
 import { memoryLogger } from './support/loggers.ts';
-import { cleanupsAfterEach } from './support/suite-hooks.ts';
 import { until } from './support/waits.ts';
 
 const scheduledWaits = (lines: Array<Record<string, unknown>>): number[] =>
@@ -21,14 +20,8 @@ const scheduledWaits = (lines: Array<Record<string, unknown>>): number[] =>
 
 describe('/health while the broker is away', () => {
   let broker: DroppingBroker;
-  const cleanups = cleanupsAfterEach();
-
-  beforeAll(async () => {
-    broker = await droppingBroker();
-  });
-  afterAll(() => broker.close());
-  afterEach(() => {
-    broker.dropping = true;
+  const cleanups = droppingBrokerPerSuite((started) => {
+    broker = started;
   });
 
   it('a device shows the attempt awaited, with waits capped by --mqtt-reconnect-max', async () => {

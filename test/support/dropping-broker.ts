@@ -5,6 +5,8 @@
  */
 import net from 'node:net';
 import { Aedes } from 'aedes';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { type Cleanup, cleanupsAfterEach } from './suite-hooks.ts';
 
 export interface DroppingBroker {
   readonly url: string;
@@ -42,4 +44,24 @@ export async function droppingBroker(): Promise<DroppingBroker> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   broker.url = `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return broker;
+}
+
+/**
+ * One dropping broker for the suite (as brokerPerSuite does for the real ones): `started` receives
+ * it; after each test it drops again and forgets its accepts. Returns the suite's cleanups.
+ */
+export function droppingBrokerPerSuite(started: (broker: DroppingBroker) => void): Cleanup[] {
+  let broker: DroppingBroker | undefined;
+  beforeAll(async () => {
+    broker = await droppingBroker();
+    started(broker);
+  });
+  const cleanups = cleanupsAfterEach();
+  afterEach(() => {
+    if (!broker) return;
+    broker.dropping = true;
+    broker.accepts = [];
+  });
+  afterAll(() => broker?.close());
+  return cleanups;
 }
