@@ -190,20 +190,3 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
-
-/**
- * Logs the client's errors. A repeat of the last one (the broker away: one a second) goes to
- * debug, not a warning a second. Returns the reset for a new connection.
- */
-export function logClientErrors(client: MqttClient, logger: Logger, url: () => string): () => void {
-  let last: string | undefined;
-  client.on('error', (error: Error & { code?: string | number }) => {
-    const message = error.message;
-    const level = message === last ? 'debug' : 'warn';
-    last = message;
-    logger[level]({ url: url(), err: message, code: error.code }, 'MQTT error');
-  });
-  return () => {
-    last = undefined;
-  };
-}

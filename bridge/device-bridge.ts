@@ -25,12 +25,12 @@ import {
   deviceBackoff,
   deviceClientOptions,
   disconnectCleanly,
-  logClientErrors,
   offlineState,
   publishOnlineState,
 } from './broker-session.ts';
 import { subscribeCommands } from './command-subscriptions.ts';
 import type { BrokerRotation } from './contract/failover.ts';
+import { logClientErrors } from './contract/mqtt-log.ts';
 import type { ReconnectBackoff } from './contract/reconnect-backoff.ts';
 import { SubscribeRetry } from './contract/subscribe-retry.ts';
 import { ALL_GROUP, assertId, assertNamespace, topics } from './contract/topics.ts';
@@ -56,7 +56,7 @@ export class DeviceBridge {
   private connections = 0;
   private phase: BridgePhase = 'idle';
   private everConnected = false;
-  /** A new connection logs its first error at warn again (broker-session.ts, logClientErrors). */
+  /** A new connection logs its first error at warn again (contract/mqtt-log.ts, logClientErrors). */
   private resetErrorLog: () => void = () => {};
   /** The device's groups, `all` included. */
   private readonly groups: string[];

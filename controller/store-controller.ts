@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import type { MqttClient } from 'mqtt';
 import { parseBrokerUrls } from '../bridge/contract/broker-url.ts';
 import type { BrokerRotation } from '../bridge/contract/failover.ts';
+import { logClientErrors } from '../bridge/contract/mqtt-log.ts';
 import type { ReconnectBackoff } from '../bridge/contract/reconnect-backoff.ts';
 import { SubscribeRetry } from '../bridge/contract/subscribe-retry.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
@@ -135,14 +136,15 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.connections = 1;
     this.setState('connected');
     client.on('message', (topic, payload) => this.onMessage(topic, payload));
+    const resetErrorLog = logClientErrors(client, this.logger, () => rotation.current.url);
     client.on('connect', () => {
+      resetErrorLog();
       this.connections += 1;
       this.setState('connected');
       void this.subscribeAll(client);
     });
     client.on('reconnect', () => this.setState('reconnecting'));
     client.on('offline', () => this.setState('offline'));
-    client.on('error', (error) => this.logger.warn({ err: error.message }, 'mqtt error'));
     this.lastMessageAt = Date.now();
     const refused = await this.subscribeAll(client, connectTimeoutMs);
     if (refused.length > 0) {

@@ -2,6 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { deviceClientOptions } from '../bridge/broker-session.ts';
 import { parseBrokerUrls } from '../bridge/contract/broker-url.ts';
 import { mqttLogOption } from '../bridge/contract/mqtt-log.ts';
+import { startDevice } from '../cli/device.ts';
+import { parseServeConfig } from '../cli/serve-config.ts';
+import { StoreController } from '../controller/store-controller.ts';
+import { uniqueId } from './support/bridge-device.ts';
+import { type DroppingBroker, droppingBrokerPerSuite } from './support/dropping-broker.ts';
+import { memoryLogger } from './support/loggers.ts';
+import { until } from './support/waits.ts';
 
 describe('mqtt.js log option (docs/benchmarks.md, "Fan-out at scale")', () => {
   it('is a no-op unless DEBUG asks for mqtt.js', () => {
@@ -24,5 +31,69 @@ describe('mqtt.js log option (docs/benchmarks.md, "Fan-out at scale")', () => {
     });
     // Whatever DEBUG the suite runs with: the device's options follow mqttLogOption.
     expect(Object.hasOwn(options, 'log')).toBe(Object.hasOwn(mqttLogOption(), 'log'));
+  });
+});
+
+/**
+ * One line per MQTT client error, warn for the first of a connection's outage and debug for its
+ * repeats (logClientErrors in bridge/contract/mqtt-log.ts): a broker that refuses for minutes
+ * would otherwise log a warning at every reconnect attempt. Devices and controllers alike.
+ */
+describe('MQTT client errors in the log', () => {
+  let broker: DroppingBroker;
+  const cleanups = droppingBrokerPerSuite((started) => {
+    broker = started;
+  });
+  // The lost connection may first end in an ECONNRESET (a warning of its own): the refusals follow.
+  const errors = (lines: Array<Record<string, unknown>>) =>
+    lines
+      .filter((l) => l.msg === 'MQTT error' && l.code === 'ECONNREFUSED')
+      .map((l) => [l.level, l.code, l.url]);
+  const WARN = 40;
+  const DEBUG = 20;
+
+  async function outages(client: { connected: () => boolean }, lines: Array<Record<string, unknown>>) {
+    await broker.refuse();
+    await until(() => errors(lines).length >= 3, 'three refused reconnects', 15_000);
+    const refused = [WARN, 'ECONNREFUSED', broker.url];
+    const repeated = [DEBUG, 'ECONNREFUSED', broker.url];
+    expect(errors(lines).slice(0, 3)).toEqual([refused, repeated, repeated]);
+    // Connected again: the next outage's first error is a warning again.
+    await broker.listenAgain();
+    await until(client.connected, 'connected again', 15_000);
+    const before = errors(lines).length;
+    await broker.refuse();
+    await until(() => errors(lines).length > before, 'a refused reconnect after the next loss', 15_000);
+    expect(errors(lines)[before]).toEqual(refused);
+    await broker.listenAgain();
+  }
+
+  it('a device warns once per outage and logs the repeats at debug', async () => {
+    broker.dropping = false;
+    await broker.listenAgain();
+    const { logger, lines } = memoryLogger('debug');
+    const config = parseServeConfig({
+      port: 0,
+      host: '127.0.0.1',
+      auth: 'off',
+      deviceId: uniqueId('errlog'),
+      ns: 'errlog',
+      mqttUrl: broker.url,
+      mqttProtocol: '3.1.1',
+      mqttReconnectMax: '1s',
+    });
+    const device = await startDevice(config, { logger });
+    cleanups.push(() => device.stop());
+    await outages({ connected: () => device.bridge?.health().state === 'connected' }, lines);
+  });
+
+  it('so does a store controller', async () => {
+    broker.dropping = false;
+    await broker.listenAgain();
+    const { logger, lines } = memoryLogger('debug');
+    const controller = new StoreController({ url: broker.url, ns: 'errlog', logger, reconnectMaxMs: 1000 });
+    await controller.start();
+    cleanups.push(() => controller.stop());
+    await outages({ connected: () => controller.connection === 'connected' }, lines);
   });
 });

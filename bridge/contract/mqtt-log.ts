@@ -1,14 +1,33 @@
 /**
- * mqtt.js logs every packet through the `debug` package, and each call costs even with DEBUG
+ * How MQTT clients log. mqtt.js logs every packet through the `debug` package, and each call costs even with DEBUG
  * unset: 1-2% of a bridge's CPU and about 1% of the store controller's during a fan-out to
  * 10,000 registers (docs/benchmarks.md, "Fan-out at scale"). Clients get a no-op `log` unless
  * DEBUG asks for mqtt.js's log (`DEBUG=mqttjs*` or `*`), which then works as before.
  */
-import type { IClientOptions } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
+import type { Logger } from 'pino';
 
 const noop = (): void => {};
 
 export function mqttLogOption(env: NodeJS.ProcessEnv = process.env): Pick<IClientOptions, 'log'> {
   const debug = env.DEBUG ?? '';
   return /mqttjs|(^|,)\s*\*/.test(debug) ? {} : { log: noop };
+}
+
+/**
+ * Logs the client's errors. A repeat of the last one (the broker away: one per reconnect
+ * attempt) goes to debug, not a warning each time. Devices and controllers use it alike. Returns
+ * the reset for a new connection.
+ */
+export function logClientErrors(client: MqttClient, logger: Logger, url: () => string): () => void {
+  let last: string | undefined;
+  client.on('error', (error: Error & { code?: string | number }) => {
+    const message = error.message;
+    const level = message === last ? 'debug' : 'warn';
+    last = message;
+    logger[level]({ url: url(), err: message, code: error.code }, 'MQTT error');
+  });
+  return () => {
+    last = undefined;
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * An in-process aedes broker behind a listener that, while `dropping`, accepts every connection
  * and closes it at once, as the front of an overloaded or halted broker would: the reconnect
- * backoff's suites (test/reconnect-backoff.test.ts, test/reconnect-health.test.ts).
+ * backoff's suites (test/reconnect-backoff.test.ts, test/reconnect-health.test.ts). It can also
+ * stop listening, so that connections are refused (test/mqtt-log.test.ts).
  */
 import net from 'node:net';
 import { Aedes } from 'aedes';
@@ -16,6 +17,10 @@ export interface DroppingBroker {
   accepts: number[];
   /** Starts dropping and closes every connection aedes holds now. */
   dropAll(): void;
+  /** Closes every connection and the listener: connections are refused (ECONNREFUSED). */
+  refuse(): Promise<void>;
+  /** Listens again on the same port (after refuse()), dropping or not as `dropping` says. */
+  listenAgain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,9 +35,19 @@ export async function droppingBroker(): Promise<DroppingBroker> {
       const clients = (aedes as unknown as { clients: Record<string, { conn: net.Socket }> }).clients;
       for (const client of Object.values(clients)) client.conn.destroy();
     },
+    async refuse() {
+      const dropping = broker.dropping;
+      broker.dropAll();
+      broker.dropping = dropping;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    async listenAgain() {
+      if (server.listening) return;
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+    },
     async close() {
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
   const server = net.createServer((socket) => {
@@ -42,7 +57,8 @@ export async function droppingBroker(): Promise<DroppingBroker> {
     } else aedes.handle(socket);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  broker.url = `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  const { port } = server.address() as net.AddressInfo;
+  broker.url = `mqtt://127.0.0.1:${port}`;
   return broker;
 }
 
