@@ -28,6 +28,10 @@ export function controllerClientOptions(
     connectTimeout: connectTimeoutMs,
     // A private CA for mqtts:// / wss:// (docs/security.md); the system's CAs otherwise.
     ...(ca && { ca }),
+    // Once connected, keep reconnecting after a CONNACK refusal too (a broker restarting with its
+    // users not loaded yet, or answering 3 "server unavailable"), as devices do: mqtt.js otherwise
+    // stops reconnecting for good. The first connection (reconnectPeriod 0) still fails at once.
+    reconnectOnConnackError: true,
     // The controller subscribes again itself after a reconnect, retrying refusals.
     resubscribe: false,
     // A ping every keepalive interval whatever the traffic, instead of mqtt.js clearing and

@@ -46,31 +46,30 @@ describe('MQTT client errors in the log', () => {
   });
   // The lost connection may first end in an ECONNRESET (a warning of its own): the refusals follow.
   const errors = (lines: Array<Record<string, unknown>>) =>
-    lines
-      .filter((l) => l.msg === 'MQTT error' && l.code === 'ECONNREFUSED')
-      .map((l) => [l.level, l.code, l.url]);
+    lines.filter((l) => l.msg === 'MQTT error' && l.code === 3).map((l) => [l.level, l.err, l.url]);
   const WARN = 40;
   const DEBUG = 20;
 
   async function outages(client: { connected: () => boolean }, lines: Array<Record<string, unknown>>) {
-    await broker.refuse();
+    broker.unavailable = true;
+    broker.closeAll();
     await until(() => errors(lines).length >= 3, 'three refused reconnects', 15_000);
-    const refused = [WARN, 'ECONNREFUSED', broker.url];
-    const repeated = [DEBUG, 'ECONNREFUSED', broker.url];
+    const refused = [WARN, 'Connection refused: Server unavailable', broker.url];
+    const repeated = [DEBUG, 'Connection refused: Server unavailable', broker.url];
     expect(errors(lines).slice(0, 3)).toEqual([refused, repeated, repeated]);
     // Connected again: the next outage's first error is a warning again.
-    await broker.listenAgain();
+    broker.unavailable = false;
     await until(client.connected, 'connected again', 15_000);
     const before = errors(lines).length;
-    await broker.refuse();
+    broker.unavailable = true;
+    broker.closeAll();
     await until(() => errors(lines).length > before, 'a refused reconnect after the next loss', 15_000);
     expect(errors(lines)[before]).toEqual(refused);
-    await broker.listenAgain();
+    broker.unavailable = false;
   }
 
   it('a device warns once per outage and logs the repeats at debug', async () => {
     broker.dropping = false;
-    await broker.listenAgain();
     const { logger, lines } = memoryLogger('debug');
     const config = parseServeConfig({
       port: 0,
@@ -87,13 +86,26 @@ describe('MQTT client errors in the log', () => {
     await outages({ connected: () => device.bridge?.health().state === 'connected' }, lines);
   });
 
-  it('so does a store controller', async () => {
+  it('a store controller does the same, and keeps reconnecting through CONNACK refusals', async () => {
     broker.dropping = false;
-    await broker.listenAgain();
     const { logger, lines } = memoryLogger('debug');
     const controller = new StoreController({ url: broker.url, ns: 'errlog', logger, reconnectMaxMs: 1000 });
     await controller.start();
     cleanups.push(() => controller.stop());
     await outages({ connected: () => controller.connection === 'connected' }, lines);
+  });
+
+  it('a store controller whose first connection is refused fails at once, naming the refusal', async () => {
+    broker.dropping = false;
+    broker.unavailable = true;
+    const controller = new StoreController({
+      url: broker.url,
+      ns: 'errlog',
+      logger: memoryLogger('debug').logger,
+    });
+    cleanups.push(() => controller.stop());
+    await expect(controller.start()).rejects.toThrow(
+      `cannot connect to ${broker.url}: Connection refused: Server unavailable`,
+    );
   });
 });

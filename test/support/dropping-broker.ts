@@ -2,7 +2,7 @@
  * An in-process aedes broker behind a listener that, while `dropping`, accepts every connection
  * and closes it at once, as the front of an overloaded or halted broker would: the reconnect
  * backoff's suites (test/reconnect-backoff.test.ts, test/reconnect-health.test.ts). It can also
- * stop listening, so that connections are refused (test/mqtt-log.test.ts).
+ * refuse every CONNECT as unavailable (test/mqtt-log.test.ts).
  */
 import net from 'node:net';
 import { Aedes } from 'aedes';
@@ -17,10 +17,13 @@ export interface DroppingBroker {
   accepts: number[];
   /** Starts dropping and closes every connection aedes holds now. */
   dropAll(): void;
-  /** Closes every connection and the listener: connections are refused (ECONNREFUSED). */
-  refuse(): Promise<void>;
-  /** Listens again on the same port (after refuse()), dropping or not as `dropping` says. */
-  listenAgain(): Promise<void>;
+  /**
+   * While true, aedes answers every CONNECT with CONNACK 3, "server unavailable" (a retryable
+   * refusal, [MQTT-3.2.2-5]): each reconnect attempt fails with the same client error.
+   */
+  unavailable: boolean;
+  /** Closes every connection aedes holds now, changing no mode. */
+  closeAll(): void;
   close(): Promise<void>;
 }
 
@@ -30,25 +33,23 @@ export async function droppingBroker(): Promise<DroppingBroker> {
     url: '',
     dropping: true,
     accepts: [] as number[],
+    unavailable: false,
     dropAll() {
       broker.dropping = true;
+      broker.closeAll();
+    },
+    closeAll() {
       const clients = (aedes as unknown as { clients: Record<string, { conn: net.Socket }> }).clients;
       for (const client of Object.values(clients)) client.conn.destroy();
     },
-    async refuse() {
-      const dropping = broker.dropping;
-      broker.dropAll();
-      broker.dropping = dropping;
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-    async listenAgain() {
-      if (server.listening) return;
-      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
-    },
     async close() {
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
-      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+  aedes.authenticate = (_client, _username, _password, done) => {
+    if (!broker.unavailable) return done(null, true);
+    done(Object.assign(new Error('server unavailable'), { returnCode: 3 as const }), false);
   };
   const server = net.createServer((socket) => {
     if (broker.dropping) {
@@ -57,14 +58,14 @@ export async function droppingBroker(): Promise<DroppingBroker> {
     } else aedes.handle(socket);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as net.AddressInfo;
-  broker.url = `mqtt://127.0.0.1:${port}`;
+  broker.url = `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return broker;
 }
 
 /**
  * One dropping broker for the suite (as brokerPerSuite does for the real ones): `started` receives
- * it; after each test it drops again and forgets its accepts. Returns the suite's cleanups.
+ * it; after each test it drops again, is available again, and forgets its accepts. Returns the
+ * suite's cleanups.
  */
 export function droppingBrokerPerSuite(started: (broker: DroppingBroker) => void): Cleanup[] {
   let broker: DroppingBroker | undefined;
@@ -76,6 +77,7 @@ export function droppingBrokerPerSuite(started: (broker: DroppingBroker) => void
   afterEach(() => {
     if (!broker) return;
     broker.dropping = true;
+    broker.unavailable = false;
     broker.accepts = [];
   });
   afterAll(() => broker?.close());
