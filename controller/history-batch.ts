@@ -8,6 +8,8 @@
  * sent before it is sent, so a controller killed at any point resumes without a double run), and
  * every read for the API.
  *
+ * A refused commit keeps its writes and writes them again later (retryLater).
+ *
  * A job to 500 registers makes about 1,000 changes. One transaction each cost about 0.1 ms of the
  * event loop apiece; one per event-loop turn still made 50-100 commits per job, each rewriting
  * the same result pages to the WAL (docs/benchmarks.md, "Controller service").
@@ -18,6 +20,9 @@ import type { JobStatus, StoredResult } from './job-types.ts';
 
 /** Default window in which results are gathered into one transaction. */
 export const DEFAULT_COMMIT_INTERVAL_MS = 20;
+/** After a refused commit, the first retry's delay; it doubles up to HISTORY_RETRY_MAX_MS. */
+export const HISTORY_RETRY_MS = 1000;
+export const HISTORY_RETRY_MAX_MS = 30_000;
 
 export class HistoryBatch {
   private readonly history: JobHistory;
@@ -31,6 +36,8 @@ export class HistoryBatch {
   private windowTimer: NodeJS.Timeout | undefined;
   /** Announcing: a flush from a listener commits its writes and leaves announcing to the outer loop. */
   private announcing = false;
+  /** The delay before writing again after the database refused a scheduled commit. */
+  private retryMs = HISTORY_RETRY_MS;
 
   constructor(history: JobHistory, logger: Logger, commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS) {
     this.history = history;
@@ -103,9 +110,33 @@ export class HistoryBatch {
     if (this.writes.length === 0) return;
     const writes = this.writes;
     this.writes = [];
-    this.history.transaction(() => {
-      for (const change of writes) change();
-    });
+    try {
+      this.history.transaction(() => {
+        for (const change of writes) change();
+      });
+      this.retryMs = HISTORY_RETRY_MS;
+    } catch (error) {
+      // The transaction rolled back whole (SQLITE_BUSY, disk full): its writes go back in front
+      // of those queued since, to be written again. Each writes a whole row, so the last still wins.
+      this.writes = writes.concat(this.writes);
+      this.logger.error(
+        { err: (error as Error).message, pending: this.writes.length, retryInMs: this.retryMs },
+        'writing the job history failed; writing it again later',
+      );
+      this.retryLater();
+      throw error;
+    }
+  }
+
+  /**
+   * Writes that the database refused are written again later, 1 s then doubling up to 30 s,
+   * whoever's flush failed: dropped, they would leave a job that ended shown IN_PROGRESS until
+   * the next restart.
+   */
+  private retryLater(): void {
+    this.cancelScheduled();
+    this.windowTimer = setTimeout(() => this.scheduledFlush(), this.retryMs);
+    this.retryMs = Math.min(this.retryMs * 2, HISTORY_RETRY_MAX_MS);
   }
 
   private cancelScheduled(): void {
@@ -127,11 +158,12 @@ export class HistoryBatch {
     this.scheduled = setImmediate(() => this.scheduledFlush());
   }
 
+  /** A flush nobody waits for: a refusal is logged and retried by commit(). */
   private scheduledFlush(): void {
     try {
       this.flush();
-    } catch (error) {
-      this.logger.error({ err: (error as Error).message }, 'writing the job history failed');
+    } catch {
+      // commit() logged it and will write again.
     }
   }
 }

@@ -18,6 +18,8 @@ import {
 } from '../controller/history-db.ts';
 import { JobHistory, type StoredJob } from '../controller/job-history.ts';
 import { createLogger } from '../src/logger.ts';
+import { memoryLogger } from './support/loggers.ts';
+import { until } from './support/waits.ts';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -196,6 +198,46 @@ describe('HistoryBatch', () => {
     batch.afterCommit(() => seen.push('after'));
     batch.flush();
     expect(seen).toEqual(['after']);
+    db.close();
+  });
+
+  it('writes the database refused are kept, written again later in order, then announced', async () => {
+    const file = tempFile();
+    const db = openHistory(file);
+    // Refused at once instead of after the 5 s busy wait.
+    db.exec('PRAGMA busy_timeout = 0');
+    const history = new JobHistory(db);
+    history.insert(job('j1', ['reg1']));
+    const { logger: errorLog, lines } = memoryLogger('error');
+    const batch = new HistoryBatch(history, errorLog, 10);
+    // Another connection holds the file's write lock: every commit is refused with SQLITE_BUSY.
+    const other = openHistory(file);
+    other.exec('BEGIN IMMEDIATE');
+    const seen: string[] = [];
+    batch.saveResult('j1', { deviceId: 'reg1', status: 'RUNNING', sentAt: 'a' });
+    batch.saveResult('j1', { deviceId: 'reg1', status: 'FINISHED', sentAt: 'a', taskId: 7, report: 'ok' });
+    batch.saveStatus('j1', 'COMPLETED', 'e');
+    batch.afterCommit(() => seen.push(`announced ${history.get('j1')!.status}`));
+    await until(() => lines.length > 0, 'the refusal logged');
+    expect(lines[0]).toMatchObject({
+      msg: 'writing the job history failed; writing it again later',
+      pending: 3,
+      retryInMs: 1000,
+    });
+    expect(String(lines[0]!.err)).toMatch(/locked|busy/i);
+    // A flush that a caller waits for throws, and keeps the writes too.
+    expect(() => batch.flush()).toThrow(/locked|busy/i);
+    expect(history.get('j1')).toMatchObject({ status: 'IN_PROGRESS', results: [{ status: 'PENDING' }] });
+    expect(seen).toEqual([]);
+    other.exec('COMMIT');
+    other.close();
+    await until(() => seen.length > 0, 'the job announced once written', 5000);
+    expect(seen).toEqual(['announced COMPLETED']);
+    expect(history.get('j1')).toMatchObject({
+      status: 'COMPLETED',
+      results: [{ deviceId: 'reg1', status: 'FINISHED', taskId: 7, report: 'ok' }],
+    });
+    batch.stop();
     db.close();
   });
 });
