@@ -24,6 +24,15 @@ export const DEFAULT_COMMIT_INTERVAL_MS = 20;
 export const HISTORY_RETRY_MS = 1000;
 export const HISTORY_RETRY_MAX_MS = 30_000;
 
+/**
+ * Refusals that pass: the file locked by another process past the busy wait, a full disk, an I/O
+ * error. Others (a closed database, a constraint) would fail again on every retry.
+ */
+function passing(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|FULL|IOERR)/.test(code);
+}
+
 export class HistoryBatch {
   private readonly history: JobHistory;
   private readonly logger: Logger;
@@ -36,8 +45,10 @@ export class HistoryBatch {
   private windowTimer: NodeJS.Timeout | undefined;
   /** Announcing: a flush from a listener commits its writes and leaves announcing to the outer loop. */
   private announcing = false;
-  /** The delay before writing again after the database refused a scheduled commit. */
+  /** The delay before the next retry of writes the database refused. */
   private retryMs = HISTORY_RETRY_MS;
+  /** Writes the database refused wait for a retry (reads do not try them again meanwhile). */
+  private refused = false;
 
   constructor(history: JobHistory, logger: Logger, commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS) {
     this.history = history;
@@ -65,6 +76,20 @@ export class HistoryBatch {
   /** Nothing stays scheduled (the engine flushed before). */
   stop(): void {
     this.cancelScheduled();
+  }
+
+  /**
+   * Before a read: commits what is queued, unless the database refused it lately (the retry
+   * writes it; each attempt may wait out the busy time-out). A refusal does not fail the read:
+   * every change announced so far is committed, since announcements wait for their commit.
+   */
+  flushForRead(): void {
+    if (this.refused) return;
+    try {
+      this.flush();
+    } catch (error) {
+      if (!passing(error)) throw error;
+    }
   }
 
   /**
@@ -115,12 +140,23 @@ export class HistoryBatch {
         for (const change of writes) change();
       });
       this.retryMs = HISTORY_RETRY_MS;
+      this.refused = false;
     } catch (error) {
-      // The transaction rolled back whole (SQLITE_BUSY, disk full): its writes go back in front
-      // of those queued since, to be written again. Each writes a whole row, so the last still wins.
+      const message = (error as Error).message;
+      if (!passing(error)) {
+        this.logger.error({ err: message, dropped: writes.length }, 'writing the job history failed');
+        throw error;
+      }
+      // The transaction rolled back whole: its writes go back in front of those queued since, to
+      // be written again. Each writes a whole row, so the last still wins.
       this.writes = writes.concat(this.writes);
       this.logger.error(
-        { err: (error as Error).message, pending: this.writes.length, retryInMs: this.retryMs },
+        {
+          err: message,
+          code: (error as { code?: string }).code,
+          pending: this.writes.length,
+          retryInMs: this.retryMs,
+        },
         'writing the job history failed; writing it again later',
       );
       this.retryLater();
@@ -129,11 +165,13 @@ export class HistoryBatch {
   }
 
   /**
-   * Writes that the database refused are written again later, 1 s then doubling up to 30 s,
-   * whoever's flush failed: dropped, they would leave a job that ended shown IN_PROGRESS until
-   * the next restart.
+   * Writes that the database refused are written again later: 1 s after the first refusal,
+   * each further refusal doubling the wait up to 30 s, whoever's flush was refused (a job's
+   * status change still tries at the end of its turn). Dropped, they would leave a job that
+   * ended shown IN_PROGRESS until the next restart.
    */
   private retryLater(): void {
+    this.refused = true;
     this.cancelScheduled();
     this.windowTimer = setTimeout(() => this.scheduledFlush(), this.retryMs);
     this.retryMs = Math.min(this.retryMs * 2, HISTORY_RETRY_MAX_MS);

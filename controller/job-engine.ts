@@ -113,8 +113,13 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     this.options.link.off('device', this.onDevice);
     for (const run of this.runs.values()) run.stop();
     this.runs.clear();
-    // What the runs changed last is committed (and announced) before the database closes.
-    this.batch.flush();
+    // What the runs changed last is committed (and announced) before the database closes; no
+    // retry outlives the engine (results left open resume at the next start).
+    try {
+      this.batch.flush();
+    } finally {
+      this.batch.stop();
+    }
   }
 
   create(spec: JobSpec, caller: Caller, idempotencyKey?: string): CreateOutcome {
@@ -185,13 +190,13 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   }
 
   get(jobId: string): Job | undefined {
-    this.batch.flush();
+    this.batch.flushForRead();
     return this.options.history.get(jobId);
   }
 
   /** undefined: `before` is not a known job. */
   list(limit: number, before?: string): JobSummary[] | undefined {
-    this.batch.flush();
+    this.batch.flushForRead();
     return this.options.history.list(limit, before);
   }
 

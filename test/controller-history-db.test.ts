@@ -221,13 +221,17 @@ describe('HistoryBatch', () => {
     await until(() => lines.length > 0, 'the refusal logged');
     expect(lines[0]).toMatchObject({
       msg: 'writing the job history failed; writing it again later',
+      code: 'SQLITE_BUSY',
       pending: 3,
       retryInMs: 1000,
     });
-    expect(String(lines[0]!.err)).toMatch(/locked|busy/i);
-    // A flush that a caller waits for throws, and keeps the writes too.
-    expect(() => batch.flush()).toThrow(/locked|busy/i);
+    // A read neither fails nor tries again: it sees what is committed, all that was announced.
+    batch.flushForRead();
+    expect(lines).toHaveLength(1);
     expect(history.get('j1')).toMatchObject({ status: 'IN_PROGRESS', results: [{ status: 'PENDING' }] });
+    // A flush that a caller waits for (a job's creation, a cancel) throws, and keeps the writes too.
+    expect(() => batch.flush()).toThrow(/locked|busy/i);
+    expect(lines[1]).toMatchObject({ pending: 3, retryInMs: 2000 });
     expect(seen).toEqual([]);
     other.exec('COMMIT');
     other.close();
@@ -239,5 +243,20 @@ describe('HistoryBatch', () => {
     });
     batch.stop();
     db.close();
+  });
+
+  it('a write that cannot pass (the database closed) is dropped with an error, not retried', () => {
+    const db = openHistory(':memory:');
+    const history = new JobHistory(db);
+    history.insert(job('j1', ['reg1']));
+    const { logger: errorLog, lines } = memoryLogger('error');
+    const batch = new HistoryBatch(history, errorLog, 10);
+    db.close();
+    batch.saveResult('j1', { deviceId: 'reg1', status: 'RUNNING', sentAt: 'a' });
+    expect(() => batch.flush()).toThrow(/not open/);
+    expect(lines).toEqual([expect.objectContaining({ msg: 'writing the job history failed', dropped: 1 })]);
+    // Nothing is left to retry: the next flush has nothing to write.
+    expect(() => batch.flush()).not.toThrow();
+    batch.stop();
   });
 });
