@@ -45,10 +45,8 @@ export class HistoryBatch {
   private windowTimer: NodeJS.Timeout | undefined;
   /** Announcing: a flush from a listener commits its writes and leaves announcing to the outer loop. */
   private announcing = false;
-  /** The delay before the next retry of writes the database refused. */
+  /** The delay before the next retry of writes the database refused (grown: a retry waits). */
   private retryMs = HISTORY_RETRY_MS;
-  /** Writes the database refused wait for a retry (reads do not try them again meanwhile). */
-  private refused = false;
 
   constructor(history: JobHistory, logger: Logger, commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS) {
     this.history = history;
@@ -84,7 +82,8 @@ export class HistoryBatch {
    * every change announced so far is committed, since announcements wait for their commit.
    */
   flushForRead(): void {
-    if (this.refused) return;
+    // A retry waits: the reads do not try the writes again meanwhile.
+    if (this.retryMs > HISTORY_RETRY_MS) return;
     try {
       this.flush();
     } catch (error) {
@@ -140,7 +139,6 @@ export class HistoryBatch {
         for (const change of writes) change();
       });
       this.retryMs = HISTORY_RETRY_MS;
-      this.refused = false;
     } catch (error) {
       const message = (error as Error).message;
       if (!passing(error)) {
@@ -171,7 +169,6 @@ export class HistoryBatch {
    * ended shown IN_PROGRESS until the next restart.
    */
   private retryLater(): void {
-    this.refused = true;
     this.cancelScheduled();
     this.windowTimer = setTimeout(() => this.scheduledFlush(), this.retryMs);
     this.retryMs = Math.min(this.retryMs * 2, HISTORY_RETRY_MAX_MS);

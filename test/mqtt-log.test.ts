@@ -2,10 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { deviceClientOptions } from '../bridge/broker-session.ts';
 import { parseBrokerUrls } from '../bridge/contract/broker-url.ts';
 import { mqttLogOption } from '../bridge/contract/mqtt-log.ts';
-import { startDevice } from '../cli/device.ts';
-import { parseServeConfig } from '../cli/serve-config.ts';
 import { StoreController } from '../controller/store-controller.ts';
-import { uniqueId } from './support/bridge-device.ts';
+import { startDeviceOn } from './support/bridge-device.ts';
 import { type DroppingBroker, droppingBrokerPerSuite } from './support/dropping-broker.ts';
 import { memoryLogger } from './support/loggers.ts';
 import { until } from './support/waits.ts';
@@ -71,17 +69,11 @@ describe('MQTT client errors in the log', () => {
   it('a device warns once per outage and logs the repeats at debug', async () => {
     broker.dropping = false;
     const { logger, lines } = memoryLogger('debug');
-    const config = parseServeConfig({
-      port: 0,
-      host: '127.0.0.1',
-      auth: 'off',
-      deviceId: uniqueId('errlog'),
+    const device = await startDeviceOn(broker.url, logger, {
       ns: 'errlog',
-      mqttUrl: broker.url,
-      mqttProtocol: '3.1.1',
+      idPrefix: 'errlog',
       mqttReconnectMax: '1s',
     });
-    const device = await startDevice(config, { logger });
     cleanups.push(() => device.stop());
     await outages({ connected: () => device.bridge?.health().state === 'connected' }, lines);
   });

@@ -7,9 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startControllerService } from '../cli/controller-service.ts';
-import { startDevice } from '../cli/device.ts';
-import { parseServeConfig } from '../cli/serve-config.ts';
-import { uniqueId } from './support/bridge-device.ts';
+import { startDeviceOn } from './support/bridge-device.ts';
 import { api } from './support/controller-service.ts';
 import { type DroppingBroker, droppingBrokerPerSuite } from './support/dropping-broker.ts';
 import { memoryLogger } from './support/loggers.ts';
@@ -27,17 +25,11 @@ describe('/health while the broker is away', () => {
   it('a device shows the attempt awaited, with waits capped by --mqtt-reconnect-max', async () => {
     broker.dropping = false;
     const { logger, lines } = memoryLogger('debug');
-    const config = parseServeConfig({
-      port: 0,
-      host: '127.0.0.1',
-      auth: 'off',
-      deviceId: uniqueId('health'),
+    const device = await startDeviceOn(broker.url, logger, {
       ns: 'backoff',
-      mqttUrl: broker.url,
-      mqttProtocol: '3.1.1',
+      idPrefix: 'health',
       mqttReconnectMax: '1s',
     });
-    const device = await startDevice(config, { logger });
     cleanups.push(() => device.stop());
     const connected = await device.app.inject({ method: 'GET', url: '/health' });
     expect(connected.json().mqtt.state).toBe('connected');

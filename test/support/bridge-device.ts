@@ -10,6 +10,7 @@ import { DeviceBridge, type DeviceBridgeOptions } from '../../bridge/device-brid
 import { type RunningDevice, startDevice } from '../../cli/device.ts';
 import { parseServeConfig, type ServeConfigInput } from '../../cli/serve-config.ts';
 import { SimulatorExecutor } from '../../src/executors/simulator.ts';
+import type { Logger } from '../../src/logger.ts';
 import type { TaskBody } from '../../src/tasks/task.ts';
 import { TaskQueue } from '../../src/tasks/task-queue.ts';
 import { VERSION } from '../../src/version.ts';
@@ -37,6 +38,28 @@ export function deviceUrl(broker: RunningBroker, deviceId: string): string {
   url.username = encodeURIComponent(username);
   url.password = encodeURIComponent(password ?? '');
   return url.toString();
+}
+
+/**
+ * A whole device on `mqttUrl` (no credentials, MQTT 3.1.1, auth off) logging to `logger`, with
+ * `--mqtt-reconnect-max` set: the suites that read what a device logs while its broker is away.
+ */
+export function startDeviceOn(
+  mqttUrl: string,
+  logger: Logger,
+  options: { ns: string; idPrefix: string; mqttReconnectMax: string },
+): Promise<RunningDevice> {
+  const config = parseServeConfig({
+    port: 0,
+    host: '127.0.0.1',
+    auth: 'off',
+    deviceId: uniqueId(options.idPrefix),
+    ns: options.ns,
+    mqttUrl,
+    mqttProtocol: '3.1.1',
+    mqttReconnectMax: options.mqttReconnectMax,
+  });
+  return startDevice(config, { logger });
 }
 
 export async function startTestDevice(
