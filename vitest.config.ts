@@ -13,7 +13,6 @@ import { defineConfig } from 'vitest/config';
  */
 const UNIT = [
   'test/auth-*.test.ts',
-  'test/broker-qos0-delivery.test.ts',
   'test/client-device.test.ts',
   'test/client-stub.test.ts',
   'test/config.test.ts',

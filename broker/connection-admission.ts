@@ -1,15 +1,13 @@
 /**
  * The store broker's admission of a connection, whichever listener it came from (docs/broker.md,
  * "Security"): the connection cap (`--max-connections`), then aedes with the packet gate on its
- * parser (broker/packet-gate.ts) and a bounded read batch (broker/read-batch.ts). Nothing is
- * buffered for a refused connection.
+ * parser (broker/packet-gate.ts). Nothing is buffered for a refused connection.
  */
 import type { Aedes } from 'aedes';
 import type { Logger } from '../src/logger.ts';
+import { gateConnection } from './aedes-fixes/packet-gate.ts';
 import type { BrokerLimits } from './limits.ts';
 import type { ConnectionHandler } from './listeners.ts';
-import { gateConnection } from './packet-gate.ts';
-import { boundReadBatch } from './read-batch.ts';
 
 function remoteOf(stream: unknown): string | undefined {
   const socket = stream as { remoteAddress?: string; socket?: { remoteAddress?: string } };
@@ -21,17 +19,10 @@ export class ConnectionAdmission {
   connections = 0;
   /** Connections closed at once because `maxConnections` were open. */
   refused = 0;
-  readonly #limits: Pick<BrokerLimits, 'maxConnections' | 'maxPacketBytes' | 'readBatchPackets'>;
+  readonly #limits: Pick<BrokerLimits, 'maxConnections' | 'maxPacketBytes'>;
   readonly #logger: Logger;
 
-  constructor(
-    limits: Pick<BrokerLimits, 'maxConnections' | 'maxPacketBytes' | 'readBatchPackets'>,
-    logger: Logger,
-  ) {
-    if (!Number.isInteger(limits.readBatchPackets) || limits.readBatchPackets < 1)
-      throw new Error(
-        `readBatchPackets must be a whole number of at least 1, not ${limits.readBatchPackets}`,
-      );
+  constructor(limits: Pick<BrokerLimits, 'maxConnections' | 'maxPacketBytes'>, logger: Logger) {
     this.#limits = limits;
     this.#logger = logger;
   }
@@ -39,7 +30,7 @@ export class ConnectionAdmission {
   /** What every listener hands its connections to. */
   handler(aedes: Aedes): ConnectionHandler {
     const logger = this.#logger;
-    const { maxConnections, maxPacketBytes, readBatchPackets } = this.#limits;
+    const { maxConnections, maxPacketBytes } = this.#limits;
     let lastCapWarning = 0;
     return (stream, request) => {
       if (this.connections >= maxConnections) {
@@ -59,7 +50,6 @@ export class ConnectionAdmission {
       this.connections++;
       stream.once('close', () => this.connections--);
       const client = aedes.handle(stream, request as never);
-      boundReadBatch(stream, readBatchPackets);
       gateConnection(client, maxPacketBytes, {
         tooLarge: (error) =>
           logger.warn(

@@ -16,25 +16,12 @@ export interface BrokerLimits {
   loginMaxFailures: number;
   loginWindowMs: number;
   /**
-   * QoS 1 messages a connected persistent session may hold unacknowledged before publishes bound
-   * for it are held back (their PUBACK waits; broker/session-backlog.ts). In-memory persistence
-   * only (not with Redis).
-   */
-  maxSessionBacklog: number;
-  /** Longest a publish is held for a full session before it is passed on anyway. */
-  sessionBacklogWaitMs: number;
-  /**
    * Messages aedes' emitter (mqemitter) delivers at once; more wait in its queue. Each client has
    * at most one read chunk in flight (aedes reads no more from it until the chunk's packets are
    * through), so what this lets in is bounded by the connections anyway. aedes' default of 100
    * made a burst of statuses (500 registers ending together) queue behind one another.
    */
   emitterConcurrency: number;
-  /**
-   * Packets parsed from one connection at a time: the next ones are read once these are handled,
-   * and wait as bytes (broker/read-batch.ts). At least 1.
-   */
-  readBatchPackets: number;
 }
 
 export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
@@ -44,10 +31,7 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   maxConnections: 1000,
   loginMaxFailures: 10,
   loginWindowMs: 60_000,
-  maxSessionBacklog: 1000,
-  sessionBacklogWaitMs: 2000,
   emitterConcurrency: 1000,
-  readBatchPackets: 16,
 });
 
 /** The smallest `maxPacketBytes` that still lets a client connect with a sane CONNECT. */

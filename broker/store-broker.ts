@@ -13,7 +13,6 @@ import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
 import { type Listener, listenTcp, listenTls, listenWebSocket } from './listeners.ts';
 import { LoginLimiter } from './login-limiter.ts';
 import type { RedisBackend } from './redis-backend.ts';
-import type { SessionBacklog, SessionBacklogStats } from './session-backlog.ts';
 import type { StoreBrokerOptions } from './store-broker-options.ts';
 import { type BrokerUser, UserDirectory } from './users.ts';
 
@@ -55,8 +54,6 @@ export class StoreBroker {
   readonly #admission: ConnectionAdmission;
   /** Failed logins per address and user name; its sweep timer runs from start() to stop(). */
   readonly #logins: LoginLimiter;
-  /** Unacknowledged messages of persistent sessions (in-memory persistence only). */
-  #backlog: SessionBacklog | undefined;
 
   constructor(options: StoreBrokerOptions) {
     disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
@@ -102,14 +99,6 @@ export class StoreBroker {
       connections: this.#admission.connections,
       connectionsRefused: this.#admission.refused,
     };
-  }
-
-  /**
-   * Publishes held for full persistent sessions (`maxSessionBacklog`), holds that timed out, and
-   * the most unacknowledged messages one connected session held; zeros with Redis (not counted).
-   */
-  get sessionBacklog(): SessionBacklogStats {
-    return { ...(this.#backlog?.stats ?? { held: 0, timedOut: 0, peak: 0 }) };
   }
 
   /** Adds a user, before or after start (`serve` adds its own device credential). */
@@ -163,15 +152,13 @@ export class StoreBroker {
         const { createRedisBackend } = await import('./redis-backend.ts');
         this.#redis = await createRedisBackend(this.#options.redisUrl, logger);
       }
-      const { aedes, backlog } = await createStoreAedes({
+      this.#aedes = await createStoreAedes({
         limits: this.#limits,
         gatekeeper,
         redis: this.#redis,
         logger,
       });
-      this.#aedes = aedes;
-      this.#backlog = backlog;
-      const admit = this.#admission.handler(aedes);
+      const admit = this.#admission.handler(this.#aedes);
       this.#tcp = await listenTcp(admit, this.#options.port, host, this.#options.portFlag ?? '--port');
       const tls = this.#options.tls;
       if (tls) {

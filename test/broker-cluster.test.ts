@@ -59,7 +59,7 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
     it('delivers every message of a burst mixing retained and plain publishes', async () => {
       // aedes drops a message whose origin counter is lower than one already delivered to the
       // same client (its overlap de-duplication); a retained publish waits for Redis, so a plain
-      // publish made after it overtakes it. broker/dedupe.ts keeps that from losing messages.
+      // publish made after it overtakes it. broker/aedes-fixes/dedupe.ts keeps that from losing messages.
       const ctl = await connect(b.port, CTL);
       await ctl.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/replies/ctl/#`], { qos: 1 });
       const local = await connect(a.port, CTL);
@@ -138,7 +138,7 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
 
     it('acknowledges a SUBSCRIBE with several filters from a persistent session; the session keeps them', async () => {
       // aedes stored the filters once per filter, and aedes-persistence-redis' waits for its
-      // announcements overwrote each other: no SUBACK (broker/subscription-store.ts).
+      // announcements overwrote each other: no SUBACK (broker/aedes-fixes/subscription-store.ts).
       const scripts = `${NS}/devices/reg-1/scripts`;
       const group = `${NS}/groups/all/scripts`;
       const device = await connect(a.port, { ...DEV, clientId: 'reg-1-multi', clean: false });

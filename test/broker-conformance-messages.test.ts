@@ -162,7 +162,7 @@ describe.each(conformanceTargets)('MQTT 3.1.1 messages and subscriptions: $name'
     await pub.next(TYPE.PUBACK);
     await sub.settle();
     // The spec allows one copy per subscription too; both brokers send one (the store broker:
-    // broker/dedupe.ts, docs/broker.md).
+    // broker/aedes-fixes/dedupe.ts, docs/broker.md).
     expect(sub.pending(TYPE.PUBLISH).map((p) => [p.payload?.toString(), p.qos])).toEqual([['both', 1]]);
   });
 

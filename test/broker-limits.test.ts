@@ -41,10 +41,7 @@ describe('maximum packet size', () => {
       maxConnections: 1000,
       loginMaxFailures: 10,
       loginWindowMs: 60_000,
-      maxSessionBacklog: 1000,
-      sessionBacklogWaitMs: 2000,
       emitterConcurrency: 1000,
-      readBatchPackets: 16,
     });
     expect(DEFAULT_BROKER_LIMITS).toEqual(limits);
   });

@@ -1,6 +1,6 @@
 /**
  * A persistent session resuming on one store broker instance while a message for it, queued by
- * another instance, is still on its way through Redis (broker/session-resume.ts). aedes 1.2 wrote
+ * another instance, is still on its way through Redis (broker/aedes-fixes/session-resume.ts). aedes 1.2 wrote
  * that message before the CONNACK and once more from the queue; mqtt.js then stalled for good
  * (the intermittent "late or lost" delivery of docs/broker.md). A proxy in front of Redis stops
  * instance B inside the resumed CONNECT, so the interleaving happens on every run.

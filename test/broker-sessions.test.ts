@@ -1,7 +1,7 @@
 /**
  * Persistent sessions (clean=false) on the store broker, in memory and over Redis: what a session
  * keeps is what the ACL granted, and overlapping subscriptions neither drop the client nor leave
- * copies behind (broker/subscription-store.ts, broker/dedupe.ts; faults of aedes 1.2 worked around).
+ * copies behind (broker/aedes-fixes/subscription-store.ts, broker/aedes-fixes/dedupe.ts; faults of aedes 1.2 worked around).
  */
 import { Redis } from 'ioredis';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';

@@ -1,7 +1,13 @@
 /**
- * Stores the subscriptions of persistent sessions (clean=false) correctly. Works around two
- * faults of aedes 1.2 with its persistences (test/broker-cluster.test.ts and
- * test/broker-sessions.test.ts pin both):
+ * Works around: three faults of aedes 1.2 with its persistences; upstream reports
+ * docs/upstream/aedes-persistence-redis-suback.md (1),
+ * docs/upstream/aedes-refused-filter-stored-SECURITY.md (2, private: an ACL bypass) and
+ * docs/upstream/aedes-queued-twice.md (3).
+ * Delete when: aedes stores only the granted filters of a SUBSCRIBE, once per packet, and
+ * queues a message once per session (each fixed upstream and the pin moved past it).
+ *
+ * Stores the subscriptions of persistent sessions (clean=false) correctly
+ * (test/broker-cluster.test.ts and test/broker-sessions.test.ts pin all three):
  *
  * 1. A SUBSCRIBE with several filters from a persistent session never got its SUBACK over Redis.
  *    aedes' subscribe handler calls `persistence.addSubscriptions(client, packet.subscriptions)`

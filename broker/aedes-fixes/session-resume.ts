@@ -1,8 +1,14 @@
 /**
+ * Works around: aedes 1.2 writes live messages to a resuming persistent session before its
+ * CONNACK ([MQTT-3.2.0-1]) and sends a queued message twice (from the queue and live); upstream
+ * report docs/upstream/aedes-connack-first.md.
+ * Delete when: aedes subscribes a restored session to the emitter only after its CONNACK and
+ * queue are written (lib/handlers/connect.js).
+ *
  * A resumed persistent session (clean=false) gets its CONNACK first, then its queue, then live
- * messages, each message once. aedes 1.2 does not guarantee that; over Redis, under load, the
- * resumed client was stuck or got a message twice (docs/broker.md, "Persistent sessions across
- * instances"; test/broker-resume.test.ts pins it).
+ * messages, each message once. Over Redis, under load, the resumed client was stuck or got a
+ * message twice (docs/broker.md, "Persistent sessions across instances";
+ * test/broker-resume.test.ts pins it).
  *
  * aedes' CONNECT runs fetchSubs, restoreSubs, storeWill, registerClient, CONNACK, emptyQueue
  * (lib/handlers/connect.js). restoreSubs puts the session's subscriptions back on the emitter
@@ -49,7 +55,6 @@ function noop(): void {}
 /** Installed in preConnect, after fixDedupe, so it wraps the de-duplicating delivery functions. */
 export function holdUntilConnected(client: Client): void {
   const internals = client as unknown as ClientInternals;
-  if (typeof internals.deliver0 !== 'function' || typeof internals.deliverQoS !== 'function') return;
   let held: (() => void)[] | undefined = [];
   internals.once('connected', () => {
     const waiting = held ?? [];

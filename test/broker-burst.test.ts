@@ -1,13 +1,23 @@
 /**
- * The store broker writes a client's deliveries of one event-loop turn together
- * (broker/write-coalescing.ts): a burst of publishes reaches every subscriber whole, each topic's
- * messages of one QoS in the order they were published, at QoS 0 and at QoS 1 (persistent
- * session), and a subscriber that goes away in the middle of a burst costs nobody else a message. Raw sockets on a real store broker; every wait is
- * for a packet, with a time-out.
+ * Bursts through the store broker: a burst of publishes reaches every subscriber whole, each
+ * topic's messages of one QoS in the order they were published ([MQTT-4.6.0-6]), at QoS 0 and at
+ * QoS 1 (persistent session); a subscriber that goes away in the middle of a burst costs nobody
+ * else a message; a large packet sent in pieces after a burst keeps its place; a DISCONNECT at
+ * the end of a burst is handled before the connection closes. Raw sockets on a real store broker;
+ * every wait is for a packet, with a time-out.
  */
 import { describe, expect, it } from 'vitest';
 import { brokerPerTest, HQ } from './support/broker-per-test.ts';
-import { ack, publish, RawClient, type Received, subscribe, TYPE } from './support/raw-mqtt.ts';
+import {
+  ack,
+  disconnect,
+  pingreq,
+  publish,
+  RawClient,
+  type Received,
+  subscribe,
+  TYPE,
+} from './support/raw-mqtt.ts';
 import { until } from './support/waits.ts';
 
 const USER = HQ;
@@ -16,8 +26,18 @@ const BURST = 600;
 const brokers = brokerPerTest();
 const { opened } = brokers;
 
-async function client(port: number, clientId: string, clean = true): Promise<RawClient> {
-  const { client: c, connack } = await RawClient.connected(port, { clientId, clean, ...USER });
+async function client(
+  port: number,
+  clientId: string,
+  clean = true,
+  will?: { topic: string; payload: string },
+): Promise<RawClient> {
+  const { client: c, connack } = await RawClient.connected(port, {
+    clientId,
+    clean,
+    ...USER,
+    ...(will && { will }),
+  });
   opened.push(c);
   expect(connack.returnCode).toBe(0);
   return c;
@@ -45,7 +65,7 @@ function burst(): { packets: Buffer; sent: { topic: string; qos: number; payload
 /**
  * The payloads grouped by topic and published QoS, in arrival order. MQTT orders the messages of one
  * topic and QoS ([MQTT-4.6.0-6]); across QoS aedes does not keep the order (it publishes a QoS 1
- * message only once its PUBACK is written, a QoS 0 one at once), with or without coalescing.
+ * message only once its PUBACK is written, a QoS 0 one at once).
  */
 function byTopicAndQos(messages: { topic: string; qos: number; payload: string }[]): Map<string, string[]> {
   const groups = new Map<string, string[]>();
@@ -66,7 +86,7 @@ async function deliveries(sub: RawClient, count: number, acknowledge: boolean): 
   return got;
 }
 
-describe('coalesced deliveries', () => {
+describe('bursts through the store broker', () => {
   it('a burst reaches a QoS 0 and a persistent QoS 1 subscriber whole and in order', async () => {
     const b = await brokers.start();
     const fast = await subscriber(b.port, 'qos0-sub', 0);
@@ -115,5 +135,55 @@ describe('coalesced deliveries', () => {
       sent.map((_, i) => i + 1).filter((id) => id % 2 === 1),
     );
     await until(() => b.stats.messagesIn === BURST, 'every publish through the broker');
+  });
+
+  it('delivers a burst of 300 publishes in one write, then a large one sent in pieces, in order', async () => {
+    const b = await brokers.start();
+    const sub = await client(b.port, 'sub');
+    sub.send(subscribe(1, [['pos/replies/hq/#', 1]]));
+    await sub.next(TYPE.SUBACK);
+    const pub = await client(b.port, 'pub');
+    const packets: Buffer[] = [];
+    for (let i = 1; i <= 300; i += 1)
+      packets.push(publish({ topic: 'pos/replies/hq/r', payload: `m${i}`, qos: 1, id: i }));
+    pub.send(...packets);
+    const large = publish({
+      topic: 'pos/replies/hq/r',
+      payload: Buffer.alloc(200_000, 0x61),
+      qos: 1,
+      id: 301,
+    });
+    for (const [from, to] of [
+      [0, 2],
+      [2, 3],
+      [3, 70_000],
+      [70_000, large.length],
+    ] as const)
+      pub.send(large.subarray(from, to));
+    const got: string[] = [];
+    for (let i = 0; i < 301; i += 1) {
+      const p = await sub.next(TYPE.PUBLISH);
+      got.push(p.payload!.length > 100 ? `large ${p.payload!.length}` : p.payload!.toString());
+      sub.send(ack(TYPE.PUBACK, p.id!));
+    }
+    expect(got).toEqual([...packets.map((_, i) => `m${i + 1}`), 'large 200000']);
+  });
+
+  it('handles a DISCONNECT at the end of a burst before the connection closes: no last will', async () => {
+    const b = await brokers.start();
+    const sub = await client(b.port, 'sub');
+    sub.send(subscribe(1, [['pos/replies/hq/#', 0]]));
+    await sub.next(TYPE.SUBACK);
+    const pub = await client(b.port, 'pub', true, { topic: 'pos/replies/hq/will', payload: 'gone' });
+    const packets: Buffer[] = [];
+    for (let i = 1; i <= 50; i += 1) packets.push(publish({ topic: 'pos/replies/hq/r', payload: `m${i}` }));
+    pub.send(...packets, disconnect());
+    pub.socket.end();
+    await pub.waitClosed();
+    for (let i = 1; i <= 50; i += 1) expect((await sub.next(TYPE.PUBLISH)).payload?.toString()).toBe(`m${i}`);
+    // A PINGRESP proves the broker has handled everything sent before it; no will came first.
+    sub.send(pingreq());
+    await sub.next(TYPE.PINGRESP);
+    expect(sub.pending(TYPE.PUBLISH)).toEqual([]);
   });
 });

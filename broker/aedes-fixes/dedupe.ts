@@ -1,6 +1,10 @@
 /**
- * Works around aedes' overlap de-duplication losing messages (aedes issues #955 and #994, still
- * in 1.2.0). When a message matches two subscriptions of one client (`a/#` and `a/b`), aedes
+ * Works around: aedes' overlap de-duplication loses messages (upstream aedes #955 and #994, open
+ * in 1.2.0; our findings for them: docs/upstream/aedes-dedupe-overtaken.md).
+ * Delete when: aedes de-duplicates by message (origin broker + counter), not by the highest
+ * counter delivered, and skips the queue clear for a duplicate of a persistent session.
+ *
+ * When a message matches two subscriptions of one client (`a/#` and `a/b`), aedes
  * delivers it once by remembering, per client and origin broker, the highest `brokerCounter`
  * delivered, and drops anything not above it. Counters are taken when a publish starts, but
  * messages reach subscribers when their persistence steps finish: a retained publish waits for
@@ -25,9 +29,9 @@
  * as delivered too: its live copy, still on its way through the emitter when the session resumed,
  * is then the duplicate and is not sent again.
  *
- * It relies on aedes 1.2 internals (`client.deliver0`, `client.deliverQoS`, `client.duplicates`),
- * so it is installed before the client subscribes (preConnect) and test/broker-cluster.test.ts
- * pins the behaviour.
+ * It wraps `client.deliver0`, `client.deliverQoS` and sets `client.duplicates` (checked at start by
+ * internals-guard.ts), installed before the client subscribes (preConnect);
+ * test/broker-cluster.test.ts and test/broker-sessions.test.ts pin the behaviour.
  */
 import type { AedesPublishPacket, Client } from 'aedes';
 
@@ -49,11 +53,8 @@ const RECENT = 256;
 const QUEUED_SENDS = 2048;
 
 /**
- * Messages (origin broker + counter), the oldest dropped beyond `limit` per origin. Checked for
- * every delivery, so a counter is kept as a number under its origin rather than as an
- * `origin:counter` string to build and hash each time (docs/benchmarks.md, "Status latency through
- * the store broker"). Origins are the brokers of a cluster, a handful; at most MAX_ORIGINS are kept,
- * the first seen dropped first.
+ * Messages (origin broker + counter), the oldest dropped beyond `limit` per origin. Origins are
+ * the brokers of a cluster, a handful; at most MAX_ORIGINS are kept, the first seen dropped first.
  */
 const MAX_ORIGINS = 64;
 
@@ -91,7 +92,6 @@ export function markQueuedSend(client: Client, packet: { brokerId?: string; brok
 
 export function fixDedupe(client: Client): void {
   const internals = client as unknown as ClientInternals;
-  if (typeof internals.deliver0 !== 'function' || typeof internals.deliverQoS !== 'function') return;
   const recent = new BoundedKeys(RECENT);
   const fromQueue = new BoundedKeys(QUEUED_SENDS);
   queuedSends.set(client, fromQueue);

@@ -1,4 +1,11 @@
 /**
+ * Works around: mqtt-packet 9 buffers a packet's whole body before anything can refuse it (no
+ * maximum packet size), closes without CONNACK on an unsupported protocol level, and accepts
+ * malformed will flags and an UNSUBSCRIBE without filters; aedes 1.2 offers no hook before the
+ * parser. Upstream report: docs/upstream/mqtt-packet-parser.md.
+ * Delete when: mqtt-packet's parser takes a maximum packet size and refuses these CONNECTs and
+ * UNSUBSCRIBEs, and aedes passes the size through (then set it as an aedes option).
+ *
  * The store broker's gate in front of aedes' packet parser (mqtt-packet 9), per connection:
  *
  * - Maximum packet size, checked as soon as a packet's remaining length is read, before its body
@@ -10,8 +17,8 @@
  *   must be told "speak 3.1.1 instead" rather than see a network failure.
  *
  * aedes hands every connection to `new Client(broker, conn)`, which owns `_parser`; the hooks wrap
- * two of its steps (`_parseLength`, `_parseConnect`). test/broker-limits.test.ts and
- * test/broker-conformance.test.ts pin both, so an aedes or mqtt-packet upgrade that moves them fails there.
+ * three of its steps (`_parseLength`, `_parseConnect`, `_parseUnsubscribe`; checked at start by
+ * internals-guard.ts). test/broker-limits.test.ts and test/broker-conformance-*.test.ts pin them.
  */
 import type { Duplex } from 'node:stream';
 
