@@ -148,6 +148,21 @@ describe.each(conformanceTargets)('MQTT 3.1.1 CONNECT and sessions: $name', (fix
     expect([delivered.topic, delivered.payload?.toString()]).toEqual([topic, 'kept']);
   });
 
+  it('[MQTT-3.2.2-2] [MQTT-3.1.2-4] session present 1 for a resumed session that holds no subscriptions', async () => {
+    const id = clientId('sp-empty');
+    const first = await open(target, 'controller', { clientId: id, clean: false });
+    expect(first.connack.sessionPresent).toBe(false);
+    await first.client.end();
+    const second = clients.add(await open(target, 'controller', { clientId: id, clean: false }));
+    expect(second.connack.sessionPresent).toBe(true);
+    await second.client.end();
+    // CleanSession 1 discards it: a later CleanSession 0 connection starts a new session.
+    const discarded = await open(target, 'controller', { clientId: id, clean: true });
+    await discarded.client.end();
+    const third = clients.add(await open(target, 'controller', { clientId: id, clean: false }));
+    expect(third.connack.sessionPresent).toBe(false);
+  });
+
   it('[MQTT-3.1.2-6] [MQTT-3.2.2-1] CleanSession 1 discards the previous session: session present 0, no subscriptions', async () => {
     const id = clientId('clean');
     const topic = replyTopic('clean');

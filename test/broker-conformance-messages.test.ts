@@ -4,6 +4,7 @@
  * malformed packets. Same pattern as part 1: each test named by its statement ids, run against
  * the store broker and Mosquitto, raw packets; deliberate differences checked as documented.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   Clients,
@@ -166,6 +167,48 @@ describe.each(conformanceTargets)('MQTT 3.1.1 messages and subscriptions: $name'
     expect(sub.pending(TYPE.PUBLISH).map((p) => [p.payload?.toString(), p.qos])).toEqual([['both', 1]]);
   });
 
+  /** Publishes `payload` at QoS 2 through the whole flow (PUBREC, PUBREL, PUBCOMP). */
+  async function publishQos2(pub: RawClient, topic: string, payload: string, id: number): Promise<void> {
+    pub.send(publish({ topic, payload, qos: 2, id }));
+    await pub.next(TYPE.PUBREC);
+    pub.send(ack(TYPE.PUBREL, id));
+    await pub.next(TYPE.PUBCOMP);
+  }
+
+  it('[MQTT-3.8.4-6] a QoS 2 message reaching a wildcard subscription granted QoS 1 is delivered at QoS 1', async () => {
+    const base = replyTopic('granted');
+    const { sub, pub } = await pair([[`${base}/+`, 1]]);
+    await publishQos2(pub, `${base}/C`, 'capped', 11);
+    const delivered = await sub.next(TYPE.PUBLISH);
+    expect([delivered.payload?.toString(), delivered.qos]).toEqual(['capped', 1]);
+    sub.send(ack(TYPE.PUBACK, delivered.id ?? 0));
+    await sub.settle();
+    expect(sub.pending(TYPE.PUBLISH)).toEqual([]);
+  });
+
+  it('[MQTT-3.3.5-1] overlapping subscriptions, the lower QoS on the equal filter: a QoS 2 message goes out at the highest QoS granted (Mosquitto differs: mosquitto#3319)', async () => {
+    const base = replyTopic('overlap2');
+    const topic = `${base}/C`;
+    const { sub, pub } = await pair([
+      [topic, 0],
+      [`${base}/+`, 1],
+    ]);
+    await publishQos2(pub, topic, 'max', 12);
+    await sub.settle();
+    const copies = sub.pending(TYPE.PUBLISH).map((p) => [p.payload?.toString(), p.qos ?? 0] as const);
+    // The specification: one copy at the highest QoS of the matching subscriptions (1), and further
+    // copies, if any, at most at their own subscription's QoS. The store broker sends one.
+    const meetsSpec = copies.some(([, qos]) => qos === 1) && copies.every(([, qos]) => qos <= 1);
+    if (target.store) {
+      expect(copies).toEqual([['max', 1]]);
+      expect(meetsSpec).toBe(true);
+    } else {
+      // Expected to differ: Mosquitto violates [MQTT-3.3.5-1] here (upstream mosquitto#3319, open),
+      // so the reference is checked against what it does, not against the specification.
+      expect(meetsSpec).toBe(false);
+    }
+  });
+
   it('[MQTT-3.3.5-2] a publish the server does not authorize: the store broker acknowledges and drops it (deliberate); Mosquitto (no ACL) delivers', async () => {
     // A controller may not write a device's state (docs/broker.md, ACL).
     const topic = `${NS}/devices/${DEVICE}/state`;
@@ -298,4 +341,22 @@ describe.each(conformanceTargets)('MQTT 3.1.1 messages and subscriptions: $name'
 
   it('[MQTT-3.10.3-2] an UNSUBSCRIBE without topic filters closes the connection', () =>
     closedAfter(packet(TYPE.UNSUBSCRIBE, 0x02, Buffer.from([0, 1]))));
+});
+
+describe('docs/broker.md "Conformance"', () => {
+  it('names every statement the conformance suites check', () => {
+    const read = (file: string): string => readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+    const checked = new Set<string>();
+    for (const suite of ['broker-conformance-connect', 'broker-conformance-messages']) {
+      for (const title of read(`test/${suite}.test.ts`).matchAll(/\bit\('([^']*)'/g))
+        for (const id of title[1]!.matchAll(/\[MQTT-[\d.]+-\d+\]/g)) checked.add(id[0]);
+    }
+    const doc = read('docs/broker.md');
+    const section = doc.slice(
+      doc.indexOf('## Conformance'),
+      doc.indexOf('\n## ', doc.indexOf('## Conformance') + 1),
+    );
+    expect(checked.size).toBeGreaterThan(40);
+    expect([...checked].filter((id) => !section.includes(id))).toEqual([]);
+  });
 });
