@@ -12,6 +12,7 @@ import { SessionPresent } from './aedes-fixes/session-present.ts';
 import { holdUntilConnected, markQueueSends } from './aedes-fixes/session-resume.ts';
 import { guardSubscriptionStore } from './aedes-fixes/subscription-store.ts';
 import { logBrokerEvents } from './broker-events.ts';
+import type { ConnectionAdmission } from './connection-admission.ts';
 import type { Gatekeeper } from './gatekeeper.ts';
 import type { BrokerLimits } from './limits.ts';
 import type { RedisBackend } from './redis-backend.ts';
@@ -19,10 +20,12 @@ import type { RedisBackend } from './redis-backend.ts';
 export async function createStoreAedes(input: {
   limits: Readonly<BrokerLimits>;
   gatekeeper: Gatekeeper;
+  /** Counts logins against `maxConnections` (its `authenticate` wraps the gatekeeper's). */
+  admission: ConnectionAdmission;
   redis: RedisBackend | undefined;
   logger: Logger;
 }): Promise<Aedes> {
-  const { limits, gatekeeper, redis, logger } = input;
+  const { limits, gatekeeper, admission, redis, logger } = input;
   const hooks = gatekeeper.hooks();
   const sessionPresent = new SessionPresent();
   const aedes = await Aedes.createBroker({
@@ -31,6 +34,7 @@ export async function createStoreAedes(input: {
     connectTimeout: limits.connectTimeoutMs,
     concurrency: limits.emitterConcurrency,
     ...hooks,
+    authenticate: admission.authenticate(hooks.authenticate),
     authorizeSubscribe: sessionPresent.authorizeSubscribe(hooks.authorizeSubscribe),
     preConnect: (client, packet, callback) => {
       // Before the client has any subscription; each wraps the one before.

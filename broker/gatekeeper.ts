@@ -37,9 +37,9 @@ export interface BrokerStats {
   subscribeDenied: number;
   /** CONNECTs refused: bad credentials, anonymous, client id or will not allowed. */
   connectRefused: number;
-  /** Open connections, logged in or not (the `maxConnections` count). */
+  /** Open connections, logged in or not. */
   connections: number;
-  /** Connections closed at once because `maxConnections` were open. */
+  /** Connections closed at once (`maxPendingPerAddress`) and logins refused (`maxConnections`). */
   connectionsRefused: number;
 }
 

@@ -1,6 +1,7 @@
 /**
- * The store broker's limits before login, defaults in one place (the CLI flags `--max-packet-bytes`,
- * `--connect-timeout`, `--max-connections`, `serve --broker-...`, and docs/broker.md "Security").
+ * The store broker's limits, defaults in one place (the CLI flags `--max-packet-bytes`,
+ * `--connect-timeout`, `--max-connections`, `--max-pending-per-address`, `serve --broker-...`,
+ * and docs/broker.md "Security").
  */
 export interface BrokerLimits {
   /**
@@ -10,8 +11,14 @@ export interface BrokerLimits {
   maxPacketBytes: number;
   /** A connection that has not completed its CONNECT by then is closed. */
   connectTimeoutMs: number;
-  /** Open connections (all listeners together, logged in or not); more are closed at once. */
+  /** Clients logged in at once (all listeners together); a login past it gets CONNACK 3. */
   maxConnections: number;
+  /**
+   * Connections from one address that have not logged in yet (all listeners together); more are
+   * closed before any byte is read. Apart from `maxConnections`, so idle sockets cannot lock
+   * logged-in clients out.
+   */
+  maxPendingPerAddress: number;
   /** Failed logins per address, and per user name, within `loginWindowMs` before refusals. */
   loginMaxFailures: number;
   loginWindowMs: number;
@@ -29,6 +36,7 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   maxPacketBytes: 2 * 1024 * 1024 + 64 * 1024,
   connectTimeoutMs: 10_000,
   maxConnections: 1000,
+  maxPendingPerAddress: 32,
   loginMaxFailures: 10,
   loginWindowMs: 60_000,
   emitterConcurrency: 1000,

@@ -168,20 +168,26 @@ function hasPeerCertificate(socket: TLSSocket): boolean {
   return certificate !== null && Object.keys(certificate).length > 0;
 }
 
-/** MQTT over WebSocket: each WebSocket becomes a duplex stream handed to aedes. */
+/**
+ * MQTT over WebSocket: each WebSocket becomes a duplex stream handed to aedes. A frame (or a
+ * fragmented message) announcing more than `maxPayload` bytes closes the connection (1009) before
+ * it is buffered; `ws` would otherwise take up to 100 MiB per connection before the packet gate
+ * sees a byte.
+ */
 export async function listenWebSocket(
   handle: ConnectionHandler,
   onError: (error: Error) => void,
   port: number,
   host: string,
   flag: string,
+  maxPayload: number,
 ): Promise<Listener> {
   const server = createHttpServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' });
     res.end('MQTT over WebSocket only: connect with ws://\n');
   });
   const sockets = trackSockets(server);
-  const wss = new WebSocketServer({ server });
+  const wss = new WebSocketServer({ server, maxPayload });
   wss.on('error', onError);
   wss.on('connection', (ws, request) => {
     const stream = createWebSocketStream(ws);

@@ -50,7 +50,7 @@ export class StoreBroker {
   #starting: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
   readonly #limits: Readonly<BrokerLimits>;
-  /** Open connections of every listener, logged in or not, against `maxConnections`. */
+  /** Open connections of every listener: pending ones per address, logged-in ones against `maxConnections`. */
   readonly #admission: ConnectionAdmission;
   /** Failed logins per address and user name; its sweep timer runs from start() to stop(). */
   readonly #logins: LoginLimiter;
@@ -155,6 +155,7 @@ export class StoreBroker {
       this.#aedes = await createStoreAedes({
         limits: this.#limits,
         gatekeeper,
+        admission: this.#admission,
         redis: this.#redis,
         logger,
       });
@@ -183,6 +184,7 @@ export class StoreBroker {
           this.#options.wsPort,
           host,
           this.#options.wsPortFlag ?? '--ws-port',
+          this.#limits.maxPacketBytes,
         );
       }
     } catch (error) {

@@ -1,6 +1,6 @@
 /**
  * The store broker's limit flags, shared by `regbridge broker` (`--max-packet-bytes`,
- * `--connect-timeout`, `--max-connections`) and serve's embedded broker (the same after
+ * `--connect-timeout`, `--max-connections`, `--max-pending-per-address`) and serve's embedded broker (the same after
  * `--broker-`). Their defaults are broker/limits.ts's, written here as a user types them.
  */
 import { DEFAULT_BROKER_LIMITS, MAX_MQTT_PACKET_BYTES, MIN_MAX_PACKET_BYTES } from '../broker/limits.ts';
@@ -29,7 +29,17 @@ export function connectTimeoutFlag(name: string) {
 }
 
 export function maxConnectionsFlag(name: string) {
-  return flag(`--${name} <n>`, 'open connections at once; more are closed at once', wholeNumber(1), {
+  return flag(`--${name} <n>`, 'clients logged in at once; a login past it gets CONNACK 3', wholeNumber(1), {
     default: String(D.maxConnections),
   });
+}
+
+/** `--max-pending-per-address` (or `--broker-max-pending-per-address`). */
+export function maxPendingPerAddressFlag(name: string) {
+  return flag(
+    `--${name} <n>`,
+    'connections from one address not logged in yet; more are closed at once',
+    wholeNumber(1),
+    { default: String(D.maxPendingPerAddress) },
+  );
 }

@@ -50,6 +50,7 @@ export function embeddedBroker(config: ServeConfig, logger: Logger): EmbeddedBro
           maxPacketBytes: config.brokerMaxPacketBytes,
           connectTimeoutMs: config.brokerConnectTimeout,
           maxConnections: config.brokerMaxConnections,
+          maxPendingPerAddress: config.brokerMaxPendingPerAddress,
           loginMaxFailures: config.authMaxFailures,
           loginWindowMs: config.authWindow,
         },

@@ -29,7 +29,12 @@ import { EXECUTOR_DEFAULTS } from '../src/executors/executor.ts';
 import { DEFAULT_REQUEST_ID_MEMORY } from '../src/tasks/request-ids.ts';
 import { DEFAULT_MAX_SCRIPT_BYTES } from '../src/tasks/script-text.ts';
 import { pemProblem, readPem } from '../src/tls.ts';
-import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
+import {
+  connectTimeoutFlag,
+  maxConnectionsFlag,
+  maxPacketBytesFlag,
+  maxPendingPerAddressFlag,
+} from './broker-limit-flags.ts';
 import { embeddedBrokerTlsFlags } from './broker-tls-flags.ts';
 import {
   caFileFlag,
@@ -145,6 +150,7 @@ export const serveFlags = {
   brokerMaxPacketBytes: maxPacketBytesFlag('broker-max-packet-bytes'),
   brokerConnectTimeout: connectTimeoutFlag('broker-connect-timeout'),
   brokerMaxConnections: maxConnectionsFlag('broker-max-connections'),
+  brokerMaxPendingPerAddress: maxPendingPerAddressFlag('broker-max-pending-per-address'),
   mqtt: negatedFlag('--no-mqtt', 'no MQTT at all'),
   ns: nsFlag(),
   groups: repeatableFlag(

@@ -15,6 +15,7 @@ import {
   probeClient,
 } from '../broker/aedes-fixes/internals-guard.ts';
 import { createStoreAedes } from '../broker/aedes-instance.ts';
+import { ConnectionAdmission } from '../broker/connection-admission.ts';
 import { Gatekeeper } from '../broker/gatekeeper.ts';
 import { DEFAULT_BROKER_LIMITS } from '../broker/limits.ts';
 import { LoginLimiter } from '../broker/login-limiter.ts';
@@ -45,7 +46,13 @@ describe('createStoreAedes', () => {
       return broker;
     });
     await expect(
-      createStoreAedes({ limits: DEFAULT_BROKER_LIMITS, gatekeeper: gatekeeper(), redis: undefined, logger }),
+      createStoreAedes({
+        limits: DEFAULT_BROKER_LIMITS,
+        gatekeeper: gatekeeper(),
+        admission: new ConnectionAdmission(DEFAULT_BROKER_LIMITS, logger),
+        redis: undefined,
+        logger,
+      }),
     ).rejects.toThrow(
       /persistence\.addSubscriptions is missing \(used by broker\/aedes-fixes\/subscription-store\.ts\)/,
     );
@@ -56,6 +63,7 @@ describe('createStoreAedes', () => {
     const aedes = await createStoreAedes({
       limits: DEFAULT_BROKER_LIMITS,
       gatekeeper: gatekeeper(),
+      admission: new ConnectionAdmission(DEFAULT_BROKER_LIMITS, logger),
       redis: undefined,
       logger,
     });

@@ -127,6 +127,8 @@ describe('regbridge broker', () => {
         'soon',
         '--max-connections',
         '0',
+        '--max-pending-per-address',
+        '0',
         '--tls-cert',
         fileURLToPath(import.meta.url), // no PEM certificate in it
         '--client-ca',
@@ -145,6 +147,7 @@ describe('regbridge broker', () => {
       '--max-packet-bytes',
       '--connect-timeout',
       '--max-connections',
+      '--max-pending-per-address',
     ]) {
       expect(
         lines.some((line) => line.startsWith(`  - ${flag}: `)),
@@ -164,7 +167,7 @@ describe('regbridge broker', () => {
     expect(r.stderr()).not.toMatch(/\n\s+at /);
   });
 
-  it('applies --max-packet-bytes, --connect-timeout and --max-connections', async () => {
+  it('applies --max-packet-bytes, --connect-timeout, --max-connections and --max-pending-per-address', async () => {
     const r = run([
       '--port',
       '0',
@@ -178,6 +181,8 @@ describe('regbridge broker', () => {
       '300ms',
       '--max-connections',
       '2',
+      '--max-pending-per-address',
+      '1',
     ]);
     const { port } = await listening(r);
     const silent = await RawClient.open(port);
@@ -192,9 +197,15 @@ describe('regbridge broker', () => {
     await client.waitClosed();
     const first = await RawClient.connected(port, { clientId: 'b', username: 'hq', password: 'pw' });
     const second = await RawClient.connected(port, { clientId: 'c', username: 'hq', password: 'pw' });
-    const third = await RawClient.open(port);
-    await third.waitClosed();
-    await Promise.all([first.client.drop(), second.client.drop()]);
+    const third = await RawClient.connected(port, { clientId: 'd', username: 'hq', password: 'pw' });
+    expect(third.connack.returnCode).toBe(3); // server unavailable: two clients logged in
+    await third.client.waitClosed();
+    const idle = await RawClient.open(port);
+    const extra = await RawClient.open(port);
+    await extra.waitClosed();
+    // Closed at once, while the idle one opened before it still waits for its CONNECT time-out.
+    expect([extra.packets, idle.closed]).toEqual([[], false]);
+    await Promise.all([first.client.drop(), second.client.drop(), idle.drop()]);
     r.child.kill('SIGTERM');
     expect(await r.exit).toBe(0);
   });

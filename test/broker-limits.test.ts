@@ -3,10 +3,13 @@
  * enforced before the packet is buffered, the CONNECT time-out, the connection cap. Raw sockets;
  * every wait is for an event (a close, a CONNACK) with a time-out.
  */
-import { describe, expect, it } from 'vitest';
-import { DEFAULT_BROKER_LIMITS } from '../broker/store-broker.ts';
+import { randomBytes } from 'node:crypto';
+import { createConnection, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_BROKER_LIMITS, type StoreBroker } from '../broker/store-broker.ts';
 import { brokerPerTest, HQ } from './support/broker-per-test.ts';
 import { connect, publish, RawClient, subscribe, TYPE } from './support/raw-mqtt.ts';
+import { CTL, storeBroker } from './support/store-brokers.ts';
 import { until } from './support/waits.ts';
 
 const USER = HQ;
@@ -39,6 +42,7 @@ describe('maximum packet size', () => {
       maxPacketBytes: 2 * 1024 * 1024 + 64 * 1024,
       connectTimeoutMs: 10_000,
       maxConnections: 1000,
+      maxPendingPerAddress: 32,
       loginMaxFailures: 10,
       loginWindowMs: 60_000,
       emitterConcurrency: 1000,
@@ -106,25 +110,137 @@ describe('CONNECT time-out', () => {
   });
 });
 
-describe('--max-connections', () => {
-  it('closes connections beyond the cap at once (logged in or not) and admits again when one goes', async () => {
-    const started = await brokers.start({ maxConnections: 3 });
-    const idle = [await raw(started.port), await raw(started.port)];
-    const { client: loggedIn } = await RawClient.connected(started.port, { clientId: 'in', ...USER });
-    opened.push(loggedIn);
-    const refused = await raw(started.port);
-    refused.send(connect({ clientId: 'refused', ...USER }));
+describe('--max-connections and --max-pending-per-address', () => {
+  /** `count` connections from 127.0.0.2 that never send CONNECT; resolves with those still open. */
+  async function idleFromElsewhere(port: number, count: number): Promise<RawClient[]> {
+    const idle: RawClient[] = [];
+    for (let i = 0; i < count; i += 1) idle.push(await RawClient.open(port, '127.0.0.1', '127.0.0.2'));
+    opened.push(...idle);
+    return idle;
+  }
+
+  it('idle sockets from one address never lock logged-in clients out', async () => {
+    // The cap on logged-in clients is below the idle sockets: they must not count against it.
+    const started = await brokers.start({ maxConnections: 5, connectTimeoutMs: 60_000 });
+    const idle = await idleFromElsewhere(started.port, 40);
+    // 32 (the default per address) stay, the other 8 are closed at once, before any byte.
+    await until(() => idle.filter((c) => c.closed).length === 8, 'the connections past 32 to be closed');
+    expect(started.stats.connectionsRefused).toBe(8);
+    for (let i = 0; i < 5; i += 1) {
+      const { client, connack } = await RawClient.connected(started.port, { clientId: `reg-${i}`, ...USER });
+      opened.push(client);
+      expect(connack.returnCode).toBe(0);
+    }
+    expect(started.stats.connections).toBe(32 + 5);
+  });
+
+  it('caps logged-in clients: a login past --max-connections gets CONNACK 3; a takeover is not a new client', async () => {
+    const started = await brokers.start({ maxConnections: 2 });
+    for (const clientId of ['a', 'b']) {
+      const { client, connack } = await RawClient.connected(started.port, { clientId, ...USER });
+      opened.push(client);
+      expect(connack.returnCode).toBe(0);
+    }
+    const { client: refused, connack } = await RawClient.connected(started.port, { clientId: 'c', ...USER });
+    opened.push(refused);
+    expect(connack.returnCode).toBe(3);
     await refused.waitClosed();
-    expect(refused.packets).toEqual([]);
+    // The same client id again replaces the connected one ([MQTT-3.1.4-2]).
+    const takeover = await RawClient.connected(started.port, { clientId: 'b', ...USER });
+    opened.push(takeover.client);
+    expect(takeover.connack.returnCode).toBe(0);
+    await until(() => started.stats.connections === 2, 'the replaced connection to close');
     expect(started.stats.connectionsRefused).toBe(1);
-    await idle[0]?.drop();
-    await until(() => started.stats.connections < 3, 'the broker to see the close');
-    const { client: later, connack } = await RawClient.connected(started.port, {
-      clientId: 'later',
+  });
+
+  it('counts pending connections per address: a login frees its place', async () => {
+    const started = await brokers.start({ maxPendingPerAddress: 2, connectTimeoutMs: 60_000 });
+    const [first, second] = await idleFromElsewhere(started.port, 2);
+    const third = (await idleFromElsewhere(started.port, 1))[0]!;
+    await third.waitClosed();
+    expect(third.packets).toEqual([]);
+    // Another address is not affected.
+    const { client: local, connack } = await RawClient.connected(started.port, {
+      clientId: 'local',
       ...USER,
     });
-    opened.push(later);
+    opened.push(local);
     expect(connack.returnCode).toBe(0);
-    expect(started.stats.connections).toBe(3);
+    // One of the two logs in: its place before login is free again.
+    first!.send(connect({ clientId: 'from-2', ...USER }));
+    expect((await first!.next(TYPE.CONNACK)).returnCode).toBe(0);
+    const fourth = (await idleFromElsewhere(started.port, 1))[0]!;
+    fourth.send(connect({ clientId: 'from-2-again', ...USER }));
+    expect((await fourth.next(TYPE.CONNACK)).returnCode).toBe(0);
+    expect(second!.closed).toBe(false);
+    expect(started.stats.connectionsRefused).toBe(1);
+  });
+});
+
+describe('MQTT over WebSocket (--ws-port)', () => {
+  const running: StoreBroker[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((b) => b.stop()));
+  });
+
+  /** A raw WebSocket handshake on `port`; resolves with the socket and what it received after the 101. */
+  async function upgraded(port: number): Promise<{ socket: Socket; received: () => Buffer }> {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    let buffer = Buffer.alloc(0);
+    let upgradedAt = -1;
+    socket.on('data', (chunk: Buffer) => {
+      buffer = Buffer.concat([buffer, chunk]);
+      if (upgradedAt < 0 && buffer.includes('\r\n\r\n')) upgradedAt = buffer.indexOf('\r\n\r\n') + 4;
+    });
+    socket.on('error', () => undefined);
+    socket.write(
+      'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
+        'Sec-WebSocket-Protocol: mqtt\r\n\r\n',
+    );
+    await until(() => upgradedAt >= 0, 'the 101 answer');
+    expect(buffer.subarray(0, 12).toString()).toBe('HTTP/1.1 101');
+    return { socket, received: () => buffer.subarray(upgradedAt) };
+  }
+
+  it('closes a connection announcing a frame over --max-packet-bytes before buffering it (1009)', async () => {
+    // A long CONNECT time-out: only the frame limit may close this connection within the test.
+    const broker = storeBroker('pos', {
+      wsPort: 0,
+      limits: { maxPacketBytes: 64 * 1024, connectTimeoutMs: 60_000 },
+    });
+    running.push(broker);
+    await broker.start();
+    const { socket, received } = await upgraded(broker.wsPort!);
+    // A masked binary frame announcing 50 MiB, and its first 16 KiB: `ws` used to wait for all of it.
+    const header = Buffer.alloc(14);
+    header[0] = 0x82;
+    header[1] = 0x80 | 127;
+    header.writeBigUInt64BE(BigInt(50 * 1024 * 1024), 2);
+    socket.write(Buffer.concat([header, Buffer.alloc(16 * 1024)]));
+    // The close frame: status 1009 "message too big".
+    await until(() => received().includes(Buffer.from([0x88, 0x02, 0x03, 0xf1])), 'a close frame 1009');
+    socket.destroy();
+  });
+
+  it('still carries MQTT packets up to the limit', async () => {
+    const broker = storeBroker('pos', { wsPort: 0, limits: { maxPacketBytes: 64 * 1024 } });
+    running.push(broker);
+    await broker.start();
+    const { socket, received } = await upgraded(broker.wsPort!);
+    const packet = connect({ clientId: 'ws-client', ...CTL });
+    const frame = Buffer.concat([Buffer.from([0x82, 0x80 | packet.length, 0, 0, 0, 0]), packet]);
+    socket.write(frame);
+    // CONNACK 0, in one or more (unmasked, short) binary frames from the server.
+    const payload = (): Buffer => {
+      const bytes = received();
+      const parts: Buffer[] = [];
+      for (let at = 0; at + 2 <= bytes.length && bytes[at] === 0x82; at += 2 + bytes[at + 1]!)
+        parts.push(bytes.subarray(at + 2, at + 2 + bytes[at + 1]!));
+      return Buffer.concat(parts);
+    };
+    await until(() => payload().length >= 4, 'CONNACK');
+    expect([...payload().subarray(0, 4)]).toEqual([0x20, 0x02, 0x00, 0x00]);
+    socket.destroy();
   });
 });
