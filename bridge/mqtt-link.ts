@@ -22,7 +22,7 @@ export class MqttLink implements BridgeLink {
   private closed = false;
   /** Completion callbacks of replies: how they are recognised in mqtt.js' outgoing map. */
   private readonly replyCallbacks = new WeakSet<object>();
-  /** Replies waiting for the PUBACK of the message they answer (or, failing that, the next turn). */
+  /** Replies waiting for the next turn, behind the PUBACK of the message they answer. */
   private heldReplies: Array<() => void> = [];
   private replyTurn: NodeJS.Immediate | undefined;
   private readonly flushReplies = (): void => {
@@ -48,17 +48,6 @@ export class MqttLink implements BridgeLink {
 
   attach(client: MqttClient): void {
     this.client = client;
-    // mqtt.js calls handleMessage after the 'message' event and writes the PUBACK of a QoS 1
-    // message in its callback, synchronously (a QoS 0 message has none). The replies the
-    // listeners published are sent right after it, so they leave in the same socket write as
-    // the PUBACK instead of one write (and one broker read) more a turn later.
-    const handleMessage = client.handleMessage.bind(client);
-    client.handleMessage = (packet, callback) => {
-      handleMessage(packet, (error) => {
-        callback(error);
-        if (this.heldReplies.length > 0) this.flushReplies();
-      });
-    };
   }
 
   /** The bridge has handled CONNACK: publishing goes straight to the broker from now on. */
@@ -94,9 +83,8 @@ export class MqttLink implements BridgeLink {
       send();
       return;
     }
-    // Replies go out after mqtt.js has acknowledged the script message: right after its PUBACK
-    // (attach()), or on the next turn if no acknowledgement follows in this one (a reply
-    // published outside a 'message' event). A broker that refuses the reply by closing the
+    // Replies go out on the next turn, after mqtt.js has written the PUBACK of the script message
+    // (it does so in the same turn as the 'message' event). A broker that refuses the reply by closing the
     // connection then cannot redeliver the script, and the reply is dropped with the connection
     // (connectionLost): no disconnect loop.
     this.replyCallbacks.add(done);

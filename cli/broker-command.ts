@@ -3,7 +3,7 @@
  * variables are validated by one schema, every problem reported at once (exit code 2).
  */
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   type BrokerUser,
   DEFAULT_BROKER_LIMITS,

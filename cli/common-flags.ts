@@ -3,7 +3,7 @@
  * the topic namespace, the broker connection of the controller commands, listen addresses.
  */
 import { createSecureContext } from 'node:tls';
-import { z } from 'zod';
+import * as z from 'zod';
 import { mqttUrlSchema } from '../bridge/contract/broker-url.ts';
 import { backoffScheduleProblem } from '../bridge/contract/reconnect-backoff.ts';
 import { namespaceSchema } from '../bridge/contract/topics.ts';

@@ -5,7 +5,7 @@
  * once, then frozen. TLS files are checked here (the shared `--tls-cert`/`--tls-key`,
  * cli/common-flags.ts), so a missing one is a configuration error, and read at start.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
 import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
 import { durationIn, port, userSpecSchema } from '../src/config.ts';

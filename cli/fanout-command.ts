@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { StoreController } from '../controller/store-controller.ts';
 import { parseTarget } from '../controller/targets.ts';
 import { type FanoutResult, type FanoutTarget, summarize } from '../controller/types.ts';

@@ -25,7 +25,7 @@
  * Then list the command in test/cli-flags.test.ts (help defaults == schema defaults).
  */
 import { type Command, Option } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError, parseConfig } from '../src/config.ts';
 
 type ValueDefault = string | number | boolean | readonly string[];

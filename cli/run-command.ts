@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DeviceClient } from '../src/client/device-client.ts';
 import { RestException, TaskProcessingException, TimeoutException } from '../src/client/rest-exception.ts';
 import { positiveDuration, userSpecSchema } from '../src/config.ts';

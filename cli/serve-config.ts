@@ -6,7 +6,7 @@
  */
 
 import { X509Certificate } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BRIDGE_DEFAULTS } from '../bridge/bridge-options.ts';
 import { idSchema, installationSchema } from '../bridge/contract/topics.ts';
 import {

@@ -5,7 +5,7 @@
  * with every problem reported at once, then frozen.
  */
 import { hostname } from 'node:os';
-import { z } from 'zod';
+import * as z from 'zod';
 import { durationMs } from './duration.ts';
 
 /**

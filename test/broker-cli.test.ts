@@ -182,7 +182,7 @@ describe('regbridge broker', () => {
       '--max-connections',
       '2',
       '--max-pending-per-address',
-      '1',
+      '2',
     ]);
     const { port } = await listening(r);
     const silent = await RawClient.open(port);
@@ -200,12 +200,16 @@ describe('regbridge broker', () => {
     const third = await RawClient.connected(port, { clientId: 'd', username: 'hq', password: 'pw' });
     expect(third.connack.returnCode).toBe(3); // server unavailable: two clients logged in
     await third.client.waitClosed();
-    const idle = await RawClient.open(port);
-    const extra = await RawClient.open(port);
+    // From another address (the connections above may still be closing on the broker's side).
+    const idle = [
+      await RawClient.open(port, '127.0.0.1', '127.0.0.2'),
+      await RawClient.open(port, '127.0.0.1', '127.0.0.2'),
+    ];
+    const extra = await RawClient.open(port, '127.0.0.1', '127.0.0.2');
     await extra.waitClosed();
-    // Closed at once, while the idle one opened before it still waits for its CONNECT time-out.
-    expect([extra.packets, idle.closed]).toEqual([[], false]);
-    await Promise.all([first.client.drop(), second.client.drop(), idle.drop()]);
+    // Closed at once, while the idle ones opened before it still wait for their CONNECT time-out.
+    expect([extra.packets, idle[0]!.closed, idle[1]!.closed]).toEqual([[], false, false]);
+    await Promise.all([first.client.drop(), second.client.drop(), ...idle.map((c) => c.drop())]);
     r.child.kill('SIGTERM');
     expect(await r.exit).toBe(0);
   });

@@ -4,7 +4,7 @@
  * `--mqtt-url` may also list several brokers (`mqtt://h1:1883,mqtt://h2:1883`): instances of one
  * cluster that the bridge and the controller fail over between (bridge/contract/failover.ts).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export interface BrokerEndpoint {
   /** The URL without user info. */

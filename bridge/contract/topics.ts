@@ -3,7 +3,7 @@
  * types and zod schemas. Shared by the device bridge, the store controller and every client, so both ends
  * of a topic always agree.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 

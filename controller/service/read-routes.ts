@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AuthService } from '../../src/auth/auth-service.ts';
 import { errorResponses, jsonResponse } from '../../src/routes/schemas.ts';
 import { VERSION } from '../../src/version.ts';

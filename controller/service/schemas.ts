@@ -3,7 +3,7 @@
  * validate requests, serialize responses and generate /openapi.json. They join the device
  * API's schema registry (src/routes/schemas.ts), so both documents share Error and Token.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { idSchema } from '../../bridge/contract/topics.ts';
 import { apiSchemas, reconnectHealthSchema } from '../../src/routes/schemas.ts';
 import { JOB_STATUSES, type JobStatus, RESULT_STATUSES, type ResultStatus } from '../job-types.ts';

@@ -4,7 +4,7 @@
  * RestException, never an object of the wrong shape.
  */
 import type { Dispatcher } from 'undici';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The vendor's status enum: the three wire statuses plus TASK_DOES_NOT_EXIST, which the device

@@ -3,7 +3,7 @@
  * responses and generate /openapi.json, so the three can never disagree. Messages are
  * predicates ("is required", "must be ...") that the error handler prefixes with the field.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type HttpErrorCode, httpErrorCodes } from '../errors.ts';
 
 /** Long poll bound of `GET /api/tasks/{id}?waitMs=` (docs/api.md). */

@@ -1,7 +1,7 @@
 /** Routes 6 and 7 of docs/api.md: /health and /metrics, both without auth. */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DeviceCoreConfig } from '../config.ts';
 import type { MqttHealth } from '../health.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
