@@ -12,6 +12,7 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { writeServeCodeCache } from './code-cache.mjs';
+import { lazyTransports } from './mqtt-fixes/lazy-transports.mjs';
 
 const ASSETS = ['controller/dashboard'];
 const BUNDLE_DIR = 'dist/bundle';
@@ -60,42 +61,8 @@ export function disableMqttPacketNumberCache(): void {
 }
 `;
 
-/**
- * `import { z } from 'zod'` is zod's namespace as one object, which keeps all of zod in a bundle
- * (its 40 locales, JSON-schema import...); `import * as z` names the same members and lets
- * esbuild keep only those used. Same values, so the sources keep the import they have.
- */
-const ZOD_NAMED = /^import \{ z \} from 'zod';$/m;
-
-/**
- * mqtt.js requires every transport on its first connect (WebSocket with the ws package, TLS, and,
- * from TCP and TLS, SOCKS with the socks and ip-address packages), though a device connects with
- * one, mostly plain TCP to its own broker, and with a SOCKS proxy only when one is configured.
- * In the bundle each transport, and SOCKS, is required when it is first used instead: the same
- * code runs, later (docs/benchmarks.md, "Register footprint", third pass). Each substitution is
- * counted and the build fails if mqtt.js changed so that one no longer applies.
- */
-const MQTT_LAZY = [
-  {
-    file: /[\\/]mqtt[\\/]build[\\/]lib[\\/]connect[\\/]index\.js$/,
-    from: /protocols\.(\w+) = require\('\.\/(\w+)'\)\.(\w+);/g,
-    to: "protocols.$1 = (client, opts) => require('./$2').$3(client, opts);",
-    expected: 12,
-  },
-  {
-    file: /[\\/]mqtt[\\/]build[\\/]lib[\\/]connect[\\/]tcp\.js$/,
-    from: /const socks_1 = __importDefault\(require\("\.\/socks"\)\);/g,
-    to: 'const socks_1 = { get default() { return require("./socks").default; } };',
-    expected: 1,
-  },
-  {
-    file: /[\\/]mqtt[\\/]build[\\/]lib[\\/]connect[\\/]tls\.js$/,
-    from: /const socks_1 = __importDefault\(require\("\.\/socks"\)\);/g,
-    to: 'const socks_1 = { get default() { return require("./socks").default; } };',
-    expected: 1,
-  },
-];
-const mqttLazyApplied = new Map();
+// mqtt.js's transports required on first use in the bundle (fenced and guarded there).
+const mqttLazy = lazyTransports(readFileSync);
 
 /** @type {import('esbuild').Plugin} */
 const sourcesForBundle = {
@@ -106,17 +73,7 @@ const sourcesForBundle = {
       loader: 'ts',
       resolveDir: join(args.path, '..'),
     }));
-    build.onLoad({ filter: /[\\/]mqtt[\\/]build[\\/]lib[\\/]connect[\\/](index|tcp|tls)\.js$/ }, (args) => {
-      const rule = MQTT_LAZY.find((r) => r.file.test(args.path));
-      if (!rule) return undefined;
-      let count = 0;
-      const contents = readFileSync(args.path, 'utf8').replace(rule.from, (...match) => {
-        count += 1;
-        return rule.to.replace(/\$(\d)/g, (_, n) => match[Number(n)]);
-      });
-      mqttLazyApplied.set(rule, count);
-      return { contents, loader: 'js' };
-    });
+    build.onLoad({ filter: mqttLazy.filter }, (args) => mqttLazy.load(args));
     // The `serve` script runs only for `regbridge serve ...` (bin/regbridge.js), which never loads
     // another command's module (cli/command-index.ts): those stay out of it.
     build.onResolve({ filter: /^\.\/[\w-]+-command\.ts$/ }, (args) =>
@@ -144,11 +101,6 @@ const sourcesForBundle = {
       contents: `throw new Error('${args.path} is not in the serve bundle');`,
       loader: 'js',
     }));
-    build.onLoad({ filter: /\.ts$/ }, (args) => {
-      if (args.path.includes('node_modules')) return undefined;
-      const source = readFileSync(args.path, 'utf8');
-      return { contents: source.replace(ZOD_NAMED, "import * as z from 'zod';"), loader: 'ts' };
-    });
   },
 };
 
@@ -193,7 +145,7 @@ checkBundle(metafile);
  * script's own URL, in the same directory as the chunks, so what the sources find next to
  * themselves is found the same way.
  */
-mqttLazyApplied.clear();
+mqttLazy.reset();
 const serve = await esbuild.build({
   ...COMMON,
   entryPoints: { serve: 'cli/serve-main.ts' },
@@ -253,14 +205,10 @@ function checkBundle(metafile) {
     console.error(`build: expected one mqtt-packet in the bundle, found ${[...packetCopies].join(', ')}`);
     process.exit(1);
   }
-  for (const rule of MQTT_LAZY) {
-    const count = mqttLazyApplied.get(rule) ?? 0;
-    if (count !== rule.expected) {
-      console.error(
-        `build: mqtt.js's ${rule.file.source}: ${count} lazy transport substitutions, expected ${rule.expected} (mqtt.js changed?)`,
-      );
-      process.exit(1);
-    }
+  const lazyProblem = mqttLazy.check();
+  if (lazyProblem) {
+    console.error(lazyProblem);
+    process.exit(1);
   }
   const locales = inputs.filter((f) => /\/zod\/v4\/locales\/(?!en\.js|index\.js)/.test(f));
   if (locales.length > 0) {
