@@ -1,5 +1,5 @@
 /**
- * Backpressure for persistent sessions (docs/broker.md, "Limits"; docs/decisions.md). aedes 1.2
+ * Backpressure for persistent sessions (docs/broker.md, "Limits"; docs/decisions/session-backlog.md). aedes 1.2
  * acknowledges a QoS 1 PUBLISH as soon as it has parsed it, and stores a copy for every persistent
  * session (clean=false) it goes to until that subscriber's PUBACK comes back. Nothing bounds that
  * store: a publisher faster than a subscriber (a controller flooding a device with scripts, the

@@ -1,6 +1,5 @@
 /**
- * `serve --heap-growth <percent>` (docs/decisions.md, "A device's heap grows by half before a full
- * collection"): how far V8 lets the old generation grow past what the last full collection left
+ * `serve --heap-growth <percent>` (docs/decisions/heap-growth.md): how far V8 lets the old generation grow past what the last full collection left
  * live before it runs the next one, i.e. V8's `--heap-growing-percent`.
  *
  * Why a device sets it: V8 picks that growth itself, between 10 % and 300 %, from how fast the

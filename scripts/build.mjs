@@ -2,7 +2,7 @@
 // the files the code reads at run time that tsc does not emit (the controller's dashboard page),
 // plus the command line bundled by esbuild into dist/bundle/ (what bin/regbridge.js runs).
 //
-// Why a bundle (docs/decisions.md, "The command line is bundled"): a device that loads ~730
+// Why a bundle (docs/decisions/command-line-bundled.md): a device that loads ~730
 // files one by one spends most of its start resolving, reading and compiling them; one bundle per
 // command, with the packages inside, starts in about half the CPU time and ~10 MiB less memory.
 // The library entry points (package.json `exports`) stay tsc's one-to-one output.

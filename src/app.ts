@@ -53,7 +53,7 @@ export interface AppInternals {
  * limit must never be refused for the way its JSON was written. The worst case is 6 bytes of
  * JSON per byte of UTF-8 (`\u0001` for a control character; `\u00e9` for a 2-byte character is
  * 3x, Python's `json.dumps` default), so the body may hold 6 times the script limit plus 64 KiB
- * for the rest of the document (docs/decisions.md).
+ * for the rest of the document (docs/decisions/body-limit.md).
  */
 export function bodyLimitFor(maxScriptBytes: number): number {
   return maxScriptBytes * 6 + 64 * 1024;
