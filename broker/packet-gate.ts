@@ -11,7 +11,7 @@
  *
  * aedes hands every connection to `new Client(broker, conn)`, which owns `_parser`; the hooks wrap
  * two of its steps (`_parseLength`, `_parseConnect`). test/broker-limits.test.ts and
- * test/broker-conformance.test.ts pin both, so an aedes or mqtt-packet upgrade that moves them fails there.
+ * test/broker-conformance-*.test.ts pin both, so an aedes or mqtt-packet upgrade that moves them fails there.
  */
 import type { Duplex } from 'node:stream';
 

@@ -1,5 +1,5 @@
 /**
- * Bounds how many MQTT packets aedes parses from one connection at a time (docs/decisions.md,
+ * Bounds how many MQTT packets aedes parses from one connection at a time (docs/decisions/README.md,
  * "The store broker reads a bounded batch per connection"; docs/benchmarks.md, "Heap under
  * floods"). aedes 1.2 reads a connection with `conn.read(null)`, i.e. everything buffered (64 KiB
  * and more: some 600 small publishes), parses all of it at once and hands every packet to its

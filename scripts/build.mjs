@@ -69,7 +69,7 @@ const ZOD_NAMED = /^import \{ z \} from 'zod';$/m;
  * from TCP and TLS, SOCKS with the socks and ip-address packages), though a device connects with
  * one, mostly plain TCP to its own broker, and with a SOCKS proxy only when one is configured.
  * In the bundle each transport, and SOCKS, is required when it is first used instead: the same
- * code runs, later (docs/benchmarks.md, "Register footprint", third pass). Each substitution is
+ * code runs, later. Each substitution is
  * counted and the build fails if mqtt.js changed so that one no longer applies.
  */
 const MQTT_LAZY = [
