@@ -23,7 +23,7 @@
  *   beforehand with limits retention (test/support/nats-api.ts) instead of nats-server's interest
  *   retention, whose cost grows with the number of consumers for every QoS 1 message;
  * - BENCH_NATS_CONFIG: extra top-level lines (`prof_port: 6061`: Go's pprof over HTTP, to see
- *   where nats-server's CPU goes; bench/nats-profile-top.py reads the profile);
+ *   where nats-server's CPU goes, read with Go's pprof);
  * - BENCH_NATS_LOG=<file> keeps nats-server's own log, to see why it dropped or refused clients.
  */
 import { type RunningProgramBroker, startNatsServer } from '../../test/support/broker-programs.ts';
