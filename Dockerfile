@@ -20,7 +20,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild && npm cache clean --force
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build.mjs ./scripts/
+COPY scripts/build.mjs scripts/code-cache.mjs ./scripts/
+# The build starts `serve` through the bin once, for its code cache (scripts/code-cache.mjs).
 COPY bin/regbridge.js ./bin/regbridge.js
 COPY src ./src
 COPY bridge ./bridge

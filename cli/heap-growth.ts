@@ -13,7 +13,12 @@ import { setFlagsFromString } from 'node:v8';
 /** The default of `--heap-growth`: old generation at most 1.5 x its live size (plus young). */
 export const DEFAULT_HEAP_GROWTH_PERCENT = 50;
 
-/** 0 hands the choice back to V8 (and to node flags such as --optimize-for-size). */
+/**
+ * 0 hands the choice back to V8 (and to node flags such as --optimize-for-size): V8's flags are
+ * then left as node set them. That matters to the build's code cache (scripts/code-cache.mjs runs
+ * serve with `--heap-growth 0`): V8 stamps a cache with a hash of its flags when the cache is
+ * taken and rejects it where the flags differ at compile time, which is before serve sets any.
+ */
 export function applyHeapGrowth(percent: number): void {
   if (!Number.isSafeInteger(percent) || percent < 0) throw new RangeError(`heap growth ${percent}`);
   if (percent === 0) return;

@@ -1,6 +1,7 @@
 // `npm run build`: a clean dist/ from tsconfig.build.json (JS, declarations, source maps), plus
 // the files the code reads at run time that tsc does not emit (the controller's dashboard page),
-// plus the command line bundled by esbuild into dist/bundle/ (what bin/regbridge.js runs).
+// plus the command line bundled by esbuild into dist/bundle/ (what bin/regbridge.js runs), plus
+// `serve` bundled again as one script with V8's code cache for it (scripts/code-cache.mjs).
 //
 // Why a bundle (docs/decisions/command-line-bundled.md): a device that loads ~730
 // files one by one spends most of its start resolving, reading and compiling them; one bundle per
@@ -10,9 +11,11 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { writeServeCodeCache } from './code-cache.mjs';
 
 const ASSETS = ['controller/dashboard'];
 const BUNDLE_DIR = 'dist/bundle';
+const SERVE_SCRIPT = `${BUNDLE_DIR}/serve.cjs`;
 
 /**
  * Left out of the bundle, loaded from node_modules at run time as before: a native addon
@@ -114,6 +117,33 @@ const sourcesForBundle = {
       mqttLazyApplied.set(rule, count);
       return { contents, loader: 'js' };
     });
+    // The `serve` script runs only for `regbridge serve ...` (bin/regbridge.js), which never loads
+    // another command's module (cli/command-index.ts): those stay out of it.
+    build.onResolve({ filter: /^\.\/[\w-]+-command\.ts$/ }, (args) =>
+      build.initialOptions.entryPoints.serve &&
+      args.importer.endsWith('command-index.ts') &&
+      args.path !== './serve-command.ts'
+        ? { path: args.path, namespace: 'not-in-serve' }
+        : undefined,
+    );
+    // A script compiled from V8's code cache loses its dynamic import() callback (node 20: "A
+    // dynamic import callback was not specified"; without the cache, node warns that the main
+    // context's loader is experimental). The `serve` script therefore requires the packages it
+    // imports on demand (all CommonJS: the same module.exports as `default`); checked below.
+    const externals = new RegExp(`^(${EXTERNAL.map((e) => e.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    build.onResolve({ filter: externals }, (args) =>
+      build.initialOptions.entryPoints.serve && args.kind === 'dynamic-import'
+        ? { path: args.path, namespace: 'require-at-run-time' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'require-at-run-time' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+    build.onLoad({ filter: /.*/, namespace: 'not-in-serve' }, (args) => ({
+      contents: `throw new Error('${args.path} is not in the serve bundle');`,
+      loader: 'js',
+    }));
     build.onLoad({ filter: /\.ts$/ }, (args) => {
       if (args.path.includes('node_modules')) return undefined;
       const source = readFileSync(args.path, 'utf8');
@@ -123,7 +153,8 @@ const sourcesForBundle = {
 };
 
 const esbuild = await import('esbuild');
-const { metafile } = await esbuild.build({
+/** What both bundles share: packages inside, minified whitespace and syntax, names kept. */
+const COMMON = {
   bundle: true,
   platform: 'node',
   target: 'node20.19',
@@ -138,6 +169,9 @@ const { metafile } = await esbuild.build({
   metafile: true,
   plugins: [sourcesForBundle],
   logLevel: 'warning',
+};
+const { metafile } = await esbuild.build({
+  ...COMMON,
   entryPoints: { main: 'cli/main.ts' },
   outdir: BUNDLE_DIR,
   // Each command's module (cli/command-index.ts imports them on demand) is a chunk of its own;
@@ -151,6 +185,33 @@ const { metafile } = await esbuild.build({
   },
 });
 checkBundle(metafile);
+
+/**
+ * `regbridge serve` as one CommonJS script (cli/serve-main.ts), which bin/regbridge.js compiles
+ * with vm.Script and V8's code cache: node 20 gives cached code to scripts only, not to ES
+ * modules (docs/decisions.md, "serve starts from a code cache"). `import.meta.url` is the
+ * script's own URL, in the same directory as the chunks, so what the sources find next to
+ * themselves is found the same way.
+ */
+mqttLazyApplied.clear();
+const serve = await esbuild.build({
+  ...COMMON,
+  entryPoints: { serve: 'cli/serve-main.ts' },
+  outfile: SERVE_SCRIPT,
+  format: 'cjs',
+  define: { 'import.meta.url': '__regbridgeImportMetaUrl' },
+  banner: { js: "const __regbridgeImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+checkBundle(serve.metafile);
+const dynamicImports = Object.values(serve.metafile.outputs).flatMap((o) =>
+  o.imports.filter((i) => i.kind === 'dynamic-import'),
+);
+if (dynamicImports.length > 0) {
+  console.error(
+    `build: the serve script must not import() (${dynamicImports.map((i) => i.path).join(', ')})`,
+  );
+  process.exit(1);
+}
 
 // `BUILD_METAFILE=/tmp/meta.json npm run build`: esbuild's whole metafile, for https://esbuild.github.io/analyze/.
 if (process.env.BUILD_METAFILE) writeFileSync(process.env.BUILD_METAFILE, JSON.stringify(metafile));
@@ -168,8 +229,11 @@ writeFileSync(
   )}\n`,
 );
 
+// The cache last: it runs the built `serve` once (scripts/code-cache.mjs).
+await writeServeCodeCache(SERVE_SCRIPT);
+
 /**
- * Checks of the substitutions above: they matter only if they hold.
+ * Checks of the substitutions above, for each bundle: they matter only if they hold.
  * (metafile.inputs also lists files esbuild read and left out; the outputs list what is in it.)
  */
 function checkBundle(metafile) {

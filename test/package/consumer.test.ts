@@ -53,7 +53,8 @@ async function diskUsage(dir: string): Promise<{ bytes: number; packages: number
 function startInstalledDevice(): Promise<number> {
   const bin = join(project, 'node_modules', 'regbridge', 'bin', 'regbridge.js');
   const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--no-mqtt', '--user', `${USER}:${PASSWORD}`];
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  // NODE_DEBUG=regbridge: the bin says whether V8 took the code cache the package ships.
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_DEBUG: 'regbridge' };
   delete env.NODE_OPTIONS;
   device = spawn(process.execPath, [bin, ...args], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const child = device;
@@ -130,6 +131,8 @@ describe('the packed tarball', () => {
       'dist/cli/main.js',
       'dist/bundle/main.js',
       'dist/bundle/inputs.json',
+      'dist/bundle/serve.cjs',
+      'dist/bundle/serve.cjs.cache',
       'dist/controller/index.d.ts',
       'dist/controller/dashboard/index.html',
       'docs/client.md',
@@ -179,6 +182,10 @@ describe('an installed package', () => {
     expect(stdout).toMatch(/^Usage: regbridge/);
     for (const command of ['serve', 'broker', 'fanout', 'watch', 'run', 'demo'])
       expect(stdout).toContain(command);
+  });
+
+  it('starts `serve` from the code cache the package ships (built with this node)', () => {
+    expect(/REGBRIDGE \d+: (.*code cache.*)/.exec(deviceStderr)?.[1]).toBe('code cache accepted');
   });
 
   it('type-checks a consumer of every entry point under nodenext (library types checked too)', async () => {
