@@ -189,7 +189,7 @@ checkBundle(metafile);
 /**
  * `regbridge serve` as one CommonJS script (cli/serve-main.ts), which bin/regbridge.js compiles
  * with vm.Script and V8's code cache: node 20 gives cached code to scripts only, not to ES
- * modules (docs/decisions.md, "serve starts from a code cache"). `import.meta.url` is the
+ * modules (docs/decisions/serve-code-cache.md). `import.meta.url` is the
  * script's own URL, in the same directory as the chunks, so what the sources find next to
  * themselves is found the same way.
  */
