@@ -13,6 +13,7 @@ import { defineConfig } from 'vitest/config';
  */
 const UNIT = [
   'test/auth-*.test.ts',
+  'test/bench-goals.test.ts',
   'test/broker-qos0-delivery.test.ts',
   'test/client-device.test.ts',
   'test/client-stub.test.ts',
