@@ -13,6 +13,7 @@ import { defineConfig } from 'vitest/config';
  */
 const UNIT = [
   'test/auth-*.test.ts',
+  'test/bench-goals.test.ts',
   'test/client-device.test.ts',
   'test/client-stub.test.ts',
   'test/config.test.ts',

@@ -1,13 +1,15 @@
 /**
  * `npm run bench [-- --quick] [-- --only a,b] [-- --out FILE]`: runs every scenario in a child
  * process of its own (a process group, so a time-out kills brokers and workers with it), prints
- * one table and writes bench/results.json. Exits non-zero only when a scenario crashed or produced
- * no figure; a missed goal is a figure like any other (CI runs --quick and never asserts a time).
+ * one table, then each performance goal (lib/goals.ts) met or missed with its figure, and writes
+ * bench/results.json. Exits non-zero only when a scenario crashed or a goal's figure is missing; a
+ * missed goal is a figure like any other (CI runs --quick and never asserts a time).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { waitExit } from '../test/support/processes.ts';
+import { judgeGoals, renderGoals } from './lib/goals.ts';
 import { ROOT, startWorker } from './lib/proc.ts';
 import { renderTable } from './lib/table.ts';
 import type { Figure, ResultsFile, ScenarioMessage, ScenarioOutcome } from './lib/types.ts';
@@ -147,12 +149,19 @@ async function main(): Promise<number> {
   };
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   console.log(renderTable(outcomes));
+  const goals = judgeGoals(outcomes, quick);
+  console.log(`\n${renderGoals(goals)}`);
   console.log(
     `\n${results.cpus} cpus (${results.cpuModel}), node ${results.node}, ${quick ? 'quick' : 'full'} run in ${(results.durationMs / 1000).toFixed(1)} s; results in ${out}`,
   );
   const failed = outcomes.filter((o) => o.status === 'crashed');
   if (failed.length > 0) {
     console.error(`crashed: ${failed.map((o) => o.scenario).join(', ')}`);
+    return 1;
+  }
+  const missing = goals.filter((g) => g.status === 'no figure');
+  if (missing.length > 0) {
+    console.error(`no figure for: ${missing.map((g) => g.goal.text).join('; ')}`);
     return 1;
   }
   return 0;

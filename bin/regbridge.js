@@ -3,9 +3,8 @@
 // it through `prepare`). Run the TypeScript sources instead with `npm run dev -- <command>`.
 //
 // `regbridge serve ...` runs dist/bundle/serve.cjs, the same command line bundled as one script,
-// compiled from V8's code cache that the build took from a start of it (serve.cjs.cache; docs/
-// decisions.md, "serve starts from a code cache"): a register's start skips compiling the code it
-// runs. A cache that is missing, damaged or from another node is ignored: serve then compiles the
+// compiled from V8's code cache that the build took from a start of it (serve.cjs.cache;
+// docs/decisions/serve-code-cache.md): a register's start skips compiling the code it runs. A cache that is missing, damaged or from another node is ignored: serve then compiles the
 // script as node compiles any. This file writes nothing, except the cache when the build asks.
 // Every other command line runs dist/bundle/main.js (ES modules, a chunk per command).
 import { readFileSync } from 'node:fs';

@@ -74,7 +74,7 @@ export const BRIDGE_DEFAULTS = Object.freeze({
   reconnectMaxMs: 30_000,
   /**
    * A connection that lasted this long resets the reconnect backoff (ms): past the 45 s in which
-   * a 30 s keepalive notices a dead connection (docs/decisions.md, "Reconnect backoff with jitter").
+   * a 30 s keepalive notices a dead connection (docs/decisions/reconnect-backoff-with-jitter.md).
    */
   reconnectStableMs: RECONNECT_STABLE_MS,
   maxStatusesInFlight: 1000,

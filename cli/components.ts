@@ -2,7 +2,7 @@
  * What the composition root runs: components with start() and stop(), built whole before they
  * start. A runner (cli/device.ts, cli/controller-service.ts) is an ordered list of them: start
  * walks it in order, stop walks the started ones in reverse, and a start that fails stops what
- * had started (docs/decisions.md, "The device is the ordered list of its components").
+ * had started (docs/decisions/device-components-order.md).
  */
 import type { Logger } from '../src/logger.ts';
 

@@ -63,8 +63,7 @@ export interface StartDeviceOptions {
  * The device is the ordered list of its components: the embedded store broker (if any), the
  * bridge, the task queue, the REST app. Start walks it in order, stop in reverse: no new REST
  * requests, then the running script is aborted (its FAILURE is still mirrored), then the bridge
- * publishes the offline state while the broker still runs (docs/decisions.md, "The device is the
- * ordered list of its components").
+ * publishes the offline state while the broker still runs (docs/decisions/device-components-order.md).
  */
 export async function startDevice(config: ServeConfig, deps: StartDeviceOptions): Promise<RunningDevice> {
   const logger = deps.logger;

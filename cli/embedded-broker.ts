@@ -1,8 +1,7 @@
 /**
  * The store broker `serve` embeds (docs/broker.md, "Embedded in serve"): every --user may connect
  * as a controller, the device's own bridge with a random `device` credential never printed; its
- * TLS listener answers with the device's own certificate (docs/decisions.md, "TLS of the embedded
- * broker"); one login limit per process, REST and the broker counting separately.
+ * TLS listener answers with the device's own certificate (docs/decisions/embedded-broker-tls.md); one login limit per process, REST and the broker counting separately.
  */
 import { randomBytes } from 'node:crypto';
 import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';

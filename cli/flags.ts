@@ -1,5 +1,5 @@
 /**
- * One declaration per command's flags (docs/decisions.md, "One declaration per command's flags").
+ * One declaration per command's flags (docs/decisions/flag-tables.md).
  * A command declares a table `{ configKey: flag(...) }`; from it are derived:
  *   - the commander options (`addFlags`), with help text showing the default and the variable;
  *   - the `REGBRIDGE_<FLAG>` environment names (`envNames`), read here, not by commander;
@@ -254,7 +254,7 @@ export function labeler(table: FlagTable, sources: Sources = {}, commandName?: s
     const source = sources[key];
     if (source && source !== 'cli') {
       // The same variable may mean different things to different commands (REGBRIDGE_PORT):
-      // say which command read it (docs/decisions.md, "Environment variables").
+      // say which command read it (docs/decisions/environment-variables.md).
       return `${long} (from ${source.env}, read by regbridge ${commandName ?? 'this command'})`;
     }
     return long;

@@ -1,5 +1,5 @@
 /**
- * One rule for every command's output (docs/decisions.md, "Output"): human output (banners,
+ * One rule for every command's output (docs/decisions/command-line-conventions.md): human output (banners,
  * tables, reports, JSON documents) on stdout; logs on stderr, pretty on a terminal, JSON lines
  * otherwise (for log collectors and tests).
  */

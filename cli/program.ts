@@ -2,7 +2,7 @@
  * The `regbridge` command line: one sub-command per module, commander parses, each command owns
  * its run. Only the command asked for is loaded (cli/command-index.ts). Run by cli/main.ts (the
  * bundle every command line starts from) and by cli/serve-main.ts (the `serve` bundle that starts
- * from V8's code cache, docs/decisions.md "serve starts from a code cache").
+ * from V8's code cache, docs/decisions/serve-code-cache.md).
  */
 import { Command } from 'commander';
 import { VERSION } from '../src/version.ts';

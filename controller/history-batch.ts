@@ -1,5 +1,5 @@
 /**
- * Write-behind of the job engine's history changes (docs/decisions.md, "Controller service":
+ * Write-behind of the job engine's history changes (docs/decisions/history-write-window.md:
  * history writes, one transaction per window). Results written within `commitIntervalMs` go in
  * ONE SQLite transaction, then the events announcing them are emitted, in order: nothing is
  * announced before it is committed. A job's status (ended, aborted, cancelled) and an

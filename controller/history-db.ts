@@ -22,7 +22,7 @@ export type HistoryDb = Database.Database;
  * fixes it but needs Node 22 (we support 20.19). So nothing of ours becomes garbage: pragmas
  * that only set go through exec() (no statement object), the rest through prepare() below. They
  * are few (about twenty statements per database; one database per service or `fanout` job).
- * docs/decisions.md, "Controller service".
+ * docs/decisions/history-sqlite.md.
  */
 const retained = new Set<object>();
 

@@ -1,6 +1,6 @@
 /**
  * Checkpoints the history's write-ahead log from a worker thread, so that the service's event
- * loop never waits for one (docs/decisions.md, "Controller service": WAL checkpoints).
+ * loop never waits for one (docs/decisions/history-sqlite.md).
  *
  * With SQLite's default (`wal_autocheckpoint`, 1,000 pages), the commit that fills the WAL runs
  * the checkpoint itself: it copies the pages into the database file and, with

@@ -3,7 +3,7 @@
 // plus the command line bundled by esbuild into dist/bundle/ (what bin/regbridge.js runs), plus
 // `serve` bundled again as one script with V8's code cache for it (scripts/code-cache.mjs).
 //
-// Why a bundle (docs/decisions.md, "The command line is bundled"): a device that loads ~730
+// Why a bundle (docs/decisions/command-line-bundled.md): a device that loads ~730
 // files one by one spends most of its start resolving, reading and compiling them; one bundle per
 // command, with the packages inside, starts in about half the CPU time and ~10 MiB less memory.
 // The library entry points (package.json `exports`) stay tsc's one-to-one output.
@@ -141,7 +141,7 @@ checkBundle(metafile);
 /**
  * `regbridge serve` as one CommonJS script (cli/serve-main.ts), which bin/regbridge.js compiles
  * with vm.Script and V8's code cache: node 20 gives cached code to scripts only, not to ES
- * modules (docs/decisions.md, "serve starts from a code cache"). `import.meta.url` is the
+ * modules (docs/decisions/serve-code-cache.md). `import.meta.url` is the
  * script's own URL, in the same directory as the chunks, so what the sources find next to
  * themselves is found the same way.
  */

@@ -1,4 +1,4 @@
-// V8's code cache for `regbridge serve` (docs/decisions.md, "serve starts from a code cache"),
+// V8's code cache for `regbridge serve` (docs/decisions/serve-code-cache.md),
 // written by `npm run build` next to the script it belongs to: dist/bundle/serve.cjs.cache.
 //
 // The cache is taken from a real start, after the first /health has been answered, so it holds
@@ -14,7 +14,7 @@ const START_TIMEOUT_MS = 60_000;
  * Stamps the script with a build id (a hash of its text, as its last line: a cache is used only
  * with the script it was taken from; V8 itself compares lengths only), then runs `serve` once and
  * asks it for its cache. A start that fails leaves no cache and a warning: serve then compiles as
- * any script does, and the tests (test/code-cache.test.ts) fail on a build without one.
+ * any script does, and the tests (test/cli-code-cache.test.ts) fail on a build without one.
  */
 export async function writeServeCodeCache(script) {
   const text = readFileSync(script);

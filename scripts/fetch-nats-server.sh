@@ -9,7 +9,7 @@
 #   scripts/fetch-nats-server.sh 2.15.1-1 sid    # another version from another suite
 #   NATS_SERVER_BIN=$PWD/.cache/nats-server/2.10.27-1+b2/nats-server npm run bench -- --only fanout-scale
 #
-# Why a newer server: docs/decisions.md, "Which nats-server a store runs". Prints the binary's path.
+# Why a newer server: docs/decisions/which-nats-server.md. Prints the binary's path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -5,7 +5,7 @@
  * stops the app's own timers and metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { serializerCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { AuthService } from './auth/auth-service.ts';
 import type { DeviceCoreConfig } from './config.ts';
@@ -15,11 +15,9 @@ import { createDeviceMetrics, createHttpMetrics, METRIC_NAMES } from './metrics.
 import { lazyChildLoggerFactory } from './request-logger.ts';
 import { authRoutes } from './routes/auth-routes.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './routes/error-handler.ts';
-import { fastValidatorCompiler } from './routes/fast-validation.ts';
 import { installJsonBodyParser } from './routes/json-body.ts';
 import { registerLazyOpenApi, registerOpenApi } from './routes/openapi.ts';
 import { serviceRoutes } from './routes/service-routes.ts';
-import { installSubmitFastPath, requestIdGenerator } from './routes/submit-fast-path.ts';
 import { taskRoutes } from './routes/task-routes.ts';
 import { Waits } from './routes/waits.ts';
 import type { TaskQueue } from './tasks/task-queue.ts';
@@ -47,13 +45,6 @@ export interface AppInternals {
   maxTokens?: number;
   /** Addresses the failed-attempt limiter remembers (default 10 000). */
   maxAddresses?: number;
-  /**
-   * `POST /api/vendor-script`'s fast path (routes/submit-fast-path.ts), on by default; off, every
-   * request takes fastify's path (the tests compare both).
-   */
-  submitFastPath?: boolean;
-  /** Counts the submissions the fast path answered. */
-  submitFastPathAnswered?: { count: number };
 }
 
 /**
@@ -62,7 +53,7 @@ export interface AppInternals {
  * limit must never be refused for the way its JSON was written. The worst case is 6 bytes of
  * JSON per byte of UTF-8 (`\u0001` for a control character; `\u00e9` for a 2-byte character is
  * 3x, Python's `json.dumps` default), so the body may hold 6 times the script limit plus 64 KiB
- * for the rest of the document (docs/decisions.md).
+ * for the rest of the document (docs/decisions/body-limit.md).
  */
 export function bodyLimitFor(maxScriptBytes: number): number {
   return maxScriptBytes * 6 + 64 * 1024;
@@ -77,7 +68,7 @@ type CompilersFactory = NonNullable<
  * definitions (schema: unknown); ours are zod schemas, which these compilers take.
  */
 const zodCompilers = {
-  buildValidator: () => fastValidatorCompiler,
+  buildValidator: () => validatorCompiler,
   buildSerializer: () => serializerCompiler,
 } as unknown as CompilersFactory;
 
@@ -100,9 +91,6 @@ async function build(
   const { config, queue, logger, registry } = options;
   // The engine owns the script limit; the body limit follows from it.
   const bodyLimit = bodyLimitFor(queue.maxScriptBytes);
-  const fastPath = !withOpenApi && internals.submitFastPath !== false;
-  // fastify's default ids, from a generator the fast path shares.
-  const genReqId = requestIdGenerator();
   const app = Fastify({
     ...(options.tls && { https: { cert: options.tls.cert, key: options.tls.key } }),
     loggerInstance: logger as FastifyBaseLogger,
@@ -122,13 +110,12 @@ async function build(
     schemaController: { compilersFactory: zodCompilers },
     // Each request's child logger is built only if the request logs something (request-logger.ts).
     childLoggerFactory: lazyChildLoggerFactory,
-    genReqId,
   }) as unknown as FastifyInstance;
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   // docs/api.md: all bodies are JSON; a text/plain body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app, config.maxJsonDepth);
-  app.setValidatorCompiler(fastValidatorCompiler);
+  app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, bodyLimit);
 
@@ -168,10 +155,7 @@ async function build(
     httpMetrics?.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
-  let stopFastPath: (() => void) | undefined;
   app.addHook('preClose', async () => {
-    // From here fastify answers with `Connection: close`: every request goes its way.
-    stopFastPath?.();
     waits.abortAll();
   });
   app.addHook('onClose', async () => {
@@ -190,7 +174,7 @@ async function build(
     ({ closeDocsApp } = registerLazyOpenApi(app, () => build(docsOptions, internals, true)));
   }
   await app.register(authRoutes, { auth, bodyLimit: config.authBodyLimit });
-  await app.register(taskRoutes, { auth, queue, config, waits, fastPath });
+  await app.register(taskRoutes, { auth, queue, config, waits });
   await app.register(serviceRoutes, {
     config,
     queue,
@@ -199,18 +183,5 @@ async function build(
     startedAt: Date.now(),
   });
   await app.ready();
-  if (fastPath) {
-    stopFastPath = installSubmitFastPath(app, {
-      auth,
-      queue,
-      observe: (method, route, statusCode, seconds) =>
-        httpMetrics?.observe(method, route, statusCode, seconds),
-      genReqId,
-      childLoggerFactory: lazyChildLoggerFactory,
-      bodyLimit,
-      maxJsonDepth: config.maxJsonDepth,
-      ...(internals.submitFastPathAnswered && { answered: internals.submitFastPathAnswered }),
-    });
-  }
   return app;
 }

@@ -4,7 +4,6 @@
  * engine through its events only. stop() removes the listeners and the metrics.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { CounterCell, HistogramCell } from './metric-cells.ts';
 import type { Task } from './tasks/task.ts';
 import type { TaskQueue } from './tasks/task-queue.ts';
 
@@ -92,26 +91,16 @@ export function createDeviceMetrics(registry: Registry, queue: TaskQueue): Devic
   for (const status of ['FINISHED', 'FAILURE']) tasks.inc({ status }, 0);
   for (const source of ['rest', 'mqtt']) submitted.inc({ source }, 0);
 
-  // Every task updates these: cells skip prom-client's per-call label work (metric-cells.ts).
-  const submittedBy = {
-    rest: new CounterCell(submitted, { source: 'rest' }),
-    mqtt: new CounterCell(submitted, { source: 'mqtt' }),
-  };
-  const waitCell = new HistogramCell(wait, {}, TASK_BUCKETS);
-  const onQueued = (task: Readonly<Task>): void => submittedBy[task.source].inc();
+  const onQueued = (task: Readonly<Task>): void => submitted.inc({ source: task.source });
   const onStarted = (task: Readonly<Task>): void => {
     const waited = seconds(task.queuedAt, task.startedAt);
-    if (waited !== undefined) waitCell.observe(waited);
+    if (waited !== undefined) wait.observe(waited);
   };
-  const onEnded = (status: 'FINISHED' | 'FAILURE') => {
-    const ended = new CounterCell(tasks, { status });
-    const ranCell = new HistogramCell(execution, { status }, TASK_BUCKETS);
-    return (task: Readonly<Task>) => {
-      ended.inc();
-      // A task refused at once (e.g. an expired MQTT submission) never ran: no execution time.
-      const ran = seconds(task.startedAt, task.finishedAt);
-      if (ran !== undefined) ranCell.observe(ran);
-    };
+  const onEnded = (status: 'FINISHED' | 'FAILURE') => (task: Readonly<Task>) => {
+    tasks.inc({ status });
+    // A task refused at once (e.g. an expired MQTT submission) never ran: no execution time.
+    const ran = seconds(task.startedAt, task.finishedAt);
+    if (ran !== undefined) execution.observe({ status }, ran);
   };
   const onFinished = onEnded('FINISHED');
   const onFailed = onEnded('FAILURE');
@@ -155,35 +144,10 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
     buckets: HTTP_BUCKETS,
     registers,
   });
-  /** route -> method -> status code -> the two series a request updates (metric-cells.ts). */
-  const cells = new Map<string, Map<string, Map<number, { count: CounterCell; time: HistogramCell }>>>();
-  const cellsFor = (method: string, route: string, statusCode: number) => {
-    let byMethod = cells.get(route);
-    if (byMethod === undefined) {
-      byMethod = new Map();
-      cells.set(route, byMethod);
-    }
-    let byStatus = byMethod.get(method);
-    if (byStatus === undefined) {
-      byStatus = new Map();
-      byMethod.set(method, byStatus);
-    }
-    let pair = byStatus.get(statusCode);
-    if (pair === undefined) {
-      // The duration's series is shared by every status code of a route and method.
-      const time =
-        byStatus.values().next().value?.time ?? new HistogramCell(duration, { method, route }, HTTP_BUCKETS);
-      pair = { count: new CounterCell(requests, { method, route, status_code: String(statusCode) }), time };
-      byStatus.set(statusCode, pair);
-    }
-    return pair;
-  };
   return {
     observe(method, route, statusCode, elapsed) {
-      // Routes, methods and status codes are few (route patterns, not URLs), so these stay small.
-      const pair = cellsFor(method, route, statusCode);
-      pair.count.inc();
-      pair.time.observe(elapsed);
+      requests.inc({ method, route, status_code: String(statusCode) });
+      duration.observe({ method, route }, elapsed);
     },
     stop() {
       registry.removeSingleMetric(METRIC_NAMES.httpRequests);

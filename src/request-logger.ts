@@ -1,10 +1,8 @@
 /**
  * The REST app's per-request loggers, built when first written to. fastify gives every request a
- * child of the app's logger (bound to its request id); pino builds a child by serializing its
- * bindings through the redaction paths, some 1-2 µs, on every request even when nothing is logged
- * (a silent logger, or a level above the request's messages). This child writes through the
- * same pino child, created on the first message that its level lets through, so a request that
- * logs nothing costs one small object (docs/benchmarks.md, "Issue 14", point 1).
+ * child of the app's logger (bound to its request id), and pino builds a child by serializing
+ * its bindings through the redaction paths even when nothing is logged. This child writes
+ * through the same pino child, created on the first message its level lets through.
  */
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Level, Logger } from 'pino';

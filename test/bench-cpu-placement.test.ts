@@ -1,6 +1,5 @@
 /**
- * Where scenario 12 runs its register hosts (bench/lib/cpu-placement.ts; docs/decisions.md,
- * "Benchmarks at scale"): the CPU list /proc gives, the upper half for the hosts, and a real
+ * Where scenario 12 runs its register hosts (bench/lib/cpu-placement.ts; docs/decisions/bench-fleet-on-its-own-cores.md): the CPU list /proc gives, the upper half for the hosts, and a real
  * child process confined with taskset, read back from its own /proc status.
  */
 import { type ChildProcess, spawn } from 'node:child_process';

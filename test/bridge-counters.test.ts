@@ -1,7 +1,6 @@
 /**
- * The bridge's message counters (bridge/bridge-metrics.ts) count through CounterCells: the same
- * figures as prom-client's own `inc`, also when several bridges share one registry (the bench's
- * register hosts do) and so update the same series from cells of their own.
+ * The bridge's message counters (bridge/bridge-metrics.ts): the right series count each message,
+ * also when several bridges share one registry (the bench's register hosts do).
  */
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
  * reconnection"): the broker keeps the persistent session with the subscriptions granted so far
  * and says "session present" at the next CONNACK, yet the rest are missing. nats-server's MQTT
  * gateway, busy creating thousands of sessions' JetStream consumers, did this to 22 registers of
- * 5,000 (docs/benchmarks.md, "nats-server at scale"): online, and deaf to every group script. The
+ * 5,000 (docs/decisions/resubscribe-until-granted.md): online, and deaf to every group script. The
  * device subscribes again after such a reconnect. A real aedes broker in the test process cuts the
  * first connection when the group's script SUBSCRIBE arrives, after the device's own was granted.
  */

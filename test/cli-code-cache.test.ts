@@ -1,6 +1,6 @@
 /**
  * `regbridge serve` starts from V8's code cache (bin/regbridge.js, scripts/code-cache.mjs;
- * docs/decisions.md, "serve starts from a code cache"): the build writes a cache that a start
+ * docs/decisions/serve-code-cache.md): the build writes a cache that a start
  * accepts; a cache that is missing, damaged or taken under other V8 flags is ignored and serve
  * answers as always; a start writes nothing, in the package or anywhere else. Whether V8 used
  * the cache is what the bin logs under NODE_DEBUG=regbridge. No timing here: the start-up time

@@ -1,10 +1,11 @@
 /**
- * The repository's docs are its users' reference (issue 13 item 4): nothing points at a page
- * users do not have, docs/api.md names every REST route and every error code the device answers
- * with, and docs/mqtt.md names every topic the device and the controller use.
+ * The repository's docs are its users' reference: nothing points at a page users do not have or
+ * a file the repository does not hold, docs/api.md names every REST route and every error code
+ * the device answers with, and docs/mqtt.md names every topic the device and the controller use.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topics } from '../bridge/contract/topics.ts';
 import { errorRegistry, hasHttpStatus } from '../src/errors.ts';
@@ -38,6 +39,65 @@ describe('no reference to a document users do not have', () => {
       }
     }
     expect(hits).toEqual([]);
+  });
+});
+
+/** Folders of the repository a citation starts with. */
+const ROOTS = 'src|bridge|broker|controller|cli|bench|test|scripts|docs|bin|clients|docker|.ci';
+/** A repository path cited in text: a root folder, then path characters; not part of a URL or longer path. */
+const CITED = new RegExp(`(?<![\\w./@:-])(?:${ROOTS})/[\\w./*<>{}-]*[\\w/*>}]`, 'g');
+/** A relative Markdown link target: [text](target), without a scheme or an anchor-only target. */
+const LINK = /\]\((?!\w+:|#)([^)\s#]+)(?:#[^)]*)?\)/g;
+/** Lines of code that are comments (`//`, `/* ... *\/` bodies, shell `#`). */
+const COMMENT = /^\s*(\/\/|\/\*|\*|#)/;
+
+/** The paths `text` cites that do not exist, as `file: path`. */
+function missingCitations(file: string, text: string, exists: (path: string) => boolean): string[] {
+  const markdown = file.endsWith('.md');
+  const lines = markdown ? text.split('\n') : text.split('\n').filter((line) => COMMENT.test(line));
+  const missing: string[] = [];
+  for (const line of lines) {
+    for (const [path] of line.matchAll(CITED)) {
+      // Placeholders and globs (`docs/decisions/<slug>.md`, `test/http-*.test.ts`) name no file.
+      if (/[*<{]/.test(path)) continue;
+      if (!exists(path)) missing.push(`${file}: ${path}`);
+    }
+    if (!markdown) continue;
+    for (const [, target] of line.matchAll(LINK)) {
+      const path = normalize(join(dirname(file), target!));
+      if (!exists(path)) missing.push(`${file}: ${target}`);
+    }
+  }
+  return missing;
+}
+
+describe('every cited repository path exists', () => {
+  const exists = (path: string): boolean => existsSync(join(ROOT, path));
+
+  it('finds citations that do not exist, in docs and in code comments, and only those', () => {
+    const there = (path: string): boolean => ['docs/api.md', 'src/app.ts', 'docs'].includes(path);
+    expect(missingCitations('docs/x.md', 'see docs/api.md and [api](api.md), src/gone.ts.', there)).toEqual([
+      'docs/x.md: src/gone.ts',
+    ]);
+    expect(missingCitations('docs/x.md', '[old](old.md#anchor) and https://x.org/src/y.ts', there)).toEqual([
+      'docs/x.md: old.md',
+    ]);
+    const code = "// src/app.ts and docs/none.md\nconst p = 'src/written-at-run-time.ts';\n * docs/gone.md";
+    expect(missingCitations('a.ts', code, there)).toEqual(['a.ts: docs/none.md', 'a.ts: docs/gone.md']);
+    expect(
+      missingCitations('docs/x.md', 'a new `docs/decisions/<slug>.md`, `test/http-*.test.ts`', there),
+    ).toEqual([]);
+  });
+
+  it('README, docs and code comments cite only files the repository holds', () => {
+    const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' })
+      .split('\n')
+      // The changelog names what was removed, on purpose.
+      .filter((file) => file !== 'CHANGELOG.md')
+      .filter((file) => /\.(md|ts|js|mjs|sh|java|ya?ml)$/.test(file) || /(^|\/)(Dockerfile|run)$/.test(file))
+      .filter((file) => exists(file));
+    const missing = files.flatMap((file) => missingCitations(file, read(file), exists));
+    expect(missing).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * The register footprint (docs/benchmarks.md, "Issue 14", point 2; the figures are in `npm run bench`,
+ * The register footprint (docs/decisions/load-only-what-runs.md; the figures are in `npm run bench`,
  * never here): only the command asked for is loaded, a device builds its OpenAPI description on
  * the first request for it, and mqtt-packet's 65,536 packet-id buffers are never built, from the
  * sources and in the bundle the bin runs (dist/bundle/, scripts/build.mjs).

@@ -1,6 +1,5 @@
 /**
- * `serve --heap-growth` (docs/decisions.md, "A device's heap grows by half before a full
- * collection"): the real command in a child process, under V8's own trace of its heap limits.
+ * `serve --heap-growth` (docs/decisions/heap-growth.md): the real command in a child process, under V8's own trace of its heap limits.
  * A probe loaded with `--import` runs a full collection every 100 ms, and V8 prints the old
  * generation's next limit after each one with the growth factor it applied. Node 20's V8 prints
  * it at the end of its "Limit: ... (1.5)" line, and its "factor" line shows its own choice, which

@@ -2,8 +2,7 @@
  * NATS_SERVER_BIN (test/support/installed.ts) and the bench's version-dependent setting
  * (bench/lib/nats.ts): nats-server 2.15 caps a stream at 1,000 consumers unless
  * `jetstream.limits.default_max_consumers` says otherwise, and 2.9 and 2.10 refuse that key at
- * start, so it must follow the version of the binary in use (docs/decisions.md, "Which
- * nats-server a store runs").
+ * start, so it must follow the version of the binary in use (docs/decisions/which-nats-server.md).
  */
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -2,8 +2,7 @@
  * Where scenario 12 (status-under-load.ts) runs its register hosts: the load generator, not the
  * system under test. Real registers have CPUs of their own, so in the figure of record the hosts
  * are confined to the upper half of the CPUs this process may use (CPU 1 of 0-1), and the store
- * broker and the controller, left unpinned, meet no host on the lower half (docs/decisions.md,
- * "Benchmarks at scale"). `taskset` (util-linux) does the confining: Node has no affinity API.
+ * broker and the controller, left unpinned, meet no host on the lower half (docs/decisions/bench-fleet-on-its-own-cores.md). `taskset` (util-linux) does the confining: Node has no affinity API.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * What a flooded device holds in its queues, read every sample (overload scenario,
- * BENCH_FLOOD_DETAIL=1; docs/benchmarks.md, "Heap under floods"). Every figure is a count of
+ * BENCH_FLOOD_DETAIL=1; docs/decisions/heap-growth.md). Every figure is a count of
  * packets or bytes waiting somewhere between the flooder and the task queue and back:
  * - the embedded aedes: its emitter's queue (messages past its `concurrency`), each client's
  *   socket write buffer and pending drains, and the packets of each persistent session awaiting

@@ -6,7 +6,7 @@
  * `max_ack_pending` stays at the default (1,024 unacknowledged QoS 1 messages per session):
  * raised to 65,535 every subscription is refused, and at 20,000 the registers' subscriptions were
  * granted in the first runs and refused in later ones (the bridge then retries them for ever;
- * docs/benchmarks.md, "Fan-out at scale").
+ * docs/decisions/which-nats-server.md).
  * The bench tunes it as docs/topology.md ("nats-server at scale") describes, like the bench's
  * mosquitto: `$MQTT_msgs` created beforehand with limits retention, max age 1 h, in memory, and
  * `mqtt.consumer_memory_storage`. With nats-server's own defaults 2,000 registers got no script
@@ -23,7 +23,7 @@
  *   beforehand with limits retention (test/support/nats-api.ts) instead of nats-server's interest
  *   retention, whose cost grows with the number of consumers for every QoS 1 message;
  * - BENCH_NATS_CONFIG: extra top-level lines (`prof_port: 6061`: Go's pprof over HTTP, to see
- *   where nats-server's CPU goes; bench/nats-profile-top.py reads the profile);
+ *   where nats-server's CPU goes, read with Go's pprof);
  * - BENCH_NATS_LOG=<file> keeps nats-server's own log, to see why it dropped or refused clients.
  */
 import { type RunningProgramBroker, startNatsServer } from '../../test/support/broker-programs.ts';

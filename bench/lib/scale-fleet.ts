@@ -116,7 +116,7 @@ function procRss(pid: number | undefined): number {
 /**
  * How long the register hosts may take to start and connect, 300 s unless BENCH_FLEET_READY_S
  * says otherwise: on a machine shared at load 20-40, 10,000 registers subscribing through
- * nats-server took longer than that (docs/benchmarks.md, "nats-server at scale").
+ * nats-server took longer than that (docs/decisions/which-nats-server.md).
  */
 function readyMs(): number {
   const value = process.env.BENCH_FLEET_READY_S;

@@ -2,7 +2,7 @@
  * The harness every scenario file runs in (each scenario is its own child process of
  * bench/run.ts): figures and logs go to the parent over IPC, clean-ups run in reverse order
  * whatever happens, and a crash is reported as such instead of hanging. Run alone
- * (`node bin/run-ts.js bench/scenarios/x.ts --quick`) it prints its figures as JSON lines.
+ * (`node bin/run-ts.js bench/scenarios/<name>.ts --quick`) it prints its figures as JSON lines.
  */
 import { killAllChildren } from '../../test/support/processes.ts';
 import type { Figure, ScenarioMessage } from './types.ts';

@@ -1,5 +1,5 @@
 /**
- * Scenario: unauthenticated CPU (issue 10, item 4). A 2 MB JSON body nested ~1,000,000 levels
+ * Scenario: unauthenticated CPU. A 2 MB JSON body nested ~1,000,000 levels
  * deep is sent to `POST /api/authenticate` (no login needed) and to `GET /health`; the device
  * runs in its own process (bench/serve-device.ts), so its CPU is read from /proc and the
  * latency of `/health` is measured from here: alone (baseline) and while 4 such bodies are in

@@ -99,8 +99,6 @@ runScenario('fanout', async (ctx) => {
       ['aedes', aedes],
       ['mosquitto', mosquitto],
     ] as const) {
-      const faster = m.ms < rest.ms;
-      const under2s = m.ms < 2000;
       ctx.report({
         figure: `N=${n} via ${label}: time to last FINISHED`,
         value: round(m.ms, 0),
@@ -108,9 +106,6 @@ runScenario('fanout', async (ctx) => {
         baseline: round(rest.ms, 0),
         baselineLabel: 'REST controller',
         ratio: round(rest.ms / m.ms, 2),
-        goal: n === 500 ? '< 2000 ms, faster than REST' : 'faster than REST',
-        // A round where some register's end status never came is a miss, whatever the median.
-        met: (n === 500 ? under2s && faster : faster) && m.incomplete === '',
         note: m.incomplete ? `${note}; ${m.incomplete}` : note,
       });
     }

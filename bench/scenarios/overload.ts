@@ -254,7 +254,7 @@ runScenario('overload', async (ctx) => {
     figure: 'device heap max during floods',
     value: round(heapPeak, 1),
     unit: 'MiB',
-    // Issue 14: heapUsed sampled every 100 ms without gc, so it includes garbage not yet collected.
+    // heapUsed sampled every 100 ms without gc, so it includes garbage not yet collected.
     goal: '<= 64 MiB',
     met: heapPeak <= 64,
     note: `heapUsed every 100 ms, no gc; per flood ${[boot, fast, slow].map((f) => round(f.maxHeap / MiB, 1)).join(' / ')} MiB (at boot / instant / 2 ms); RSS max ${(Math.max(boot.maxRss, fast.maxRss, slow.maxRss) / MiB).toFixed(0)} MiB`,

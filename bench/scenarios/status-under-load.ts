@@ -1,18 +1,18 @@
 /**
- * Scenario: status latency under load (issue 14, point 5). During a fan-out to 500 full
+ * Scenario: status latency under load. During a fan-out to 500 full
  * registers (2 host processes) the time from each register's end of task to the store
  * controller's receipt of its FINISHED status, through the store broker (aedes) and through
  * mosquitto. The end is stamped in the host by a listener put first on the queue's `finished`
  * event (as status-latency.ts does for one device); the receipt in the controller's process when
  * its `status` event delivers the FINISHED view (decoded, ordered, in the directory). The stamps
  * of three processes are corrected by each one's clock offset against this process, measured
- * over IPC (lib/clock.ts). Goal: p99 < 20 ms. `--quick` runs 20 registers once, no warm-up.
+ * over IPC (lib/clock.ts). Goal: p99 < 50 ms. `--quick` runs 20 registers once, no warm-up.
  *
  * The register hosts are the load generator, not the system under test: real registers have CPUs
  * of their own, and the store broker and the controller run on the store's server. So in the
  * figure of record the hosts are confined to the upper half of the CPUs (lib/cpu-placement.ts),
  * and the store broker and the controller, left unpinned, meet none of them on the lower half
- * (docs/decisions.md, "Benchmarks at scale"). A full run then measures again with the hosts on
+ * (docs/decisions/bench-fleet-on-its-own-cores.md). A full run then measures again with the hosts on
  * every core, as before, and prints that figure without a goal: what a fleet on the store
  * side's cores costs it.
  */
@@ -35,7 +35,7 @@ import { round, runScenario, type ScenarioContext } from '../lib/scenario.ts';
 import { type StageSample, stageLine } from '../lib/stage-report.ts';
 
 const DEADLINE_MS = 30_000;
-const GOAL_P99_MS = 20;
+const GOAL_P99_MS = 50;
 
 interface Ends extends WorkerMessage {
   ends: Array<[string, number, number]>;
@@ -76,7 +76,7 @@ async function measure(ctx: ScenarioContext, m: Measure) {
   });
   try {
     // A diagnostic, not the figure of record: the register hosts at a lower priority than the
-    // broker and the controller (docs/benchmarks.md, "Fourth pass").
+    // broker and the controller.
     const pids = fleet.hosts.flatMap((host) => (host.pid === undefined ? [] : [host.pid]));
     if (hostsNice !== undefined) renice(pids, hostsNice);
     const placement: Placement =

@@ -15,7 +15,7 @@ interface RunRequest extends WorkerMessage {
   body?: string;
   connections: number;
   durationS: number;
-  /** A fixed number of requests instead of a duration (bench/rest-instructions.ts). */
+  /** A fixed number of requests instead of a duration. */
   amount?: number;
 }
 

@@ -6,7 +6,7 @@
  * Its logger writes nothing but counts messages, so MQTT reconnects are visible.
  * BENCH_HEAP_SNAPSHOT=<file> writes one heap snapshot (live objects only: taking it collects the
  * garbage) the first time heapUsed passes BENCH_HEAP_SNAPSHOT_MIB (default 48) during the floods,
- * to see what the peak is made of (docs/benchmarks.md, finding 3).
+ * to see what the peak is made of.
  * BENCH_FLOOD_DETAIL=1 probes the queues between the flooder and the task queue every 10 ms
  * (lib/flood-probe.ts) and answers each `flood-end` with their peaks during the flood.
  * BENCH_HEAP_PROF_DIR=<dir> runs V8's sampling heap profiler during each flood, objects collected

@@ -1,6 +1,6 @@
 /**
  * Reconnect backoff with jitter for mqtt.js clients (docs/mqtt.md, "Connection, reconnection and
- * what is never lost"; docs/decisions.md, "Reconnect backoff with jitter"). A fixed period made
+ * what is never lost"; docs/decisions/reconnect-backoff-with-jitter.md). A fixed period made
  * a fleet that lost an overloaded broker come back every second, in lockstep, for ever
  * (docs/benchmarks.md, "nats-server at scale"); here the wait grows on consecutive failures up to
  * a cap, is randomised so a fleet spreads out, and starts again from the first delay once a

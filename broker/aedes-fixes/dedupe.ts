@@ -25,7 +25,7 @@
  * back to back). Skipping it leaves the duplicate's queue entry, sent once more when the session
  * next resumes (QoS 1 is at least once; requestId idempotency absorbs it).
  *
- * A message sent from a resumed session's queue (`markQueuedSend`, broker/session-resume.ts) counts
+ * A message sent from a resumed session's queue (`markQueuedSend`, session-resume.ts) counts
  * as delivered too: its live copy, still on its way through the emitter when the session resumed,
  * is then the duplicate and is not sent again.
  *

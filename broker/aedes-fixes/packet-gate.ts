@@ -116,7 +116,7 @@ export function gateConnection(client: unknown, maxPacketBytes: number, events: 
   const parser = gated._parser;
   if (!parser || typeof parser._parseLength !== 'function' || typeof parser._parseConnect !== 'function') {
     throw new Error(
-      'aedes client without the mqtt-packet parser the store broker gates (broker/packet-gate.ts)',
+      'aedes client without the mqtt-packet parser the store broker gates (broker/aedes-fixes/packet-gate.ts)',
     );
   }
   const parseLength = parser._parseLength;

@@ -23,7 +23,7 @@
  * that PUBLISH: the client stalls, nothing more arrives, and what was sent stays unacknowledged.
  *
  * So a client's live deliveries wait until aedes has finished its CONNECT (the client's
- * `connected` event, after emptyQueue), and what the queue sent is marked (broker/dedupe.ts) so
+ * `connected` event, after emptyQueue), and what the queue sent is marked (dedupe.ts) so
  * its live copy is dropped. A held message is acknowledged to the emitter at once: for a
  * persistent session a QoS 1/2 message is in its queue already, and a publisher's PUBACK must not
  * wait for another client's CONNECT.

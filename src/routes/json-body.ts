@@ -56,8 +56,7 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
 
 /**
  * A body's text under the rules above that come before JSON.parse (UTF-8, nesting depth), or a
- * thrown 400 INVALID_REQUEST. The parser below and the submission fast path (submit-fast-path.ts)
- * both call it, so the two cannot drift apart.
+ * thrown 400 INVALID_REQUEST.
  */
 export function jsonBodyText(bytes: Buffer, maxDepth: number): string {
   const text = decodeUtf8(bytes, 'Body');

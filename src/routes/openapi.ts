@@ -186,8 +186,8 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'd
  * `/openapi.json`, `/docs` and `/docs/*` answered by a documentation app built on the first
  * request for one of them: the same routes with @fastify/swagger and swagger-ui registered
  * (`registerOpenApi`), never listening, asked through `inject`. A device that nobody asks for its
- * description never loads swagger, swagger-ui, their static files and YAML writer (about 130
- * modules and 8 MiB of RSS at start; docs/benchmarks.md, "Issue 14", point 2), and the answers are the
+ * description never loads swagger, swagger-ui, their static files and YAML writer
+ * (docs/decisions/load-only-what-runs.md), and the answers are the
  * documentation app's own, byte for byte. `closeDocsApp` is for the serving app's onClose.
  */
 export function registerLazyOpenApi(

@@ -231,11 +231,3 @@ export const errorResponses = {
 
 /** fastify's content type of a JSON answer; every answer written by hand sends the same. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-
-/**
- * The 202 body of a submission (`acceptedSchema`), written directly by both paths that answer it
- * (task-routes.ts, submit-fast-path.ts).
- */
-export function acceptedBody(id: number): string {
-  return `{"id":${id},"status":"RUNNING"}`;
-}

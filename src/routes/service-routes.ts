@@ -27,9 +27,8 @@ export const serviceRoutes: FastifyPluginAsyncZod<ServiceRoutesOptions> = async 
       response: { 200: jsonResponse('The service answers', healthSchema), 500: errorResponses.internal },
     },
     // The handler builds the whole body itself (typed by the schema), so it is written as it is:
-    // zod's serializer would check it on every probe and, on the first, compile the schema's
-    // fast path (3-9 ms), which a register's start to its first /health answer paid
-    // (docs/benchmarks.md, "Register footprint", third pass). The schema still documents it.
+    // zod's serializer would check it on every probe and compile on the first, which a
+    // register's start to its first /health answer paid. The schema still documents it.
     serializerCompiler: () => (data) => JSON.stringify(data),
     handler: async () => {
       const queued = queue.queuedCount;

@@ -11,26 +11,21 @@ import type { DeviceCoreConfig } from '../config.ts';
 import { taskDoesNotExist } from '../errors.ts';
 import { statusOf, toTaskBody } from '../tasks/task.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
-import { objectWithString, withFastPath } from './fast-validation.ts';
 import {
-  acceptedBody,
   acceptedSchema,
   errorResponses,
   fmScriptBodySchema,
   fmScriptQuerySchema,
   idempotencyHeadersSchema,
-  JSON_CONTENT_TYPE,
   jsonResponse,
   listQuerySchema,
   MAX_FM_SCRIPT_TIMEOUT_MS,
-  MAX_IDEMPOTENCY_KEY_LENGTH,
   taskIdParamsSchema,
   taskListSchema,
   taskSchema,
   vendorScriptBodySchema,
   waitQuerySchema,
 } from './schemas.ts';
-import { handedBody, VENDOR_SCRIPT_SUBJECT } from './submit-fast-path.ts';
 import type { Waits } from './waits.ts';
 
 export interface TaskRoutesOptions {
@@ -38,41 +33,22 @@ export interface TaskRoutesOptions {
   queue: TaskQueue;
   config: DeviceCoreConfig;
   waits: Waits;
-  /** The submission fast path is on: what it read of a body it handed over is fastify's body. */
-  fastPath: boolean;
 }
 
 const security = [{ bearerAuth: [] }];
 
 /** How refusals name the script of each route (SubmitOptions.subject). */
+const VENDOR_SCRIPT_SUBJECT = "body field 'vendorScript'";
 const FM_SCRIPT_SUBJECT = "body field 'fmScript'";
 
-// The submissions' fast paths (fast-validation.ts): what the schemas accept unchanged, checked
-// without zod's copies; anything else goes through zod and gets its usual refusal.
-withFastPath(vendorScriptBodySchema, objectWithString('vendorScript'));
-withFastPath(fmScriptBodySchema, objectWithString('fmScript'));
-withFastPath(idempotencyHeadersSchema, (headers) => {
-  const key = (headers as Record<string, unknown>)['idempotency-key'];
-  return (
-    key === undefined ||
-    (typeof key === 'string' && key.length >= 1 && key.length <= MAX_IDEMPOTENCY_KEY_LENGTH)
-  );
-});
-
-/**
- * The 202 body `{"id": <int>, "status": "RUNNING"}` (docs/api.md, route 2), written
- * directly: fastify sends a string with a JSON content type as is, skipping the zod response
- * serializer (a validation plus JSON.stringify), the hottest part of a submission. The body is
- * exactly what `acceptedSchema` describes (id: a positive safe integer from the queue), and the
- * schema still documents the response in /openapi.json.
- */
+/** The 202 body `{"id": <int>, "status": "RUNNING"}` (docs/api.md, route 2). */
 function sendAccepted(reply: FastifyReply, id: number): FastifyReply {
-  return reply.code(202).header('content-type', JSON_CONTENT_TYPE).send(acceptedBody(id));
+  return reply.code(202).send({ id, status: 'RUNNING' as const });
 }
 
 export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
   app,
-  { auth, queue, config, waits, fastPath },
+  { auth, queue, config, waits },
 ) => {
   // Callback style: an async hook costs a promise and a microtask hop on every request.
   app.addHook('onRequest', (request, _reply, done) => {
@@ -97,7 +73,6 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
   }
 
   app.post('/api/vendor-script', {
-    ...(fastPath && { preParsing: handedBody }),
     schema: {
       tags: ['tasks'],
       summary: 'Queue a script; answers at once with the task id',

@@ -1,6 +1,6 @@
 /**
  * What a valid script is, wherever it comes from (REST body field, MQTT payload): decided here
- * once, so REST and MQTT can never disagree (docs/decisions.md, "One admission path").
+ * once, so REST and MQTT can never disagree (docs/decisions/one-admission-path.md).
  *
  * - Text arrives as UTF-8 (contract: all bodies and payloads are UTF-8 JSON). Bytes that are not
  *   valid UTF-8 are refused, never decoded into U+FFFD and run as something else.

@@ -238,10 +238,8 @@ export class TaskQueue extends TaskEventEmitter {
         if (first) {
           // The first task starts here (running, `started`), but its script runs in the event
           // loop's check phase (setImmediate): the requests read in the same I/O phase are all
-          // answered first, then their scripts run back to back. Run inside each request, every
-          // instant script cost a loop of its own between two requests (promises, set-up, the
-          // executor's code evicting the HTTP code from the CPU's caches): 11 µs of CPU per
-          // request against 3 µs for the same tasks back to back (docs/benchmarks.md, "Issue 14", point 1).
+          // answered first, then their scripts run back to back
+          // (docs/decisions/scripts-run-after-io.md).
           first = false;
           await yieldTurn();
           sliceStart = performance.now();

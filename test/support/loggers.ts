@@ -1,6 +1,6 @@
 /**
  * Loggers for tests and benchmarks: silent, unless a variable names a level for debugging a
- * failing suite (TEST_LOG_LEVEL=debug npx vitest run test/x.test.ts). Built by the device's own
+ * failing suite (TEST_LOG_LEVEL=debug npx vitest run test/<name>.test.ts). Built by the device's own
  * createLogger, so the redaction of secrets is the one the product uses.
  */
 import { Writable } from 'node:stream';
