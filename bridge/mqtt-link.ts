@@ -7,6 +7,7 @@ import type { MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { BridgeLink, OutKind, PublishOptions } from './bridge-link.ts';
 import type { BridgeMetrics } from './bridge-metrics.ts';
+import { assertMqttInternals, forgetReplies } from './mqtt-fixes/forget-replies.ts';
 
 export interface MqttLinkOptions {
   logger: Logger;
@@ -47,6 +48,7 @@ export class MqttLink implements BridgeLink {
   }
 
   attach(client: MqttClient): void {
+    assertMqttInternals(client);
     this.client = client;
   }
 
@@ -129,14 +131,12 @@ export class MqttLink implements BridgeLink {
     this.connected = false;
     const client = this.client;
     if (!client) return;
-    for (const [key, entry] of Object.entries(client.outgoing)) {
-      if (!this.replyCallbacks.has(entry.cb)) continue;
-      const messageId = Number(key);
-      delete client.outgoing[messageId];
-      client.outgoingStore.del({ messageId }, () => undefined);
-      client.messageIdProvider.deallocate(messageId);
-      this.options.logger.warn({ messageId }, 'unacknowledged reply dropped with the connection');
-    }
+    forgetReplies(
+      client,
+      (callback) => this.replyCallbacks.has(callback as object),
+      (messageId) =>
+        this.options.logger.warn({ messageId }, 'unacknowledged reply dropped with the connection'),
+    );
   }
 
   /** stop(): nothing more is published; deferred replies are cancelled. */
