@@ -12,7 +12,13 @@ export type AuditAction =
   | 'job_created'
   | 'job_cancelled'
   | 'job_aborted'
-  | 'job_completed';
+  | 'job_completed'
+  | 'job_paused'
+  | 'job_resumed'
+  | 'schedule_created'
+  | 'schedule_changed'
+  | 'schedule_deleted'
+  | 'schedule_missed';
 
 export interface AuditEntry {
   at: string;

@@ -91,6 +91,7 @@ export class Fanout {
         deviceId: target.deviceId,
         status: 'FAILURE',
         error: reply.error,
+        refused: true,
         durationMs: now - this.sentAt,
       });
     }
@@ -174,6 +175,7 @@ export class Fanout {
         deviceId: target.deviceId,
         status: 'NO_ANSWER',
         ...(target.taskId !== undefined ? { taskId: target.taskId } : {}),
+        ...(target.acknowledged && { acknowledged: true as const }),
         detail: parts.join('; '),
       });
     });

@@ -67,6 +67,8 @@ export interface FailureResult {
   error: string;
   /** Absent when the device refused the submission (no task was created) or the publish failed. */
   taskId?: number;
+  /** The device refused the submission in its reply: no task was created. */
+  refused?: true;
   durationMs: number;
 }
 
@@ -82,6 +84,8 @@ export interface NoAnswerResult {
   taskId?: number;
   /** What was last known, e.g. `no reply` or `task 7 still running; device went offline`. */
   detail: string;
+  /** The device replied or sent a status: it has the script (a task), even if its id is unknown. */
+  acknowledged?: true;
 }
 
 export type FanoutResult = FinishedResult | FailureResult | OfflineResult | NoAnswerResult;

@@ -90,6 +90,12 @@ export const errorRegistry = {
     description:
       'Controller service: the job has already ended (cancel). The body also carries `jobId`, `status`.',
   },
+  JOB_NOT_ENDED: {
+    statusCode: 409,
+    error: 'Conflict',
+    mqtt: [],
+    description: 'Controller service: a rerun of a job that has not ended. The body also carries `jobId` and `status`.',
+  },
   REQUEST_TIMEOUT: {
     statusCode: 408,
     error: 'Request Timeout',
