@@ -175,7 +175,6 @@ export class Fanout {
         deviceId: target.deviceId,
         status: 'NO_ANSWER',
         ...(target.taskId !== undefined ? { taskId: target.taskId } : {}),
-        ...(target.acknowledged && { acknowledged: true as const }),
         detail: parts.join('; '),
       });
     });

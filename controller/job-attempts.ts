@@ -19,11 +19,13 @@ export function notRunReason(
   fanout: FanoutResult | undefined,
   tasksOfRequest: readonly TaskView[],
 ): RetryOn | undefined {
-  // A status of this requestId, of any boot: the register has (had) the task.
+  // A status of this requestId, of any boot: the register has (had) the task. A reply or status
+  // seen by the submission gave it the task's id (controller/fanout.ts).
   if (tasksOfRequest.length > 0 || !fanout) return undefined;
   if (fanout.status === 'OFFLINE') return 'OFFLINE';
   if (fanout.status === 'FAILURE' && fanout.refused === true && fanout.taskId === undefined) return 'REFUSED';
-  if (fanout.status === 'NO_ANSWER' && fanout.taskId === undefined && !fanout.acknowledged) return 'NO_ANSWER';
+  if (fanout.status === 'NO_ANSWER' && fanout.taskId === undefined && !fanout.acknowledged)
+    return 'NO_ANSWER';
   return undefined;
 }
 

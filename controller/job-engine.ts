@@ -57,10 +57,7 @@ export type CreateOutcome =
   | { kind: 'noTarget'; message: string };
 
 /** cancel, pause, resume: done, or the job had ended, or there is no such job. */
-export type ControlOutcome =
-  | { kind: 'done'; job: Job }
-  | { kind: 'ended'; job: Job }
-  | { kind: 'unknown' };
+export type ControlOutcome = { kind: 'done'; job: Job } | { kind: 'ended'; job: Job } | { kind: 'unknown' };
 
 export type RerunOutcome = CreateOutcome | { kind: 'unknown' } | { kind: 'open'; job: Job };
 

@@ -10,6 +10,7 @@ import { type HistoryDb, prepare } from './history-db.ts';
 import {
   type AbortRule,
   addToCounts,
+  attemptsOf,
   emptyCounts,
   type Job,
   type JobCounts,
@@ -23,7 +24,6 @@ import {
   type RetryRule,
   type Rollout,
   type StoredResult,
-  attemptsOf,
 } from './job-types.ts';
 import { waveProgress } from './waves.ts';
 

@@ -8,13 +8,14 @@
  * is published (controller/history-batch.ts; docs/controller.md, "Jobs").
  */
 import type { Logger } from '../src/logger.ts';
+import type { HistoryBatch } from './history-batch.ts';
 import { finalOutcome, notRunReason, type RetryPlan, retryPlan } from './job-attempts.ts';
 import { JobControl } from './job-control.ts';
-import type { HistoryBatch } from './history-batch.ts';
 import type { StoredJob } from './job-history.ts';
 import { JobLedger } from './job-ledger.ts';
 import { type Outcome, resultOf, sentResultAfterRestart } from './job-results.ts';
 import {
+  attemptsOf,
   type Job,
   type JobResult,
   type JobStatus,
@@ -22,7 +23,6 @@ import {
   jobEnded,
   publicResult,
   requestIdFor,
-  attemptsOf,
   type StoredResult,
 } from './job-types.ts';
 import { type PacingClock, RolloutGate } from './rollout.ts';
@@ -336,7 +336,12 @@ export class JobRun {
       const tasks = this.deps.link.tasks(deviceId).filter((t) => t.requestId === this.requestId(deviceId));
       const reason = notRunReason(fanout, tasks);
       if (reason) {
-        const detail = fanout?.status === 'FAILURE' ? fanout.error : fanout?.status === 'NO_ANSWER' ? fanout.detail : 'not online';
+        const detail =
+          fanout?.status === 'FAILURE'
+            ? fanout.error
+            : fanout?.status === 'NO_ANSWER'
+              ? fanout.detail
+              : 'not online';
         this.attemptNotRun(deviceId, reason, detail, true);
         this.checkAbort();
         this.pump();
@@ -345,11 +350,19 @@ export class JobRun {
       }
     }
     if (fanout?.status === 'OFFLINE') return; // gone since; onDevice follows it when it is back
-    this.end(deviceId, fanout ? resultOf(fanout) : { status: 'FAILURE', error: `not sent: ${error?.message}` });
+    this.end(
+      deviceId,
+      fanout ? resultOf(fanout) : { status: 'FAILURE', error: `not sent: ${error?.message}` },
+    );
   }
 
   /** An attempt that provably did not run: tried again after the backoff, or its final result. */
-  private attemptNotRun(deviceId: string, reason: 'OFFLINE' | 'NO_ANSWER' | 'REFUSED', detail: string, write: boolean): void {
+  private attemptNotRun(
+    deviceId: string,
+    reason: 'OFFLINE' | 'NO_ANSWER' | 'REFUSED',
+    detail: string,
+    write: boolean,
+  ): void {
     const retry = this.retry!;
     const result = this.results.get(deviceId)!;
     // An offline turn counts as an attempt too; a send counted its own when it was claimed.
@@ -357,11 +370,19 @@ export class JobRun {
     if (attempts < retry.maxAttempts && retry.on.has(reason) && !jobEnded(this.job.status)) {
       const at = this.deps.clock.now() + retry.backoffMs;
       const error = `attempt ${attempts}: ${reason === 'OFFLINE' ? 'not online' : detail}; tried again`;
-      this.update(deviceId, { status: 'PENDING', attempts, nextAttemptAt: new Date(at).toISOString(), error }, write);
+      this.update(
+        deviceId,
+        { status: 'PENDING', attempts, nextAttemptAt: new Date(at).toISOString(), error },
+        write,
+      );
       this.armRetry();
       return;
     }
-    this.settle(deviceId, { ...finalOutcome(reason, detail, attempts), attempts, nextAttemptAt: undefined }, write);
+    this.settle(
+      deviceId,
+      { ...finalOutcome(reason, detail, attempts), attempts, nextAttemptAt: undefined },
+      write,
+    );
   }
 
   /** One clock timer, at the earliest attempt due. */

@@ -84,8 +84,6 @@ export interface NoAnswerResult {
   taskId?: number;
   /** What was last known, e.g. `no reply` or `task 7 still running; device went offline`. */
   detail: string;
-  /** The device replied or sent a status: it has the script (a task), even if its id is unknown. */
-  acknowledged?: true;
 }
 
 export type FanoutResult = FinishedResult | FailureResult | OfflineResult | NoAnswerResult;

@@ -94,7 +94,8 @@ export const errorRegistry = {
     statusCode: 409,
     error: 'Conflict',
     mqtt: [],
-    description: 'Controller service: a rerun of a job that has not ended. The body also carries `jobId` and `status`.',
+    description:
+      'Controller service: a rerun of a job that has not ended. The body also carries `jobId` and `status`.',
   },
   REQUEST_TIMEOUT: {
     statusCode: 408,

@@ -36,7 +36,9 @@ const security = [{ bearerAuth: [] }];
 const notFound = errorResponse('JOB_DOES_NOT_EXIST: no job with this id');
 
 function jobEnded(jobId: string, status: string): ApiError {
-  return new ApiError('JOB_ENDED', `Job ${jobId} has already ended (${status})`, { extra: { jobId, status } });
+  return new ApiError('JOB_ENDED', `Job ${jobId} has already ended (${status})`, {
+    extra: { jobId, status },
+  });
 }
 
 function jobDoesNotExist(jobId: string): ApiError {
@@ -136,9 +138,17 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
   });
 
   const controls = [
-    ['cancel', 'Cancel a job: nothing more is sent, queued tasks are cancelled, running scripts finish', 'CANCELLED'],
+    [
+      'cancel',
+      'Cancel a job: nothing more is sent, queued tasks are cancelled, running scripts finish',
+      'CANCELLED',
+    ],
     ['pause', 'Pause a job: nothing more is sent until it is resumed; running scripts finish', 'PAUSED'],
-    ['resume', 'Resume a paused job: back to where it was (the next wave, if one had ended)', 'back where it was'],
+    [
+      'resume',
+      'Resume a paused job: back to where it was (the next wave, if one had ended)',
+      'back where it was',
+    ],
   ] as const;
   for (const [action, summary, now] of controls) {
     app.post(`/api/jobs/:jobId/${action}`, {
@@ -173,7 +183,10 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
       params: jobIdParamsSchema,
       body: rerunSchema,
       response: {
-        201: jsonResponse('Created; rerunOf names the first job; its Location is /api/jobs/<jobId>', jobSchema),
+        201: jsonResponse(
+          'Created; rerunOf names the first job; its Location is /api/jobs/<jobId>',
+          jobSchema,
+        ),
         400: errorResponses.invalid,
         401: errorResponses.unauthorized,
         404: notFound,
@@ -183,14 +196,21 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
     },
     handler: async (request, reply) => {
       const { jobId } = request.params;
-      const outcome = engine.rerun(jobId, request.body.statuses, { user: userOf(request), address: request.ip });
+      const outcome = engine.rerun(jobId, request.body.statuses, {
+        user: userOf(request),
+        address: request.ip,
+      });
       switch (outcome.kind) {
         case 'unknown':
           throw jobDoesNotExist(jobId);
         case 'open':
-          throw new ApiError('JOB_NOT_ENDED', `Job ${jobId} is still ${outcome.job.status}: rerun it once it has ended`, {
-            extra: { jobId, status: outcome.job.status },
-          });
+          throw new ApiError(
+            'JOB_NOT_ENDED',
+            `Job ${jobId} is still ${outcome.job.status}: rerun it once it has ended`,
+            {
+              extra: { jobId, status: outcome.job.status },
+            },
+          );
         case 'noTarget':
           throw new ApiError('INVALID_REQUEST', `body field 'statuses': ${outcome.message}`);
         case 'conflict':

@@ -31,7 +31,10 @@ const intField = (min: number) =>
 export const targetSchema = named(
   z.union([
     z.strictObject({ group: idSchema, continuous: z.boolean().optional() }),
-    z.strictObject({ devices: z.array(idSchema).min(1).max(MAX_TARGET_DEVICES), continuous: z.boolean().optional() }),
+    z.strictObject({
+      devices: z.array(idSchema).min(1).max(MAX_TARGET_DEVICES),
+      continuous: z.boolean().optional(),
+    }),
   ]),
   'JobTarget',
   '{"group": G} (the registers known in G when the job is created, online or not) or {"devices": [ids]}; ' +
@@ -45,7 +48,10 @@ export const MAX_RETRY_WAIT_MS = 24 * 3_600_000;
 
 export const waveSchema = named(
   z.strictObject({
-    size: z.union([intField(1), z.string().regex(/^([1-9][0-9]?|100)%$/, { error: 'must be an integer >= 1 or "N%" (1-100)' })]),
+    size: z.union([
+      intField(1),
+      z.string().regex(/^([1-9][0-9]?|100)%$/, { error: 'must be an integer >= 1 or "N%" (1-100)' }),
+    ]),
     successRatio: z.number().min(0).max(1).optional(),
     pauseAfter: z.boolean().optional(),
   }),
@@ -68,7 +74,10 @@ export const retrySchema = named(
   z.strictObject({
     maxAttempts: z.number().int().min(1).max(10),
     backoffMs: z.number().int().min(1000).max(MAX_RETRY_WAIT_MS).optional(),
-    on: z.array(z.enum(RETRY_ON as [RetryOn, ...RetryOn[]])).min(1).optional(),
+    on: z
+      .array(z.enum(RETRY_ON as [RetryOn, ...RetryOn[]]))
+      .min(1)
+      .optional(),
     attemptTimeoutMs: z.number().int().min(1000).max(MAX_RETRY_WAIT_MS).optional(),
   }),
   'Retry',
@@ -106,28 +115,30 @@ export const abortSchema = named(
 );
 
 export const jobSpecSchema = named(
-  z.strictObject(
-    {
-      script: z.string({ error: 'is required' }).refine((s) => s.trim() !== '', 'must not be empty'),
-      target: targetSchema,
-      name: z.string().min(1).max(200).optional(),
-      rollout: rolloutSchema.optional(),
-      abort: abortSchema.optional(),
-      deadlineMs: z.number().int().min(1000).max(MAX_DEADLINE_MS).optional(),
-      retry: retrySchema.optional(),
-      startAt: isoTime.optional(),
-      window: windowSchema.optional(),
-      endAt: isoTime.optional(),
-    },
-    { error: (issue) => (issue.code === 'invalid_type' ? 'must be a JSON object' : undefined) },
-  ).superRefine((spec, ctx) => {
-    if (spec.target?.continuous === true && spec.endAt === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'is required with target.continuous', path: ['endAt'] });
-    }
-    if (spec.endAt !== undefined && spec.target?.continuous !== true) {
-      ctx.addIssue({ code: 'custom', message: 'is only for a continuous target', path: ['endAt'] });
-    }
-  }),
+  z
+    .strictObject(
+      {
+        script: z.string({ error: 'is required' }).refine((s) => s.trim() !== '', 'must not be empty'),
+        target: targetSchema,
+        name: z.string().min(1).max(200).optional(),
+        rollout: rolloutSchema.optional(),
+        abort: abortSchema.optional(),
+        deadlineMs: z.number().int().min(1000).max(MAX_DEADLINE_MS).optional(),
+        retry: retrySchema.optional(),
+        startAt: isoTime.optional(),
+        window: windowSchema.optional(),
+        endAt: isoTime.optional(),
+      },
+      { error: (issue) => (issue.code === 'invalid_type' ? 'must be a JSON object' : undefined) },
+    )
+    .superRefine((spec, ctx) => {
+      if (spec.target?.continuous === true && spec.endAt === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'is required with target.continuous', path: ['endAt'] });
+      }
+      if (spec.endAt !== undefined && spec.target?.continuous !== true) {
+        ctx.addIssue({ code: 'custom', message: 'is only for a continuous target', path: ['endAt'] });
+      }
+    }),
   'JobRequest',
 );
 
@@ -193,7 +204,16 @@ export const jobListSchema = named(z.object({ jobs: z.array(jobSummarySchema) })
 
 export const rerunSchema = named(
   z.strictObject({
-    statuses: z.array(z.enum(RESULT_STATUSES.filter((s) => s !== 'PENDING' && s !== 'RUNNING') as [ResultStatus, ...ResultStatus[]])).min(1),
+    statuses: z
+      .array(
+        z.enum(
+          RESULT_STATUSES.filter((s) => s !== 'PENDING' && s !== 'RUNNING') as [
+            ResultStatus,
+            ...ResultStatus[],
+          ],
+        ),
+      )
+      .min(1),
   }),
   'RerunRequest',
   'A new job over the registers whose results had one of these statuses',
