@@ -24,8 +24,7 @@ export function notRunReason(
   if (tasksOfRequest.length > 0 || !fanout) return undefined;
   if (fanout.status === 'OFFLINE') return 'OFFLINE';
   if (fanout.status === 'FAILURE' && fanout.refused === true && fanout.taskId === undefined) return 'REFUSED';
-  if (fanout.status === 'NO_ANSWER' && fanout.taskId === undefined && !fanout.acknowledged)
-    return 'NO_ANSWER';
+  if (fanout.status === 'NO_ANSWER' && fanout.taskId === undefined) return 'NO_ANSWER';
   return undefined;
 }
 
