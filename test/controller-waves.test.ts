@@ -162,3 +162,41 @@ describe('pause and resume', () => {
     await waitForJob(service, token, open.jobId, ended, 'open job end');
   });
 });
+
+describe('continuous jobs', () => {
+  it('a register that joins the group while the job runs gets the script, until cancel', async () => {
+    const endAt = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await api(service.app, token, 'POST', '/api/jobs', {
+      script: 'PRINT welcome',
+      target: { group: 'newcomers', continuous: true },
+      endAt,
+    });
+    expect(created.statusCode, JSON.stringify(created.body)).toBe(201);
+    const job = created.body as Job;
+    expect(job).toMatchObject({ status: 'IN_PROGRESS', endAt, deadlineAt: endAt, results: [] });
+    const late = await startRealDevice(broker, ns, 'newbie', { groups: ['newcomers'] });
+    devices.push(late);
+    const reached = await waitForJob(
+      service,
+      token,
+      job.jobId,
+      (j) => j.counts.finished === 1,
+      'newbie finished',
+    );
+    expect(reached.status).toBe('IN_PROGRESS');
+    expect(reached.results).toEqual([
+      expect.objectContaining({ deviceId: 'newbie', status: 'FINISHED', report: 'welcome', attempts: 1 }),
+    ]);
+    const cancelled = await api(service.app, token, 'POST', `/api/jobs/${job.jobId}/cancel`);
+    expect(cancelled.body).toMatchObject({ status: 'CANCELLED', endedAt: expect.any(String) });
+  });
+
+  it('needs an endAt', async () => {
+    const answer = await api(service.app, token, 'POST', '/api/jobs', {
+      script: 'PRINT x',
+      target: { group: 'newcomers', continuous: true },
+    });
+    expect(answer.statusCode).toBe(400);
+    expect(answer.body.message).toContain('endAt');
+  });
+});
