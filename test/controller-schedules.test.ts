@@ -26,7 +26,7 @@ import { silent } from './support/loggers.ts';
 import { ManualClock } from './support/manual-clock.ts';
 import { until } from './support/waits.ts';
 
-const JOB = { script: 'Z_REPORT', target: { group: 'tills' } };
+const JOB = { script: 'Z REPORT', target: { group: 'tills' } };
 
 describe('schedules API', () => {
   const ns = `stores/sched${randomUUID().slice(0, 6)}`;
