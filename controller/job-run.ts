@@ -119,6 +119,8 @@ export class JobRun {
     this.control.refresh(false);
     const sending = this.claimSends(false);
     insert({ ...this.job, results: [...this.results.values()] });
+    // Announced even when nothing is sent yet (SCHEDULED, waiting for a window or a register).
+    this.changed();
     this.armDeadline();
     this.followAll(sending);
     this.checkEnded();
