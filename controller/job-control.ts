@@ -7,11 +7,14 @@
 import { ALL_GROUP } from '../bridge/contract/topics.ts';
 import type { StoredJob } from './job-history.ts';
 import type { JobLedger } from './job-ledger.ts';
-import { jobEnded, resultEnded } from './job-types.ts';
+import { type JobStatus, jobEnded, resultEnded } from './job-types.ts';
 import { timedStatus } from './job-window.ts';
 import type { PacingClock } from './rollout.ts';
 import type { DeviceEntry } from './types.ts';
 import { waveEnds, waveOf, waveProgress } from './waves.ts';
+
+/** The statuses the clock moves a job between. */
+const TIMED: readonly JobStatus[] = ['SCHEDULED', 'WAITING_FOR_WINDOW', 'IN_PROGRESS'];
 
 export interface JobControlDeps {
   clock: PacingClock;
@@ -60,7 +63,8 @@ export class JobControl {
     this.timer = undefined;
     const now = this.deps.clock.now();
     const { status, changeAt } = timedStatus(this.job, now);
-    if (this.job.status !== 'PAUSED' && this.job.status !== status) {
+    // Only the clock's own statuses change here: a pause (or any other status) stays until lifted.
+    if (TIMED.includes(this.job.status) && this.job.status !== status) {
       this.job.status = status;
       if (save) this.deps.save();
     }
