@@ -15,7 +15,9 @@ import { AuditLog } from '../controller/audit-log.ts';
 import { type HistoryDb, openHistory } from '../controller/history-db.ts';
 import { JobEngine } from '../controller/job-engine.ts';
 import { JobHistory } from '../controller/job-history.ts';
-import type { PacingClock } from '../controller/rollout.ts';
+import { type PacingClock, realClock } from '../controller/rollout.ts';
+import { ScheduleStore } from '../controller/schedule-store.ts';
+import { Scheduler } from '../controller/scheduler.ts';
 import { buildControllerApp } from '../controller/service/service-app.ts';
 import { StoreController } from '../controller/store-controller.ts';
 import { WalCheckpointer } from '../controller/wal-checkpointer.ts';
@@ -51,6 +53,7 @@ export interface RunningControllerService {
   readonly app: FastifyInstance;
   readonly controller: StoreController;
   readonly engine: JobEngine;
+  readonly scheduler: Scheduler;
   readonly broker: StoreBroker | undefined;
   readonly httpPort: number;
   readonly brokerPort: number | undefined;
@@ -147,9 +150,20 @@ export async function startControllerService(
     engine.start();
     // Before the controller stops: results in flight stay open (resumable), not NO_ANSWER.
     cleanup.push(() => engine.stop());
+    // After the engine: runs missed while the controller was down create their jobs now.
+    const scheduler = new Scheduler({
+      store: new ScheduleStore(db),
+      engine,
+      audit,
+      clock: deps.clock ?? realClock,
+      logger: logger.child({ component: 'schedules' }),
+    });
+    scheduler.start();
+    cleanup.push(() => scheduler.stop());
 
     const app = await buildControllerApp({
       engine,
+      scheduler,
       directory: controller,
       audit,
       users: settings.users,
@@ -173,6 +187,7 @@ export async function startControllerService(
       app,
       controller,
       engine,
+      scheduler,
       broker,
       httpPort: typeof address === 'object' && address ? address.port : settings.port,
       brokerPort: broker?.port,

@@ -1,7 +1,8 @@
 /**
  * The controller service's audit trail, in the SQLite history: who did what, from where.
  * Actions: `login`, `login_failed`, `job_created`, `job_cancelled`, `job_aborted` (the engine,
- * user `system`), `job_completed`. Details are short human-readable text; passwords and tokens
+ * user `system`), `job_completed`, `job_paused` (a person, or `system` at a wave's end),
+ * `job_resumed`, `schedule_created`, `schedule_changed`, `schedule_deleted`, `schedule_missed`. Details are short human-readable text; passwords and tokens
  * never reach it.
  */
 import { type HistoryDb, prepare } from './history-db.ts';
@@ -12,7 +13,13 @@ export type AuditAction =
   | 'job_created'
   | 'job_cancelled'
   | 'job_aborted'
-  | 'job_completed';
+  | 'job_completed'
+  | 'job_paused'
+  | 'job_resumed'
+  | 'schedule_created'
+  | 'schedule_changed'
+  | 'schedule_deleted'
+  | 'schedule_missed';
 
 export interface AuditEntry {
   at: string;

@@ -91,6 +91,7 @@ export class Fanout {
         deviceId: target.deviceId,
         status: 'FAILURE',
         error: reply.error,
+        refused: true,
         durationMs: now - this.sentAt,
       });
     }

@@ -15,7 +15,7 @@
  * the same result pages to the WAL (docs/benchmarks.md, "Controller service").
  */
 import type { Logger } from '../src/logger.ts';
-import type { JobHistory } from './job-history.ts';
+import type { JobHistory, JobState } from './job-history.ts';
 import type { JobStatus, StoredResult } from './job-types.ts';
 
 /** Default window in which results are gathered into one transaction. */
@@ -62,6 +62,19 @@ export class HistoryBatch {
   /** A job's status: committed and announced at the end of this turn, not of the window. */
   saveStatus(jobId: string, status: JobStatus, endedAt: string | undefined): void {
     this.writes.push(() => this.history.saveStatus(jobId, status, endedAt));
+    this.scheduleTurn();
+  }
+
+  /** A job's own state: committed and announced at the end of this turn, not of the window. */
+  saveState(jobId: string, state: JobState): void {
+    const copy = { ...state };
+    this.writes.push(() => this.history.saveState(jobId, copy));
+    this.scheduleTurn();
+  }
+
+  /** A result added to a running (continuous) job. */
+  addResult(jobId: string, result: StoredResult): void {
+    this.writes.push(() => this.history.addResult(jobId, result));
     this.scheduleTurn();
   }
 

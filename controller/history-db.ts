@@ -76,6 +76,35 @@ export const MIGRATIONS: readonly string[] = [
     detail TEXT NOT NULL
   );
   `,
+  // Branch rollout (issue 30): retry, time and rollout control, schedules.
+  `
+  ALTER TABLE jobs ADD COLUMN retry TEXT;
+  ALTER TABLE jobs ADD COLUMN start_at TEXT;
+  ALTER TABLE jobs ADD COLUMN window TEXT;
+  ALTER TABLE jobs ADD COLUMN end_at TEXT;
+  ALTER TABLE jobs ADD COLUMN schedule_id TEXT;
+  ALTER TABLE jobs ADD COLUMN rerun_of TEXT;
+  ALTER TABLE jobs ADD COLUMN paused_reason TEXT;
+  ALTER TABLE jobs ADD COLUMN open_wave INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE results ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE results ADD COLUMN next_attempt_at TEXT;
+  UPDATE results SET attempts = 1 WHERE sent_at IS NOT NULL;
+  CREATE TABLE schedules (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    schedule_id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    cron TEXT NOT NULL,
+    timezone TEXT NOT NULL,
+    job TEXT NOT NULL,
+    enabled INTEGER NOT NULL,
+    start_at TEXT,
+    end_at TEXT,
+    misfire_grace_ms INTEGER NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    last_fire_at TEXT
+  );
+  `,
 ];
 
 export class HistoryVersionError extends Error {

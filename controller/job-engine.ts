@@ -15,11 +15,15 @@ import { type JobLink, JobRun } from './job-run.ts';
 import {
   DEFAULT_DEADLINE_MS,
   type Job,
+  type JobOrigin,
   type JobResult,
   type JobSpec,
   type JobSummary,
+  jobEnded,
+  type ResultStatus,
   type StoredResult,
 } from './job-types.ts';
+import { firstStart } from './job-window.ts';
 import { type PacingClock, realClock } from './rollout.ts';
 import type { DeviceEntry } from './types.ts';
 
@@ -52,10 +56,10 @@ export type CreateOutcome =
   | { kind: 'conflict'; jobId: string }
   | { kind: 'noTarget'; message: string };
 
-export type CancelOutcome =
-  | { kind: 'cancelled'; job: Job }
-  | { kind: 'ended'; job: Job }
-  | { kind: 'unknown' };
+/** cancel, pause, resume: done, or the job had ended, or there is no such job. */
+export type ControlOutcome = { kind: 'done'; job: Job } | { kind: 'ended'; job: Job } | { kind: 'unknown' };
+
+export type RerunOutcome = CreateOutcome | { kind: 'unknown' } | { kind: 'open'; job: Job };
 
 export interface EngineEvents {
   /** A job changed; `result` is the result that changed, when one did. */
@@ -71,6 +75,10 @@ export function specHash(spec: JobSpec): string {
     rollout: spec.rollout ?? null,
     abort: spec.abort ?? null,
     deadlineMs: spec.deadlineMs ?? null,
+    retry: spec.retry ?? null,
+    startAt: spec.startAt ?? null,
+    window: spec.window ?? null,
+    endAt: spec.endAt ?? null,
   };
   return createHash('sha256').update(JSON.stringify(normal)).digest('hex');
 }
@@ -122,7 +130,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     }
   }
 
-  create(spec: JobSpec, caller: Caller, idempotencyKey?: string): CreateOutcome {
+  create(spec: JobSpec, caller: Caller, idempotencyKey?: string, origin: JobOrigin = {}): CreateOutcome {
     const { history, audit } = this.options;
     this.batch.flush();
     const hash = specHash(spec);
@@ -132,7 +140,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       if (seen) return { kind: 'conflict', jobId: seen.jobId };
     }
     const deviceIds = this.resolveTarget(spec);
-    if (deviceIds.length === 0) {
+    if (deviceIds.length === 0 && spec.target.continuous !== true) {
       const target = 'group' in spec.target ? `group ${spec.target.group}` : 'the device list';
       return { kind: 'noTarget', message: `no register is known in ${target}` };
     }
@@ -147,8 +155,15 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       target: spec.target,
       ...(spec.rollout !== undefined && { rollout: spec.rollout }),
       ...(spec.abort !== undefined && { abort: spec.abort }),
-      deadlineAt: new Date(now + (spec.deadlineMs ?? DEFAULT_DEADLINE_MS)).toISOString(),
-      results: deviceIds.map((deviceId): StoredResult => ({ deviceId, status: 'PENDING' })),
+      ...(spec.retry !== undefined && { retry: spec.retry }),
+      ...(spec.startAt !== undefined && { startAt: new Date(spec.startAt).toISOString() }),
+      ...(spec.window !== undefined && { window: spec.window }),
+      ...(spec.endAt !== undefined && { endAt: new Date(spec.endAt).toISOString() }),
+      ...(origin.scheduleId !== undefined && { scheduleId: origin.scheduleId }),
+      ...(origin.rerunOf !== undefined && { rerunOf: origin.rerunOf }),
+      deadlineAt: new Date(this.deadlineOf(spec, now)).toISOString(),
+      results: deviceIds.map((deviceId): StoredResult => ({ deviceId, status: 'PENDING', attempts: 0 })),
+      openWave: 0,
     };
     const name = job.name !== undefined ? ` "${job.name}"` : '';
     const target = 'group' in job.target ? `group ${job.target.group}` : `devices ${deviceIds.join(',')}`;
@@ -176,17 +191,78 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     return { kind: 'created', job: run.snapshot() };
   }
 
-  cancel(jobId: string, caller: Caller): CancelOutcome {
+  cancel(jobId: string, caller: Caller): ControlOutcome {
+    return this.control(jobId, (run) => {
+      this.options.audit.record({ ...caller, action: 'job_cancelled', detail: `job ${jobId}` });
+      run.halt('CANCELLED');
+    });
+  }
+
+  pause(jobId: string, caller: Caller): ControlOutcome {
+    return this.control(jobId, (run) => {
+      if (run.status === 'PAUSED') return;
+      this.options.audit.record({ ...caller, action: 'job_paused', detail: `job ${jobId}` });
+      run.pause(`paused by ${caller.user}`);
+    });
+  }
+
+  resume(jobId: string, caller: Caller): ControlOutcome {
+    return this.control(jobId, (run) => {
+      if (run.status !== 'PAUSED') return;
+      this.options.audit.record({ ...caller, action: 'job_resumed', detail: `job ${jobId}` });
+      run.resume();
+    });
+  }
+
+  /**
+   * A new job (new requestIds) with the same script and settings over the registers whose
+   * results had one of `statuses`; `rerunOf` names the first job of the chain.
+   */
+  rerun(jobId: string, statuses: readonly ResultStatus[], caller: Caller): RerunOutcome {
+    this.batch.flush();
+    const job = this.options.history.get(jobId);
+    if (!job) return { kind: 'unknown' };
+    if (!jobEnded(job.status)) return { kind: 'open', job };
+    const devices = job.results.filter((r) => statuses.includes(r.status)).map((r) => r.deviceId);
+    if (devices.length === 0) {
+      return { kind: 'noTarget', message: `no result of job ${jobId} has status ${statuses.join(' or ')}` };
+    }
+    const spec: JobSpec = {
+      script: job.script,
+      target: { devices },
+      ...(job.name !== undefined && { name: job.name }),
+      ...(job.rollout !== undefined && { rollout: job.rollout }),
+      ...(job.abort !== undefined && { abort: job.abort }),
+      ...(job.retry !== undefined && { retry: job.retry }),
+      ...(job.window !== undefined && { window: job.window }),
+      deadlineMs: Math.max(1000, Date.parse(job.deadlineAt) - Date.parse(job.startAt ?? job.createdAt)),
+    };
+    return this.create(spec, caller, undefined, { rerunOf: job.rerunOf ?? job.jobId });
+  }
+
+  private control(jobId: string, act: (run: JobRun) => void): ControlOutcome {
     const run = this.runs.get(jobId);
     this.batch.flush();
-    if (run?.status !== 'IN_PROGRESS') {
+    if (!run || jobEnded(run.status)) {
       const job = this.options.history.get(jobId);
       return job ? { kind: 'ended', job } : { kind: 'unknown' };
     }
-    this.options.audit.record({ ...caller, action: 'job_cancelled', detail: `job ${jobId}` });
-    run.halt('CANCELLED');
+    act(run);
     this.batch.flush();
-    return { kind: 'cancelled', job: this.options.history.get(jobId)! };
+    return { kind: 'done', job: this.options.history.get(jobId)! };
+  }
+
+  /**
+   * A job's deadline counts from when it may first send: its startAt, the opening of its first
+   * window, or now; a continuous job's is its endAt.
+   */
+  private deadlineOf(spec: JobSpec, now: number): number {
+    if (spec.target.continuous === true && spec.endAt !== undefined) return Date.parse(spec.endAt);
+    const deadlineMs = spec.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    if (spec.startAt === undefined && spec.window === undefined) return now + deadlineMs;
+    const clockNow = (this.options.clock ?? realClock).now();
+    const startAt = spec.startAt !== undefined ? Date.parse(spec.startAt) : undefined;
+    return firstStart(startAt, spec.window, clockNow) + deadlineMs;
   }
 
   get(jobId: string): Job | undefined {
@@ -203,6 +279,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   /** The devices known now in the target's group (online or not), or the listed ids. */
   private resolveTarget(spec: JobSpec): string[] {
     if ('devices' in spec.target) return [...new Set(spec.target.devices)];
+    if (!('group' in spec.target)) return [];
     const group = spec.target.group;
     return this.options.link
       .devices()

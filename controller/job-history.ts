@@ -10,17 +10,22 @@ import { type HistoryDb, prepare } from './history-db.ts';
 import {
   type AbortRule,
   addToCounts,
+  attemptsOf,
   emptyCounts,
   type Job,
   type JobCounts,
   type JobStatus,
   type JobSummary,
   type JobTarget,
+  type JobWindow,
+  OPEN_JOB_STATUSES,
   publicResult,
   type ResultStatus,
+  type RetryRule,
   type Rollout,
   type StoredResult,
 } from './job-types.ts';
+import { waveProgress } from './waves.ts';
 
 interface JobRow {
   seq: number;
@@ -35,6 +40,14 @@ interface JobRow {
   rollout: string | null;
   abort_rule: string | null;
   deadline_at: string;
+  retry: string | null;
+  start_at: string | null;
+  window: string | null;
+  end_at: string | null;
+  schedule_id: string | null;
+  rerun_of: string | null;
+  paused_reason: string | null;
+  open_wave: number;
 }
 
 interface ResultRow {
@@ -46,11 +59,23 @@ interface ResultRow {
   sent_at: string | null;
   ended_at: string | null;
   sent_boot: string | null;
+  attempts: number;
+  next_attempt_at: string | null;
 }
 
 /** A job as stored, with its results and the bookkeeping the engine needs to resume it. */
-export interface StoredJob extends Omit<JobSummary, 'counts'> {
+export interface StoredJob extends Omit<JobSummary, 'counts' | 'wave'> {
   results: StoredResult[];
+  /** With waves: the index of the last wave released (0: the first; default 0). */
+  openWave?: number;
+}
+
+/** What changes of a job itself (not of its results) while it runs. */
+export interface JobState {
+  status: JobStatus;
+  endedAt?: string | undefined;
+  pausedReason?: string | undefined;
+  openWave: number;
 }
 
 function toResult(row: ResultRow): StoredResult {
@@ -63,10 +88,14 @@ function toResult(row: ResultRow): StoredResult {
     ...(row.sent_at !== null && { sentAt: row.sent_at }),
     ...(row.ended_at !== null && { endedAt: row.ended_at }),
     ...(row.sent_boot !== null && { sentBoot: row.sent_boot }),
+    attempts: row.attempts,
+    ...(row.next_attempt_at !== null && { nextAttemptAt: row.next_attempt_at }),
   };
 }
 
 function toSummary(row: JobRow, counts: JobCounts): JobSummary {
+  const rollout = row.rollout !== null ? (JSON.parse(row.rollout) as Rollout) : undefined;
+  const wave = waveProgress(rollout, counts.total, row.open_wave);
   return {
     jobId: row.job_id,
     ...(row.name !== null && { name: row.name }),
@@ -76,8 +105,16 @@ function toSummary(row: JobRow, counts: JobCounts): JobSummary {
     status: row.status as JobStatus,
     script: row.script,
     target: JSON.parse(row.target) as JobTarget,
-    ...(row.rollout !== null && { rollout: JSON.parse(row.rollout) as Rollout }),
+    ...(rollout !== undefined && { rollout }),
     ...(row.abort_rule !== null && { abort: JSON.parse(row.abort_rule) as AbortRule }),
+    ...(row.retry !== null && { retry: JSON.parse(row.retry) as RetryRule }),
+    ...(row.start_at !== null && { startAt: row.start_at }),
+    ...(row.window !== null && { window: JSON.parse(row.window) as JobWindow }),
+    ...(row.end_at !== null && { endAt: row.end_at }),
+    ...(row.schedule_id !== null && { scheduleId: row.schedule_id }),
+    ...(row.rerun_of !== null && { rerunOf: row.rerun_of }),
+    ...(row.paused_reason !== null && { pausedReason: row.paused_reason }),
+    ...(wave !== undefined && { wave }),
     deadlineAt: row.deadline_at,
     counts,
   };
@@ -95,21 +132,29 @@ export class JobHistory {
       insertJob: prepare(
         db,
         `INSERT INTO jobs (job_id, name, created_by, created_at, status, script, target, rollout, abort_rule,
-           deadline_at, idempotency_key, request_hash)
+           deadline_at, idempotency_key, request_hash, retry, start_at, window, end_at, schedule_id,
+           rerun_of, paused_reason, open_wave)
          VALUES (@jobId, @name, @createdBy, @createdAt, @status, @script, @target, @rollout, @abort,
-           @deadlineAt, @idempotencyKey, @requestHash)`,
+           @deadlineAt, @idempotencyKey, @requestHash, @retry, @startAt, @window, @endAt, @scheduleId,
+           @rerunOf, @pausedReason, @openWave)`,
       ),
       insertResult: prepare(
         db,
-        `INSERT INTO results (job_seq, position, device_id, status, sent_at, sent_boot) VALUES (?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO results (job_seq, position, device_id, status, sent_at, sent_boot, attempts, next_attempt_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       updateResult: prepare(
         db,
         `UPDATE results SET status = ?, task_id = ?, report = ?, error = ?, sent_at = ?, ended_at = ?,
-           sent_boot = ? WHERE job_seq = ? AND device_id = ?`,
+           sent_boot = ?, attempts = ?, next_attempt_at = ? WHERE job_seq = ? AND device_id = ?`,
       ),
       seqOf: prepare(db, `SELECT seq FROM jobs WHERE job_id = ?`).pluck(),
       updateJob: prepare(db, `UPDATE jobs SET status = ?, ended_at = ? WHERE job_id = ?`),
+      updateState: prepare(
+        db,
+        `UPDATE jobs SET status = ?, ended_at = ?, paused_reason = ?, open_wave = ? WHERE job_id = ?`,
+      ),
+      resultCount: prepare(db, `SELECT count(*) FROM results WHERE job_seq = ?`).pluck(),
       jobById: prepare(db, `SELECT * FROM jobs WHERE job_id = ?`),
       jobByKey: prepare(db, `SELECT job_id, request_hash FROM jobs WHERE idempotency_key = ?`),
       resultsOf: prepare(db, `SELECT * FROM results WHERE job_seq = ? ORDER BY position`),
@@ -118,7 +163,7 @@ export class JobHistory {
       newestBefore: prepare(db, `SELECT * FROM jobs WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
       unfinished: prepare(
         db,
-        `SELECT * FROM jobs WHERE status = 'IN_PROGRESS' OR seq IN
+        `SELECT * FROM jobs WHERE status IN (${OPEN_JOB_STATUSES.map((status) => `'${status}'`).join(', ')}) OR seq IN
            (SELECT DISTINCT job_seq FROM results WHERE status IN ('PENDING', 'RUNNING'))
          ORDER BY seq`,
       ),
@@ -142,6 +187,14 @@ export class JobHistory {
         deadlineAt: job.deadlineAt,
         idempotencyKey: idempotency?.key ?? null,
         requestHash: idempotency?.hash ?? null,
+        retry: job.retry ? JSON.stringify(job.retry) : null,
+        startAt: job.startAt ?? null,
+        window: job.window ? JSON.stringify(job.window) : null,
+        endAt: job.endAt ?? null,
+        scheduleId: job.scheduleId ?? null,
+        rerunOf: job.rerunOf ?? null,
+        pausedReason: job.pausedReason ?? null,
+        openWave: job.openWave ?? 0,
       });
       const seq = Number(info.lastInsertRowid);
       job.results.forEach((result, position) => {
@@ -152,6 +205,8 @@ export class JobHistory {
           result.status,
           result.sentAt ?? null,
           result.sentBoot ?? null,
+          attemptsOf(result),
+          result.nextAttemptAt ?? null,
         );
       });
     })();
@@ -179,8 +234,27 @@ export class JobHistory {
       result.sentAt ?? null,
       result.endedAt ?? null,
       result.sentBoot ?? null,
+      attemptsOf(result),
+      result.nextAttemptAt ?? null,
       seq,
       result.deviceId,
+    );
+  }
+
+  /** A register that joined a continuous job's target: its result, after the others. */
+  addResult(jobId: string, result: StoredResult): void {
+    const seq = this.seqOf(jobId);
+    if (seq === undefined) return;
+    const position = this.statements.resultCount.get(seq) as number;
+    this.statements.insertResult.run(
+      seq,
+      position,
+      result.deviceId,
+      result.status,
+      result.sentAt ?? null,
+      result.sentBoot ?? null,
+      attemptsOf(result),
+      result.nextAttemptAt ?? null,
     );
   }
 
@@ -198,6 +272,16 @@ export class JobHistory {
 
   saveStatus(jobId: string, status: JobStatus, endedAt: string | undefined): void {
     this.statements.updateJob.run(status, endedAt ?? null, jobId);
+  }
+
+  saveState(jobId: string, state: JobState): void {
+    this.statements.updateState.run(
+      state.status,
+      state.endedAt ?? null,
+      state.pausedReason ?? null,
+      state.openWave,
+      jobId,
+    );
   }
 
   /** The job with its results, for the API. */
@@ -226,8 +310,9 @@ export class JobHistory {
   /** Jobs a restarted engine must pick up: IN_PROGRESS, or ended with results still open. */
   unfinished(): StoredJob[] {
     return (this.statements.unfinished.all() as JobRow[]).map((row) => {
-      const { counts: _counts, ...summary } = toSummary(row, emptyCounts());
-      return { ...summary, results: (this.statements.resultsOf.all(row.seq) as ResultRow[]).map(toResult) };
+      const { counts: _counts, wave: _wave, ...summary } = toSummary(row, emptyCounts());
+      const results = (this.statements.resultsOf.all(row.seq) as ResultRow[]).map(toResult);
+      return { ...summary, results, openWave: row.open_wave };
     });
   }
 

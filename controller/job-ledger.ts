@@ -9,11 +9,14 @@ import { addToCounts, countResults, type JobCounts, type StoredResult } from './
 export class JobLedger {
   private readonly results = new Map<string, StoredResult>();
   private readonly counts: JobCounts;
+  /** Each register's place in the target (waves take them in this order). */
+  private readonly positions = new Map<string, number>();
   /** Registers not sent the script yet (PENDING), in target order: what a send looks through. */
   readonly pending = new Set<string>();
 
   constructor(job: StoredJob) {
     for (const result of job.results) {
+      this.positions.set(result.deviceId, this.positions.size);
       this.results.set(result.deviceId, result);
       if (result.status === 'PENDING') this.pending.add(result.deviceId);
     }
@@ -22,6 +25,22 @@ export class JobLedger {
 
   get(deviceId: string): StoredResult | undefined {
     return this.results.get(deviceId);
+  }
+
+  position(deviceId: string): number {
+    return this.positions.get(deviceId) ?? -1;
+  }
+
+  get size(): number {
+    return this.results.size;
+  }
+
+  /** A register that joined a continuous job's target, after the others. */
+  add(result: StoredResult): void {
+    this.positions.set(result.deviceId, this.positions.size);
+    this.results.set(result.deviceId, result);
+    if (result.status === 'PENDING') this.pending.add(result.deviceId);
+    addToCounts(this.counts, result.status);
   }
 
   values(): IterableIterator<StoredResult> {
@@ -49,6 +68,7 @@ export class JobLedger {
     const next: StoredResult = { ...previous, ...fields };
     this.results.set(deviceId, next);
     if (next.status !== 'PENDING') this.pending.delete(deviceId);
+    else this.pending.add(deviceId);
     addToCounts(this.counts, previous.status, -1);
     addToCounts(this.counts, next.status);
     return next;

@@ -1,24 +1,27 @@
 /**
- * One job in progress: sends its script register by register through the store controller
- * (one submission per register, requestId unique to (job, register)), within the rollout
- * limits, to registers as they come online, until the deadline; applies the abort rule; cancels
- * what is still queued on an abort or cancel. Every change is written to the history before
- * it is announced, and a result is marked sent before its script is published; the changes of
- * one event-loop turn go in one transaction (controller/history-batch.ts; docs/controller.md,
- * "Jobs").
+ * One job until it ends: sends its script register by register through the store controller
+ * (one submission per register, requestId unique to (job, register)), within the rollout limits
+ * and waves, only while the job is IN_PROGRESS (not SCHEDULED, WAITING_FOR_WINDOW or PAUSED), to
+ * registers as they come online, until the deadline; retries attempts that provably did not run;
+ * applies the abort rule; cancels what is still queued on an abort or cancel. Every change is
+ * written to the history before it is announced, and a result is marked sent before its script
+ * is published (controller/history-batch.ts; docs/controller.md, "Jobs").
  */
 import type { Logger } from '../src/logger.ts';
 import type { HistoryBatch } from './history-batch.ts';
+import { finalOutcome, notRunReason, type RetryPlan, retryPlan } from './job-attempts.ts';
+import { JobControl } from './job-control.ts';
 import type { StoredJob } from './job-history.ts';
 import { JobLedger } from './job-ledger.ts';
-import { resultOf, sentResultAfterRestart } from './job-results.ts';
+import { type Outcome, resultOf, sentResultAfterRestart } from './job-results.ts';
 import {
+  attemptsOf,
   type Job,
   type JobResult,
   type JobStatus,
   type JobSummary,
+  jobEnded,
   publicResult,
-  type ResultStatus,
   requestIdFor,
   type StoredResult,
 } from './job-types.ts';
@@ -31,6 +34,8 @@ export interface JobLink {
   tasks(deviceId: string): TaskView[];
   submit(script: string, options: SubmitOptions): Promise<FanoutResult[]>;
   cancel(deviceId: string, requestId: string): void;
+  /** Ends the wait for a submission now: its devices still missing are NO_ANSWER. */
+  expire(requestId: string, reason: string): void;
   /** Puts what was published so far on the wire now (StoreController.flushWrites). */
   flushWrites(): void;
 }
@@ -41,12 +46,13 @@ const SEND_CHUNK = 50;
 export interface JobRunDeps {
   link: JobLink;
   history: HistoryBatch;
+  /** Pacing, retry backoff, attempt time-outs, start times and windows (tests drive it). */
   clock: PacingClock;
   logger: Logger;
   /** The job changed (a result, or its status); `result` is the result that changed, if one did. */
   onChange: (job: JobSummary, result?: JobResult) => void;
-  /** The engine's own decisions for the audit trail (job_aborted, job_completed). */
-  onAudit: (action: 'job_aborted' | 'job_completed', detail: string) => void;
+  /** The engine's own decisions for the audit trail. */
+  onAudit: (action: 'job_aborted' | 'job_completed' | 'job_paused', detail: string) => void;
   /** Nothing is open any more: the engine forgets the run. */
   onEnded: (jobId: string) => void;
 }
@@ -57,11 +63,17 @@ export class JobRun {
   private readonly deps: JobRunDeps;
   private readonly results: JobLedger;
   private readonly gate: RolloutGate;
+  private readonly retry: RetryPlan | undefined;
+  private readonly control: JobControl;
   private readonly deadlineAt: number;
   /** Registers whose submission is being followed right now. */
   private readonly inFlight = new Set<string>();
+  /** Attempt time-outs (retry): the clock's handle per register. */
+  private readonly attemptTimers = new Map<string, unknown>();
   private deadlineTimer: NodeJS.Timeout | undefined;
+  private deadlinePassed = false;
   private paceTimer: unknown;
+  private retryTimer: { at: number; handle: unknown } | undefined;
   private stopped = false;
 
   constructor(job: StoredJob, deps: JobRunDeps) {
@@ -70,16 +82,28 @@ export class JobRun {
     this.deps = deps;
     this.results = new JobLedger(job);
     this.gate = new RolloutGate(job.rollout, deps.clock);
+    this.retry = retryPlan(job.retry);
     this.deadlineAt = Date.parse(job.deadlineAt);
+    this.control = new JobControl(job, this.results, {
+      clock: deps.clock,
+      save: () => this.saveState(),
+      onAudit: deps.onAudit,
+      pump: () => this.pump(),
+    });
   }
 
   get status(): JobStatus {
     return this.job.status;
   }
 
+  get continuous(): boolean {
+    return this.job.target.continuous === true;
+  }
+
   summary(): JobSummary {
-    const { results: _results, ...rest } = this.job;
-    return { ...rest, counts: this.results.countsNow() };
+    const { results: _results, openWave: _openWave, ...rest } = this.job;
+    const wave = this.control.progress();
+    return { ...rest, ...(wave && { wave }), counts: this.results.countsNow() };
   }
 
   /** The job with its results as they are now: what the history holds once the batch is committed. */
@@ -89,12 +113,14 @@ export class JobRun {
 
   /**
    * Starts a new job: the registers it can be sent to at once are marked sent in the job's own
-   * insert (`insert`, one transaction), not by an update each after it (500 updates per job to
-   * 500 registers), then sent.
+   * insert (`insert`, one transaction), not by an update each after it, then sent.
    */
   startNew(insert: (job: StoredJob) => void): void {
+    this.control.refresh(false);
     const sending = this.claimSends(false);
     insert({ ...this.job, results: [...this.results.values()] });
+    // Announced even when nothing is sent yet (SCHEDULED, waiting for a window or a register).
+    this.changed();
     this.armDeadline();
     this.followAll(sending);
     this.checkEnded();
@@ -108,38 +134,51 @@ export class JobRun {
   start(): void {
     const sentTimes = this.job.results.filter((r) => r.sentAt).map((r) => Date.parse(r.sentAt!));
     this.gate.restore(sentTimes);
+    this.control.refresh(true);
     // A snapshot: settling one result may send the script to the next register (made RUNNING here).
     const sentBefore = [...this.results.values()].filter((result) => result.status === 'RUNNING');
     for (const result of sentBefore) {
-      const settled = sentResultAfterRestart(
-        result,
-        this.deps.link,
-        requestIdFor(this.jobId, result.deviceId),
-      );
+      const settled = sentResultAfterRestart(result, this.deps.link, this.requestId(result.deviceId));
       if (settled) this.end(result.deviceId, settled);
       else if (this.deps.link.device(result.deviceId)?.online) this.follow(result.deviceId);
     }
     this.armDeadline();
+    this.armRetry();
     this.pump();
     this.checkEnded();
   }
 
   private armDeadline(): void {
-    this.deadlineTimer = setTimeout(() => this.onDeadline(), Math.max(0, this.deadlineAt - Date.now()));
+    // setTimeout takes at most 2^31-1 ms (~24.8 days); a longer wait is armed again when it fires.
+    const wait = Math.min(2 ** 31 - 1, Math.max(0, this.deadlineAt - Date.now()));
+    this.deadlineTimer = setTimeout(() => {
+      if (Date.now() < this.deadlineAt) this.armDeadline();
+      else this.onDeadline();
+    }, wait);
   }
 
   /** The controller stops: timers go; results in flight stay RUNNING in the history (resumable). */
   stop(): void {
     this.stopped = true;
+    const { clock } = this.deps;
     clearTimeout(this.deadlineTimer);
-    if (this.paceTimer !== undefined) this.deps.clock.clearTimeout(this.paceTimer);
+    if (this.paceTimer !== undefined) clock.clearTimeout(this.paceTimer);
     this.paceTimer = undefined;
+    if (this.retryTimer) clock.clearTimeout(this.retryTimer.handle);
+    this.retryTimer = undefined;
+    for (const handle of this.attemptTimers.values()) clock.clearTimeout(handle);
+    this.attemptTimers.clear();
+    this.control.stop();
   }
 
   /** A register's directory entry changed: one that came online may now be sent the script. */
   onDevice(entry: DeviceEntry): void {
+    if (this.stopped) return;
     const result = this.results.get(entry.deviceId);
-    if (!result || this.stopped) return;
+    if (!result) {
+      if (this.control.joins(entry)) this.addRegister(entry.deviceId);
+      return;
+    }
     if (result.status === 'RUNNING' && !this.inFlight.has(entry.deviceId)) {
       // Sent before a restart, not followed since: same boot, follow again; new boot, it is lost.
       if (result.sentBoot !== undefined && entry.bootId !== result.sentBoot) {
@@ -150,22 +189,51 @@ export class JobRun {
     if (result.status === 'PENDING' && entry.online) this.pump();
   }
 
+  /** Pauses for a person; false when the job has ended. */
+  pause(reason: string): boolean {
+    if (jobEnded(this.job.status)) return false;
+    this.control.pause(reason);
+    return true;
+  }
+
+  /** Back to where the job was; false when it has ended. */
+  resume(): boolean {
+    if (jobEnded(this.job.status)) return false;
+    this.control.resume();
+    return true;
+  }
+
   /** Stops sending; what is queued on registers is cancelled; running scripts finish. */
   halt(status: 'ABORTED' | 'CANCELLED'): boolean {
-    if (this.job.status !== 'IN_PROGRESS') return false;
+    if (jobEnded(this.job.status)) return false;
     this.job.status = status;
-    this.deps.history.saveStatus(this.jobId, status, undefined);
+    this.job.pausedReason = undefined;
+    this.control.stop();
+    this.saveState();
     const reason = status === 'ABORTED' ? 'not sent: the job was aborted' : 'not sent: the job was cancelled';
     for (const result of this.results.values()) {
-      if (result.status === 'PENDING') this.settle(result.deviceId, { status: 'CANCELLED', error: reason });
-      else if (result.status === 'RUNNING') {
+      if (result.status === 'PENDING') {
+        this.settle(result.deviceId, { status: 'CANCELLED', error: reason, nextAttemptAt: undefined });
+      } else if (result.status === 'RUNNING') {
         // Contract: a cancel by requestId; a task already running is never cut and is recorded.
-        this.deps.link.cancel(result.deviceId, requestIdFor(this.jobId, result.deviceId));
+        this.deps.link.cancel(result.deviceId, this.requestId(result.deviceId));
       }
     }
     this.changed();
     this.checkEnded();
     return true;
+  }
+
+  private requestId(deviceId: string): string {
+    return requestIdFor(this.jobId, deviceId);
+  }
+
+  private addRegister(deviceId: string): void {
+    const result: StoredResult = { deviceId, status: 'PENDING', attempts: 0 };
+    this.results.add(result);
+    this.deps.history.addResult(this.jobId, result);
+    this.changed(publicResult(result));
+    this.pump();
   }
 
   private pump(): void {
@@ -179,8 +247,7 @@ export class JobRun {
 
   /**
    * Follows each register, putting the scripts on the wire SEND_CHUNK at a time: mqtt.js holds
-   * what it writes until the next tick, so the first registers would otherwise wait for the
-   * 500th script and the rest of the request (docs/benchmarks.md, scenario 7).
+   * what it writes until the next tick (docs/benchmarks.md, scenario 7).
    */
   private followAll(deviceIds: readonly string[]): void {
     for (let i = 0; i < deviceIds.length; i++) {
@@ -190,20 +257,37 @@ export class JobRun {
   }
 
   /**
-   * Marks RUNNING the PENDING registers that are online and within the rollout limits (setting
-   * the pacing timer when the rate holds one back); `write`: queue each for the history (false:
-   * the caller stores them). Returns them, to be followed.
+   * Marks RUNNING the PENDING registers that may be sent now (the job IN_PROGRESS, their wave
+   * open, no retry waiting, online, within the rollout limits); with retry, a register offline
+   * at its turn ends that attempt. `write`: queue each for the history (false: the caller stores
+   * them). Returns them, to be followed.
    */
   private claimSends(write: boolean): string[] {
-    // Every result's end pumps: once all are sent there is nothing to look through.
     if (this.results.pending.size === 0 || this.job.status !== 'IN_PROGRESS' || this.stopped) return [];
     if (this.paceTimer !== undefined) this.deps.clock.clearTimeout(this.paceTimer);
     this.paceTimer = undefined;
     const sending: string[] = [];
     const sentAt = new Date().toISOString();
-    for (const deviceId of this.results.pending) {
+    const now = this.deps.clock.now();
+    for (const deviceId of [...this.results.pending]) {
+      const result = this.results.get(deviceId)!;
+      if (!this.control.waveOpen(deviceId)) continue;
+      if (result.nextAttemptAt !== undefined && Date.parse(result.nextAttemptAt) > now) continue;
       const entry = this.deps.link.device(deviceId);
-      if (!entry?.online) continue;
+      if (!entry?.online) {
+        if (this.retry && (attemptsOf(result) === 0 || result.nextAttemptAt !== undefined)) {
+          this.attemptNotRun(deviceId, 'OFFLINE', 'not online', write);
+        }
+        continue;
+      }
+      // A task of this requestId already ended (an earlier attempt answered late): that is the result.
+      if (attemptsOf(result) > 0) {
+        const known = sentResultAfterRestart(result, this.deps.link, this.requestId(deviceId));
+        if (known) {
+          this.settle(deviceId, { ...known, nextAttemptAt: undefined }, write);
+          continue;
+        }
+      }
       const wait = this.gate.waitFor(this.results.running);
       if (wait === Number.POSITIVE_INFINITY) break;
       if (wait > 0) {
@@ -214,7 +298,8 @@ export class JobRun {
         break;
       }
       this.gate.record();
-      this.update(deviceId, { status: 'RUNNING', sentAt, sentBoot: entry.bootId }, write);
+      const fields = { status: 'RUNNING' as const, sentAt, sentBoot: entry.bootId };
+      this.update(deviceId, { ...fields, attempts: attemptsOf(result) + 1, nextAttemptAt: undefined }, write);
       sending.push(deviceId);
     }
     return sending;
@@ -228,12 +313,15 @@ export class JobRun {
       return;
     }
     this.inFlight.add(deviceId);
-    const options: SubmitOptions = {
-      to: [deviceId],
-      deadlineMs,
-      notAfter: this.deadlineAt,
-      requestId: requestIdFor(this.jobId, deviceId),
-    };
+    const requestId = this.requestId(deviceId);
+    const options: SubmitOptions = { to: [deviceId], deadlineMs, notAfter: this.deadlineAt, requestId };
+    if (this.retry) {
+      const handle = this.deps.clock.setTimeout(() => {
+        this.attemptTimers.delete(deviceId);
+        this.deps.link.expire(requestId, 'no answer within the attempt time-out');
+      }, this.retry.attemptTimeoutMs);
+      this.attemptTimers.set(deviceId, handle);
+    }
     this.deps.link.submit(this.job.script, options).then(
       ([fanout]) => this.onFanoutResult(deviceId, fanout),
       (error: Error) => this.onFanoutResult(deviceId, undefined, error),
@@ -242,7 +330,27 @@ export class JobRun {
 
   private onFanoutResult(deviceId: string, fanout: FanoutResult | undefined, error?: Error): void {
     this.inFlight.delete(deviceId);
+    const timer = this.attemptTimers.get(deviceId);
+    if (timer !== undefined) this.deps.clock.clearTimeout(timer);
+    this.attemptTimers.delete(deviceId);
     if (this.stopped || this.results.get(deviceId)?.status !== 'RUNNING') return;
+    if (this.retry && !this.deadlinePassed) {
+      const tasks = this.deps.link.tasks(deviceId).filter((t) => t.requestId === this.requestId(deviceId));
+      const reason = notRunReason(fanout, tasks);
+      if (reason) {
+        const detail =
+          fanout?.status === 'FAILURE'
+            ? fanout.error
+            : fanout?.status === 'NO_ANSWER'
+              ? fanout.detail
+              : 'not online';
+        this.attemptNotRun(deviceId, reason, detail, true);
+        this.checkAbort();
+        this.pump();
+        this.checkEnded();
+        return;
+      }
+    }
     if (fanout?.status === 'OFFLINE') return; // gone since; onDevice follows it when it is back
     this.end(
       deviceId,
@@ -250,41 +358,98 @@ export class JobRun {
     );
   }
 
+  /** An attempt that provably did not run: tried again after the backoff, or its final result. */
+  private attemptNotRun(
+    deviceId: string,
+    reason: 'OFFLINE' | 'NO_ANSWER' | 'REFUSED',
+    detail: string,
+    write: boolean,
+  ): void {
+    const retry = this.retry!;
+    const result = this.results.get(deviceId)!;
+    // An offline turn counts as an attempt too; a send counted its own when it was claimed.
+    const attempts = attemptsOf(result) + (result.status === 'PENDING' ? 1 : 0);
+    if (attempts < retry.maxAttempts && retry.on.has(reason) && !jobEnded(this.job.status)) {
+      const at = this.deps.clock.now() + retry.backoffMs;
+      const error = `attempt ${attempts}: ${reason === 'OFFLINE' ? 'not online' : detail}; tried again`;
+      this.update(
+        deviceId,
+        { status: 'PENDING', attempts, nextAttemptAt: new Date(at).toISOString(), error },
+        write,
+      );
+      this.armRetry();
+      return;
+    }
+    this.settle(
+      deviceId,
+      { ...finalOutcome(reason, detail, attempts), attempts, nextAttemptAt: undefined },
+      write,
+    );
+  }
+
+  /** One clock timer, at the earliest attempt due. */
+  private armRetry(): void {
+    if (!this.retry || this.stopped) return;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const deviceId of this.results.pending) {
+      const at = this.results.get(deviceId)?.nextAttemptAt;
+      if (at !== undefined) earliest = Math.min(earliest, Date.parse(at));
+    }
+    if (this.retryTimer?.at === earliest) return;
+    if (this.retryTimer) this.deps.clock.clearTimeout(this.retryTimer.handle);
+    this.retryTimer = undefined;
+    if (!Number.isFinite(earliest)) return;
+    const handle = this.deps.clock.setTimeout(
+      () => {
+        this.retryTimer = undefined;
+        this.pump();
+        this.checkEnded();
+        this.armRetry();
+      },
+      Math.max(0, earliest - this.deps.clock.now()),
+    );
+    this.retryTimer = { at: earliest, handle };
+  }
+
   private onDeadline(): void {
     if (this.stopped) return;
+    this.deadlinePassed = true;
     for (const result of this.results.values()) {
       if (result.status === 'PENDING') {
         const online = this.deps.link.device(result.deviceId)?.online;
-        // Never seen online: OFFLINE. Online but held back by the rollout limits: NO_ANSWER.
+        // Never seen online: OFFLINE. Online but held back (limits, waves, a pause): NO_ANSWER.
         if (online) this.end(result.deviceId, { status: 'NO_ANSWER', error: 'not sent before the deadline' });
         else this.end(result.deviceId, { status: 'OFFLINE', error: 'not online before the deadline' });
       } else if (result.status === 'RUNNING' && !this.inFlight.has(result.deviceId)) {
         this.end(result.deviceId, { status: 'NO_ANSWER', error: 'no end status before the deadline' });
       }
     }
+    this.checkEnded();
   }
 
-  private end(deviceId: string, outcome: Partial<StoredResult> & { status: ResultStatus }): void {
-    this.settle(deviceId, outcome);
+  private end(deviceId: string, outcome: Outcome): void {
+    this.settle(deviceId, { ...outcome, nextAttemptAt: undefined });
     this.checkAbort();
+    this.control.afterEnd();
     this.pump();
     this.checkEnded();
   }
 
   /** A result ends (without the follow-ups of end(): halt() makes them once for all). */
-  private settle(deviceId: string, outcome: Partial<StoredResult> & { status: ResultStatus }): void {
-    this.update(deviceId, { ...outcome, endedAt: new Date().toISOString() });
+  private settle(deviceId: string, outcome: Outcome, write = true): void {
+    this.update(deviceId, { ...outcome, endedAt: new Date().toISOString() }, write);
   }
 
   private update(deviceId: string, fields: Partial<StoredResult>, write = true): void {
     const next = this.results.update(deviceId, fields);
+    if (next.nextAttemptAt === undefined) delete next.nextAttemptAt;
     if (write) this.deps.history.saveResult(this.jobId, next);
     this.changed(publicResult(next));
   }
 
   private checkAbort(): void {
     const rule = this.job.abort;
-    if (!rule || this.job.status !== 'IN_PROGRESS') return;
+    if (!rule || jobEnded(this.job.status)) return;
     const { finished, failed, offline, noAnswer, cancelled } = this.results.countsNow();
     const ended = finished + failed + offline + noAnswer + cancelled;
     if (failed === 0 || ended < (rule.minEnded ?? 1) || failed / ended < rule.failureRatio) return;
@@ -297,15 +462,24 @@ export class JobRun {
     if (this.job.endedAt !== undefined) return;
     // The counts follow every update(): no result is PENDING or RUNNING any more.
     if (!this.results.allEnded) return;
-    if (this.job.status === 'IN_PROGRESS') {
+    // A continuous job waits for registers joining until its end (the deadline is its endAt).
+    if (this.continuous && !this.deadlinePassed && !jobEnded(this.job.status)) return;
+    if (!jobEnded(this.job.status)) {
       this.job.status = 'COMPLETED';
+      this.job.pausedReason = undefined;
       this.deps.onAudit('job_completed', `job ${this.jobId}: ${JSON.stringify(this.results.countsNow())}`);
     }
     this.job.endedAt = new Date().toISOString();
-    this.deps.history.saveStatus(this.jobId, this.job.status, this.job.endedAt);
+    this.saveState();
     this.stop();
     this.changed();
     this.deps.onEnded(this.jobId);
+  }
+
+  private saveState(): void {
+    const { status, endedAt, pausedReason, openWave = 0 } = this.job;
+    this.deps.history.saveState(this.jobId, { status, endedAt, pausedReason, openWave });
+    this.changed();
   }
 
   /** Announced once the change is committed (HistoryBatch), with the job as it is now. */

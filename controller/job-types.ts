@@ -4,7 +4,38 @@
  * register. These are the shapes the engine, the SQLite history and the HTTP API share.
  */
 
-export type JobStatus = 'IN_PROGRESS' | 'COMPLETED' | 'ABORTED' | 'CANCELLED';
+/**
+ * Every job status, in one list (contract 7.5): the ones a job may still leave first, the ended
+ * ones after. A new status is added here and in ENDED_JOB_STATUSES when it ends a job.
+ */
+export const JOB_STATUSES: readonly [JobStatusName, ...JobStatusName[]] = [
+  'SCHEDULED',
+  'WAITING_FOR_WINDOW',
+  'PAUSED',
+  'IN_PROGRESS',
+  'COMPLETED',
+  'ABORTED',
+  'CANCELLED',
+];
+type JobStatusName =
+  | 'SCHEDULED'
+  | 'WAITING_FOR_WINDOW'
+  | 'PAUSED'
+  | 'IN_PROGRESS'
+  | 'COMPLETED'
+  | 'ABORTED'
+  | 'CANCELLED';
+export type JobStatus = JobStatusName;
+/** Statuses after which nothing more happens to a job. */
+export const ENDED_JOB_STATUSES: readonly JobStatus[] = ['COMPLETED', 'ABORTED', 'CANCELLED'];
+/** Statuses of a job the engine runs (and resumes after a restart). */
+export const OPEN_JOB_STATUSES: readonly JobStatus[] = JOB_STATUSES.filter(
+  (status) => !ENDED_JOB_STATUSES.includes(status),
+);
+
+export function jobEnded(status: JobStatus): boolean {
+  return ENDED_JOB_STATUSES.includes(status);
+}
 export type ResultStatus =
   | 'PENDING'
   | 'RUNNING'
@@ -14,7 +45,6 @@ export type ResultStatus =
   | 'NO_ANSWER'
   | 'CANCELLED';
 
-export const JOB_STATUSES: readonly JobStatus[] = ['IN_PROGRESS', 'COMPLETED', 'ABORTED', 'CANCELLED'];
 export const RESULT_STATUSES: readonly ResultStatus[] = [
   'PENDING',
   'RUNNING',
@@ -30,13 +60,49 @@ export function resultEnded(status: ResultStatus): boolean {
   return status !== 'PENDING' && status !== 'RUNNING';
 }
 
-export type JobTarget = { group: string } | { devices: string[] };
+/** `continuous`: registers joining the target while the job runs get it too (contract 7.5). */
+export type JobTarget = ({ group: string } | { devices: string[] }) & { continuous?: boolean };
+
+/** One wave of a rollout: `size` registers (or "N%" of the target), in target order. */
+export interface Wave {
+  size: number | string;
+  /** 0..1: the next wave starts only once FINISHED / ended of this one reaches it. */
+  successRatio?: number;
+  /** The job pauses after this wave, for a person to resume it. */
+  pauseAfter?: boolean;
+}
+
+/** Results retried automatically, only while provably not run (contract 7.5). */
+export type RetryOn = 'OFFLINE' | 'NO_ANSWER' | 'REFUSED';
+export const RETRY_ON: readonly RetryOn[] = ['OFFLINE', 'NO_ANSWER', 'REFUSED'];
+
+export interface RetryRule {
+  /** Attempts per register, the first included: 1..10. */
+  maxAttempts: number;
+  /** Wait before the next attempt (default DEFAULT_BACKOFF_MS). */
+  backoffMs?: number;
+  /** Default: all of RETRY_ON. */
+  on?: RetryOn[];
+  /** How long one attempt waits for an answer before it is NO_ANSWER (default DEFAULT_ATTEMPT_TIMEOUT_MS). */
+  attemptTimeoutMs?: number;
+}
+
+export const DEFAULT_BACKOFF_MS = 60_000;
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
+
+/** Scripts are sent only while a window is open: one opens at each cron match, for durationMs. */
+export interface JobWindow {
+  cron: string;
+  durationMs: number;
+  timezone: string;
+}
 
 export interface Rollout {
   /** At most this many registers running the job's script at once (default: no limit). */
   batchSize?: number;
   /** At most this many sends per rolling minute (default: no limit). */
   maxPerMinute?: number;
+  waves?: Wave[];
 }
 
 export interface AbortRule {
@@ -53,8 +119,20 @@ export interface JobSpec {
   name?: string;
   rollout?: Rollout;
   abort?: AbortRule;
-  /** From creation; default DEFAULT_DEADLINE_MS. */
+  /** From the job's start (startAt, the first window, or creation); default DEFAULT_DEADLINE_MS. */
   deadlineMs?: number;
+  retry?: RetryRule;
+  /** ISO time: the job is SCHEDULED until then. */
+  startAt?: string;
+  window?: JobWindow;
+  /** ISO time a continuous job ends (required with target.continuous). */
+  endAt?: string;
+}
+
+/** Set by the engine, not asked for: where a job comes from. */
+export interface JobOrigin {
+  scheduleId?: string;
+  rerunOf?: string;
 }
 
 export const DEFAULT_DEADLINE_MS = 10 * 60_000;
@@ -67,6 +145,10 @@ export interface JobResult {
   error?: string;
   sentAt?: string;
   endedAt?: string;
+  /** Attempts made so far (a send, or a turn at which the register was offline); always in the API. */
+  attempts?: number;
+  /** While waiting to be tried again: when. */
+  nextAttemptAt?: string;
 }
 
 /** A result as the engine and the history keep it: with the bootId the device had when sent. */
@@ -96,6 +178,16 @@ export interface JobSummary {
   target: JobTarget;
   rollout?: Rollout;
   abort?: AbortRule;
+  retry?: RetryRule;
+  startAt?: string;
+  window?: JobWindow;
+  endAt?: string;
+  scheduleId?: string;
+  rerunOf?: string;
+  /** Why a PAUSED job is paused, for a person. */
+  pausedReason?: string;
+  /** With waves: the wave being sent (1-based) and how many there are. */
+  wave?: { current: number; count: number };
   deadlineAt: string;
   counts: JobCounts;
 }
@@ -140,5 +232,10 @@ export function requestIdFor(jobId: string, deviceId: string): string {
 /** A result without the engine's bookkeeping, for the API. */
 export function publicResult(result: StoredResult): JobResult {
   const { sentBoot: _sentBoot, ...rest } = result;
-  return rest;
+  return { ...rest, attempts: rest.attempts ?? (rest.sentAt !== undefined ? 1 : 0) };
+}
+
+/** Attempts of a result as stored before attempts were counted: 1 once sent. */
+export function attemptsOf(result: StoredResult): number {
+  return result.attempts ?? (result.sentAt !== undefined ? 1 : 0);
 }

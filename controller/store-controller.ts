@@ -257,6 +257,14 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
+   * Ends the wait for submission `requestId` now (a job's attempt time-out): its devices still
+   * missing are NO_ANSWER with `reason`, as at its deadline. Unknown ids are ignored.
+   */
+  expire(requestId: string, reason: string): void {
+    this.submissions.expireOne(requestId, reason);
+  }
+
+  /**
    * Asks a device to cancel the queued task of `requestId` (`<ns>/devices/<id>/cancel`, QoS 1,
    * not retained; the device cancel rule of docs/mqtt.md). A task already running is never cut;
    * the outcome shows in the task's status topic, so no reply is asked for. Fire and forget: a

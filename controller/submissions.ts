@@ -147,6 +147,13 @@ export class Submissions {
     }
   }
 
+  /** Ends one submission now: its devices still missing are NO_ANSWER with `reason`. */
+  expireOne(requestId: string, reason: string): void {
+    const active = this.active.get(requestId);
+    if (!active) return;
+    for (const result of active.fanout.expire(reason)) this.report(active, result);
+  }
+
   /** Ends every submission: the devices still missing are NO_ANSWER with `reason`. */
   expireAll(reason: string): void {
     for (const active of [...this.active.values()]) {

@@ -67,6 +67,8 @@ export interface FailureResult {
   error: string;
   /** Absent when the device refused the submission (no task was created) or the publish failed. */
   taskId?: number;
+  /** The device refused the submission in its reply: no task was created. */
+  refused?: true;
   durationMs: number;
 }
 

@@ -65,6 +65,12 @@ export const errorRegistry = {
     mqtt: [],
     description: 'Controller service: unknown job id. The body also carries `jobId`.',
   },
+  SCHEDULE_DOES_NOT_EXIST: {
+    statusCode: 404,
+    error: 'Not Found',
+    mqtt: [],
+    description: 'Controller service: unknown schedule id. The body also carries `scheduleId`.',
+  },
   IDEMPOTENCY_CONFLICT: {
     statusCode: 409,
     error: 'Conflict',
@@ -89,6 +95,13 @@ export const errorRegistry = {
     mqtt: [],
     description:
       'Controller service: the job has already ended (cancel). The body also carries `jobId`, `status`.',
+  },
+  JOB_NOT_ENDED: {
+    statusCode: 409,
+    error: 'Conflict',
+    mqtt: [],
+    description:
+      'Controller service: a rerun of a job that has not ended. The body also carries `jobId` and `status`.',
   },
   REQUEST_TIMEOUT: {
     statusCode: 408,

@@ -57,7 +57,9 @@ describe('history file', () => {
     new JobHistory(db).insert(job('j1', ['reg1']));
     db.close();
     const again = openHistory(file);
-    expect(new JobHistory(again).get('j1')?.results).toEqual([{ deviceId: 'reg1', status: 'PENDING' }]);
+    expect(new JobHistory(again).get('j1')?.results).toEqual([
+      { deviceId: 'reg1', status: 'PENDING', attempts: 0 },
+    ]);
     again.close();
   });
 

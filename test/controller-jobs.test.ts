@@ -108,7 +108,7 @@ describe('rollout', () => {
     const firstSends = clock.now();
     const held = await waitForJob(service, token, jobId, (j) => j.counts.finished === 2, 'two sends');
     expect(held.counts).toMatchObject({ pending: 1, running: 0 });
-    expect(held.results[2]).toEqual({ deviceId: 'reg3', status: 'PENDING' });
+    expect(held.results[2]).toEqual({ deviceId: 'reg3', status: 'PENDING', attempts: 0 });
     // The third send is scheduled one minute after the first two, on the pacing clock.
     expect(clock.dueTimes()).toEqual([firstSends + 60_000]);
     clock.advance(59_999);
@@ -123,7 +123,7 @@ describe('deadline and registers that come online later', () => {
   it('a listed register unknown at creation runs the script once it comes online', async () => {
     const jobId = await createJob({ script: 'PRINT late', target: { devices: ['late1'] } });
     expect((await api(service.app, token, 'GET', `/api/jobs/${jobId}`)).body.results).toEqual([
-      { deviceId: 'late1', status: 'PENDING' },
+      { deviceId: 'late1', status: 'PENDING', attempts: 0 },
     ]);
     devices.set('late1', await startRealDevice(broker, ns, 'late1'));
     const job = await waitForJob(service, token, jobId, ended, 'job end');
@@ -198,6 +198,7 @@ describe('abort and cancel', () => {
       status: 'CANCELLED',
       error: 'not sent: the job was aborted',
       endedAt: expect.any(String),
+      attempts: 0,
     });
     for (const id of ['reg2', 'reg3', 'reg4']) {
       expect(

@@ -66,6 +66,7 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('controller rul
         deviceId: 'picky',
         status: 'FAILURE',
         error: 'QUEUE_FULL: too many queued tasks',
+        refused: true,
         durationMs: expect.any(Number),
       },
     ]);

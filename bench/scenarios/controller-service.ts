@@ -5,6 +5,10 @@
  * StoreController.submit to group all) on the same registers in the same run is its baseline,
  * without a goal. (2) The service's RSS with 10,000 ended jobs in its history against its RSS
  * with none (no goal: only jobs in progress live in memory).
+ * (3) The same job in 10 waves of 10% against the job without waves; goal: within 10x (each
+ * wave waits for the one before to end). (4) Full runs only: a schedule's job is created within
+ * 1 s of its cron time (it waits for the next whole minute; BENCH_CTL_SCHEDULE=1 runs it with
+ * --quick too).
  *
  * BENCH_CTL_ONLY=fanout|history runs one half; BENCH_CTL_ROUNDS=n sets the rounds of the
  * fan-out; BENCH_CTL_REGISTERS=n its registers; BENCH_CTL_CPU_PROF=DIR runs the service process
@@ -100,7 +104,11 @@ async function login(port: number): Promise<string> {
 }
 
 /** One job to every register through the HTTP API: ms from POST to the COMPLETED event, and how many FINISHED. */
-async function serviceJob(port: number, token: string): Promise<{ ms: number; finished: number }> {
+async function serviceJob(
+  port: number,
+  token: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ ms: number; finished: number }> {
   const abort = new AbortController();
   const events = await fetch(`http://127.0.0.1:${port}/api/events?access_token=${token}`, {
     signal: abort.signal,
@@ -111,7 +119,12 @@ async function serviceJob(port: number, token: string): Promise<{ ms: number; fi
   const created = await fetch(`http://127.0.0.1:${port}/api/jobs`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ script: FANOUT_SCRIPT, target: { group: 'all' }, deadlineMs: DEADLINE_MS }),
+    body: JSON.stringify({
+      script: FANOUT_SCRIPT,
+      target: { group: 'all' },
+      deadlineMs: DEADLINE_MS,
+      ...extra,
+    }),
   });
   const { jobId } = (await created.json()) as { jobId: string };
   let buffer = '';
@@ -209,6 +222,68 @@ async function fanoutComparison(ctx: ScenarioContext, n: number, rounds: number,
     goal: `< ${GOAL_MS} ms`,
     met: median(service) < GOAL_MS && incomplete === '',
     note: `median of ${rounds}; per-round ratio ${round(Math.min(...ratios), 2)}-${round(median(ratios), 2)}-${round(Math.max(...ratios), 2)} (min-median-max); spread service ${round(Math.min(...service), 0)}-${round(Math.max(...service), 0)} ms, CLI ${round(Math.min(...cli), 0)}-${round(Math.max(...cli), 0)} ms${incomplete}`,
+  });
+  await wavesJob(ctx, n, ready.httpPort, token, median(service));
+  if (!ctx.quick || process.env.BENCH_CTL_SCHEDULE === '1')
+    await scheduleLateness(ctx, ready.httpPort, token);
+}
+
+/** The same job in 10 waves of 10% each, against the plain job just measured. */
+async function wavesJob(
+  ctx: ScenarioContext,
+  n: number,
+  port: number,
+  token: string,
+  plainMs: number,
+): Promise<void> {
+  await sleep(SETTLE_MS);
+  const waves = Array.from({ length: 10 }, () => ({ size: '10%' }));
+  const { ms, finished } = await serviceJob(port, token, { rollout: { waves } });
+  ctx.report({
+    figure: `N=${n} job in 10 waves through the service`,
+    value: round(ms, 0),
+    unit: 'ms',
+    baseline: round(plainMs, 0),
+    baselineLabel: 'the same job without waves',
+    ratio: round(ms / plainMs, 2),
+    // Ten waves run one after another, each waiting for the one before to end.
+    goal: 'within 10x of the job without waves',
+    met: ms / plainMs <= 10 && finished === n,
+    note: `${finished}/${n} FINISHED`,
+  });
+}
+
+/** A schedule due at the next whole minute: ms from its cron time to its job's creation. */
+async function scheduleLateness(ctx: ScenarioContext, port: number, token: string): Promise<void> {
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+  const due = new Date(Math.ceil((Date.now() + 2000) / 60_000) * 60_000);
+  const created = await fetch(`http://127.0.0.1:${port}/api/schedules`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      name: 'bench',
+      cron: `${due.getUTCMinutes()} ${due.getUTCHours()} * * *`,
+      timezone: 'UTC',
+      job: { script: FANOUT_SCRIPT, target: { group: 'all' }, deadlineMs: DEADLINE_MS },
+    }),
+  });
+  const { scheduleId } = (await created.json()) as { scheduleId: string };
+  let job: { createdAt: string } | undefined;
+  for (let i = 0; i < 1000 && !job; i += 1) {
+    await sleep(100);
+    const list = await fetch(`http://127.0.0.1:${port}/api/jobs?limit=5`, { headers });
+    const { jobs } = (await list.json()) as { jobs: { scheduleId?: string; createdAt: string }[] };
+    job = jobs.find((j) => j.scheduleId === scheduleId);
+  }
+  if (!job) throw new Error('the schedule did not fire within 100 s');
+  const lateMs = Date.parse(job.createdAt) - due.getTime();
+  ctx.report({
+    figure: 'schedule: job created after its cron time',
+    value: lateMs,
+    unit: 'ms',
+    goal: 'within 1 s',
+    met: lateMs >= 0 && lateMs <= 1000,
+    note: `cron time ${due.toISOString()}`,
   });
 }
 

@@ -8,6 +8,7 @@ import { $ } from './dom.js';
 import { startJob } from './job-form.js';
 import { jobRank, keepNewer, loadJob, onJob, renderJob } from './jobs.js';
 import { renderDevice } from './registers.js';
+import { loadSchedules, setUpSchedules } from './schedules.js';
 import { loggedOut, setConnection, showFailure } from './session.js';
 import { state, TOKEN_KEY } from './state.js';
 
@@ -31,7 +32,7 @@ async function loadAll() {
     renderJob(state.jobs.get(job.jobId));
   }
   $('jobs-empty').hidden = jobs.length > 0;
-  await Promise.all(jobs.slice(0, JOB_DETAILS_LOADED).map((job) => loadJob(job.jobId)));
+  await Promise.all([loadSchedules(), ...jobs.slice(0, JOB_DETAILS_LOADED).map((job) => loadJob(job.jobId))]);
 }
 
 function connectEvents() {
@@ -53,7 +54,12 @@ function connectEvents() {
     state.devices.set(device.deviceId, device);
     renderDevice(device);
   });
-  events.addEventListener('job', (message) => onJob(JSON.parse(message.data)));
+  events.addEventListener('job', (message) => {
+    const job = JSON.parse(message.data);
+    // A schedule's run moves its next runs on.
+    if (job.scheduleId && !state.jobs.has(job.jobId)) loadSchedules().catch(showFailure);
+    onJob(job);
+  });
 }
 
 function loggedIn() {
@@ -84,6 +90,7 @@ async function login(event) {
 
 $('login-form').addEventListener('submit', login);
 $('job-form').addEventListener('submit', startJob);
+setUpSchedules();
 $('logout').addEventListener('click', () => loggedOut('Logged out.'));
 if (state.token) loggedIn();
 else $('login-user').focus();

@@ -1,6 +1,7 @@
 // The jobs list: progress, counts, per-register results and cancel buttons.
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
+import { jobButtons, rolloutLine } from './job-controls.js';
 import { showFailure } from './session.js';
 import { state } from './state.js';
 
@@ -59,26 +60,13 @@ export function renderJob(job) {
     job.target.group !== undefined
       ? `group ${job.target.group}`
       : `registers ${job.target.devices.join(', ')}`;
-  const cancel =
-    job.status === 'IN_PROGRESS'
-      ? el(
-          'button',
-          {
-            type: 'button',
-            class: 'danger',
-            onclick: () => cancelJob(job.jobId),
-            'aria-label': `Cancel job ${title}`,
-          },
-          'Cancel',
-        )
-      : undefined;
   const content = [
     el(
       'header',
       {},
       el('h3', {}, title),
       el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
-      cancel,
+      ...jobButtons(job, title, onJob),
     ),
     el(
       'p',
@@ -88,6 +76,7 @@ export function renderJob(job) {
     el('label', { for: progressId, class: 'visually-hidden' }, `Progress of job ${title}`),
     el('progress', { id: progressId, max: Math.max(c.total, 1), value: done }),
     el('p', { 'data-role': 'job-counts' }, summary),
+    rolloutLine(job),
     details,
   ];
   if (!item) {

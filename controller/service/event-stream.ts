@@ -147,6 +147,11 @@ export class EventStream {
     this.changedTasks.clear();
   }
 
+  /** An event of another component (e.g. `schedule.missed`), to every client. */
+  announce(event: string, data: unknown): void {
+    this.broadcast(event, data);
+  }
+
   private broadcast(event: string, data: unknown): void {
     if (this.clients.size === 0) return;
     this.queue(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);

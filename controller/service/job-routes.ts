@@ -24,6 +24,7 @@ import {
   jobListSchema,
   jobSchema,
   jobSpecSchema,
+  rerunSchema,
 } from './schemas.ts';
 
 export interface JobRoutesOptions {
@@ -33,6 +34,12 @@ export interface JobRoutesOptions {
 
 const security = [{ bearerAuth: [] }];
 const notFound = errorResponse('JOB_DOES_NOT_EXIST: no job with this id');
+
+function jobEnded(jobId: string, status: string): ApiError {
+  return new ApiError('JOB_ENDED', `Job ${jobId} has already ended (${status})`, {
+    extra: { jobId, status },
+  });
+}
 
 function jobDoesNotExist(jobId: string): ApiError {
   return new ApiError('JOB_DOES_NOT_EXIST', `Job ${jobId} does not exist`, { extra: { jobId } });
@@ -130,30 +137,88 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
     },
   });
 
-  app.post('/api/jobs/:jobId/cancel', {
+  const controls = [
+    [
+      'cancel',
+      'Cancel a job: nothing more is sent, queued tasks are cancelled, running scripts finish',
+      'CANCELLED',
+    ],
+    ['pause', 'Pause a job: nothing more is sent until it is resumed; running scripts finish', 'PAUSED'],
+    [
+      'resume',
+      'Resume a paused job: back to where it was (the next wave, if one had ended)',
+      'back where it was',
+    ],
+  ] as const;
+  for (const [action, summary, now] of controls) {
+    app.post(`/api/jobs/:jobId/${action}`, {
+      schema: {
+        tags: ['jobs'],
+        summary,
+        security,
+        params: jobIdParamsSchema,
+        response: {
+          200: jsonResponse(`The job, now ${now}`, jobSchema),
+          401: errorResponses.unauthorized,
+          404: notFound,
+          409: errorResponse('JOB_ENDED: the job had already ended'),
+          500: errorResponses.internal,
+        },
+      },
+      handler: async (request) => {
+        const { jobId } = request.params;
+        const outcome = engine[action](jobId, { user: userOf(request), address: request.ip });
+        if (outcome.kind === 'unknown') throw jobDoesNotExist(jobId);
+        if (outcome.kind === 'ended') throw jobEnded(jobId, outcome.job.status);
+        return outcome.job;
+      },
+    });
+  }
+
+  app.post('/api/jobs/:jobId/rerun', {
     schema: {
       tags: ['jobs'],
-      summary: 'Cancel a job: nothing more is sent, queued tasks are cancelled, running scripts finish',
+      summary: 'A new job (new requestIds) over the registers whose results had the given statuses',
       security,
       params: jobIdParamsSchema,
+      body: rerunSchema,
       response: {
-        200: jsonResponse('The job, now CANCELLED', jobSchema),
+        201: jsonResponse(
+          'Created; rerunOf names the first job; its Location is /api/jobs/<jobId>',
+          jobSchema,
+        ),
+        400: errorResponses.invalid,
         401: errorResponses.unauthorized,
         404: notFound,
-        409: errorResponse('JOB_ENDED: the job had already ended'),
+        409: errorResponse('JOB_NOT_ENDED: the job is still open'),
         500: errorResponses.internal,
       },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const { jobId } = request.params;
-      const outcome = engine.cancel(jobId, { user: userOf(request), address: request.ip });
-      if (outcome.kind === 'unknown') throw jobDoesNotExist(jobId);
-      if (outcome.kind === 'ended') {
-        throw new ApiError('JOB_ENDED', `Job ${jobId} has already ended (${outcome.job.status})`, {
-          extra: { jobId, status: outcome.job.status },
-        });
+      const outcome = engine.rerun(jobId, request.body.statuses, {
+        user: userOf(request),
+        address: request.ip,
+      });
+      switch (outcome.kind) {
+        case 'unknown':
+          throw jobDoesNotExist(jobId);
+        case 'open':
+          throw new ApiError(
+            'JOB_NOT_ENDED',
+            `Job ${jobId} is still ${outcome.job.status}: rerun it once it has ended`,
+            {
+              extra: { jobId, status: outcome.job.status },
+            },
+          );
+        case 'noTarget':
+          throw new ApiError('INVALID_REQUEST', `body field 'statuses': ${outcome.message}`);
+        case 'conflict':
+          throw new ApiError('IDEMPOTENCY_CONFLICT', 'Idempotency-Key was used before for another request');
+        default:
+          reply.header('location', `/api/jobs/${outcome.job.jobId}`);
+          return reply.code(201).send(outcome.job);
       }
-      return outcome.job;
     },
   });
 };

@@ -6,7 +6,8 @@
 import * as z from 'zod';
 import { idSchema } from '../../bridge/contract/topics.ts';
 import { apiSchemas, reconnectHealthSchema } from '../../src/routes/schemas.ts';
-import { JOB_STATUSES, type JobStatus, RESULT_STATUSES, type ResultStatus } from '../job-types.ts';
+import { JOB_STATUSES, RESULT_STATUSES, RETRY_ON, type ResultStatus, type RetryOn } from '../job-types.ts';
+import { cronProblem } from '../job-window.ts';
 
 /** Registers one job may target (a listed target; a group takes what is known). */
 export const MAX_TARGET_DEVICES = 10_000;
@@ -29,18 +30,83 @@ const intField = (min: number) =>
 
 export const targetSchema = named(
   z.union([
-    z.strictObject({ group: idSchema }),
-    z.strictObject({ devices: z.array(idSchema).min(1).max(MAX_TARGET_DEVICES) }),
+    z.strictObject({ group: idSchema, continuous: z.boolean().optional() }),
+    z.strictObject({
+      devices: z.array(idSchema).min(1).max(MAX_TARGET_DEVICES),
+      continuous: z.boolean().optional(),
+    }),
   ]),
   'JobTarget',
-  '{"group": G} (the registers known in G when the job is created, online or not) or {"devices": [ids]}',
+  '{"group": G} (the registers known in G when the job is created, online or not) or {"devices": [ids]}; ' +
+    '"continuous": true (with the job\'s endAt): registers joining the group while the job runs get it too',
+);
+
+/** Waves one rollout may list. */
+export const MAX_WAVES = 100;
+/** Longest retry backoff or attempt time-out: a day. */
+export const MAX_RETRY_WAIT_MS = 24 * 3_600_000;
+
+export const waveSchema = named(
+  z.strictObject({
+    size: z.union([
+      intField(1),
+      z.string().regex(/^([1-9][0-9]?|100)%$/, { error: 'must be an integer >= 1 or "N%" (1-100)' }),
+    ]),
+    successRatio: z.number().min(0).max(1).optional(),
+    pauseAfter: z.boolean().optional(),
+  }),
+  'Wave',
+  'size registers (or "N%" of the target, rounded up) in target order; the next wave starts when all ended ' +
+    'and FINISHED/ended >= successRatio (else PAUSED); pauseAfter pauses for a person',
 );
 
 export const rolloutSchema = named(
-  z.strictObject({ batchSize: intField(1).optional(), maxPerMinute: intField(1).optional() }),
+  z.strictObject({
+    batchSize: intField(1).optional(),
+    maxPerMinute: intField(1).optional(),
+    waves: z.array(waveSchema).min(1).max(MAX_WAVES).optional(),
+  }),
   'Rollout',
-  'At most batchSize registers running the script at once; at most maxPerMinute sends per rolling minute',
+  'At most batchSize registers running the script at once; at most maxPerMinute sends per rolling minute; waves',
 );
+
+export const retrySchema = named(
+  z.strictObject({
+    maxAttempts: z.number().int().min(1).max(10),
+    backoffMs: z.number().int().min(1000).max(MAX_RETRY_WAIT_MS).optional(),
+    on: z
+      .array(z.enum(RETRY_ON as [RetryOn, ...RetryOn[]]))
+      .min(1)
+      .optional(),
+    attemptTimeoutMs: z.number().int().min(1000).max(MAX_RETRY_WAIT_MS).optional(),
+  }),
+  'Retry',
+  'Attempts retried only while provably not run (OFFLINE, REFUSED, NO_ANSWER without a task), with the same requestId',
+);
+
+/** A cron expression (five fields) in an IANA time zone: both checked (croner, Intl). */
+function cronIn<T extends z.ZodObject>(shape: T): T {
+  return shape.superRefine((value, ctx) => {
+    const { cron, timezone } = value as { cron?: unknown; timezone?: unknown };
+    if (typeof cron !== 'string' || typeof timezone !== 'string') return;
+    const problem = cronProblem(cron, timezone);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['cron'] });
+  }) as unknown as T;
+}
+
+export const windowSchema = named(
+  cronIn(
+    z.strictObject({
+      cron: z.string().min(9).max(200),
+      durationMs: z.number().int().min(60_000).max(MAX_DEADLINE_MS),
+      timezone: z.string().min(1).max(100),
+    }),
+  ),
+  'JobWindow',
+  'Scripts are sent only while a window is open: from each match of cron (five fields, in timezone) for durationMs',
+);
+
+const isoTime = z.iso.datetime({ offset: true });
 
 export const abortSchema = named(
   z.strictObject({ failureRatio: z.number().min(0).max(1), minEnded: intField(1).optional() }),
@@ -49,17 +115,30 @@ export const abortSchema = named(
 );
 
 export const jobSpecSchema = named(
-  z.strictObject(
-    {
-      script: z.string({ error: 'is required' }).refine((s) => s.trim() !== '', 'must not be empty'),
-      target: targetSchema,
-      name: z.string().min(1).max(200).optional(),
-      rollout: rolloutSchema.optional(),
-      abort: abortSchema.optional(),
-      deadlineMs: z.number().int().min(1000).max(MAX_DEADLINE_MS).optional(),
-    },
-    { error: (issue) => (issue.code === 'invalid_type' ? 'must be a JSON object' : undefined) },
-  ),
+  z
+    .strictObject(
+      {
+        script: z.string({ error: 'is required' }).refine((s) => s.trim() !== '', 'must not be empty'),
+        target: targetSchema,
+        name: z.string().min(1).max(200).optional(),
+        rollout: rolloutSchema.optional(),
+        abort: abortSchema.optional(),
+        deadlineMs: z.number().int().min(1000).max(MAX_DEADLINE_MS).optional(),
+        retry: retrySchema.optional(),
+        startAt: isoTime.optional(),
+        window: windowSchema.optional(),
+        endAt: isoTime.optional(),
+      },
+      { error: (issue) => (issue.code === 'invalid_type' ? 'must be a JSON object' : undefined) },
+    )
+    .superRefine((spec, ctx) => {
+      if (spec.target?.continuous === true && spec.endAt === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'is required with target.continuous', path: ['endAt'] });
+      }
+      if (spec.endAt !== undefined && spec.target?.continuous !== true) {
+        ctx.addIssue({ code: 'custom', message: 'is only for a continuous target', path: ['endAt'] });
+      }
+    }),
   'JobRequest',
 );
 
@@ -72,6 +151,8 @@ export const resultSchema = named(
     error: z.string().optional(),
     sentAt: timestamp.optional(),
     endedAt: timestamp.optional(),
+    attempts: z.number().int(),
+    nextAttemptAt: timestamp.optional(),
   }),
   'JobResult',
 );
@@ -96,11 +177,19 @@ const summaryShape = {
   createdBy: z.string(),
   createdAt: timestamp,
   endedAt: timestamp.optional(),
-  status: z.enum(JOB_STATUSES as [JobStatus, ...JobStatus[]]),
+  status: z.enum(JOB_STATUSES),
   script: z.string(),
   target: targetSchema,
   rollout: rolloutSchema.optional(),
   abort: abortSchema.optional(),
+  retry: retrySchema.optional(),
+  startAt: timestamp.optional(),
+  window: windowSchema.optional(),
+  endAt: timestamp.optional(),
+  scheduleId: z.string().optional(),
+  rerunOf: z.string().optional(),
+  pausedReason: z.string().optional(),
+  wave: z.object({ current: z.number().int(), count: z.number().int() }).optional(),
   deadlineAt: timestamp,
   counts: countsSchema,
 };
@@ -112,6 +201,23 @@ export const jobSchema = named(
   'A job with one result per targeted register',
 );
 export const jobListSchema = named(z.object({ jobs: z.array(jobSummarySchema) }), 'JobList');
+
+export const rerunSchema = named(
+  z.strictObject({
+    statuses: z
+      .array(
+        z.enum(
+          RESULT_STATUSES.filter((s) => s !== 'PENDING' && s !== 'RUNNING') as [
+            ResultStatus,
+            ...ResultStatus[],
+          ],
+        ),
+      )
+      .min(1),
+  }),
+  'RerunRequest',
+  'A new job over the registers whose results had one of these statuses',
+);
 
 export const jobIdParamsSchema = z.object({ jobId: z.string().min(1).max(100) });
 

@@ -23,12 +23,14 @@ import { registerOpenApi } from '../../src/routes/openapi.ts';
 import type { AuditLog } from '../audit-log.ts';
 import type { TaskSummary } from '../directory.ts';
 import type { JobEngine } from '../job-engine.ts';
+import type { MissedRun, Scheduler } from '../scheduler.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
 import { serviceAuthRoutes } from './auth-routes.ts';
 import { EventStream } from './event-stream.ts';
 import { jobRoutes } from './job-routes.ts';
 import { BODY_LIMIT } from './limits.ts';
 import { readRoutes } from './read-routes.ts';
+import { scheduleRoutes } from './schedule-routes.ts';
 import { createServiceMetrics } from './service-metrics.ts';
 
 /** What the HTTP API reads of the store controller. */
@@ -47,6 +49,8 @@ export interface DirectoryView {
 
 export interface ControllerAppOptions {
   engine: JobEngine;
+  /** Schedules (docs/controller.md, "Schedules"); without it, /api/schedules is not served. */
+  scheduler?: Scheduler;
   directory: DirectoryView;
   audit: AuditLog;
   users: readonly { readonly name: string; readonly password: string }[];
@@ -107,7 +111,12 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     );
     done();
   });
-  app.addHook('preClose', async () => events.close());
+  const onMissed = (run: MissedRun): void => events.announce('schedule.missed', run);
+  options.scheduler?.on('missed', onMissed);
+  app.addHook('preClose', async () => {
+    options.scheduler?.off('missed', onMissed);
+    events.close();
+  });
   app.addHook('onClose', async () => {
     events.close();
     auth.stop();
@@ -123,6 +132,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     tags: [
       { name: 'auth', description: 'Bearer tokens' },
       { name: 'jobs', description: 'Scripts fanned out to registers, with rollout control' },
+      { name: 'schedules', description: 'Jobs created at the times of a cron, in a time zone' },
       { name: 'devices', description: 'The registers the controller knows' },
       { name: 'audit', description: 'Who did what' },
       { name: 'service', description: 'Health, metrics, events, this description' },
@@ -130,6 +140,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   });
   await app.register(serviceAuthRoutes, { auth, audit: options.audit });
   await app.register(jobRoutes, { auth, engine: options.engine });
+  if (options.scheduler) await app.register(scheduleRoutes, { auth, scheduler: options.scheduler });
   await app.register(readRoutes, {
     auth,
     engine: options.engine,

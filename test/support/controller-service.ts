@@ -59,7 +59,7 @@ export async function login(app: FastifyInstance, user = ADMIN): Promise<string>
 export async function api(
   app: FastifyInstance,
   token: string | undefined,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   url: string,
   payload?: unknown,
   headers: Record<string, string> = {},
