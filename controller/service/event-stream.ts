@@ -2,12 +2,11 @@
  * `GET /api/events`: Server-Sent Events for the dashboard and integrators
  * (docs/controller.md, "Events"). `event: device` carries a register as GET /api/devices lists
  * it, whenever its state changes, and when its tasks changed (last task, queue; at most one per
- * register every 100 ms); `event: job` carries a job without its results and script
- * (as GET /api/jobs lists it, less the script) whenever it changes, plus `result`: the one result that changed, if one
- * did. A comment line every 15 s keeps proxies from closing an idle stream. A client that reads
+ * register every 100 ms); `event: job` carries a job as GET /api/jobs lists it, less the script
+ * and the target, whenever it changes, plus `result`: the one result that changed, if one did. A comment line every 15 s keeps proxies from closing an idle stream. A client that reads
  * too slowly (its socket buffer full) is disconnected rather than buffered without bound; it
- * reconnects and reads the current state over GET. The events of one event-loop turn go out in
- * one write per client (a job to 500 registers makes about 1,000 events).
+ * reconnects and reads the current state over GET. The events of one event-loop turn go out
+ * together, in pieces of 64 KiB (a job to 500 registers makes about 1,000 events).
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../../src/logger.ts';
@@ -27,18 +26,21 @@ interface JobChanges {
 }
 
 /**
- * The events of one job's changes: the job without its results and script (it may be 1 MiB), plus
- * `result` for each changed result; the job's own status change last.
+ * The events of one job's changes: the job without its results, script (it may be 1 MiB) and
+ * target (a list of up to 10,000 ids: repeated in each result's event, a cancel of a job to
+ * 7,000 registers made one string of N x N ids), plus `result` for each changed result; the job's
+ * own status change last. Each event is O(1) in the job's size; `write` takes them one at a time.
  */
-function jobEvents({ job, results, statusChanged }: JobChanges): string {
-  const { script: _script, ...rest } = job;
+function jobEvents({ job, results, statusChanged }: JobChanges, write: (events: string) => void): void {
+  const { script: _script, target: _target, ...rest } = job;
   const head = JSON.stringify(rest);
   const open = head.slice(0, -1);
-  let events = '';
-  for (const result of results) events += `event: job\ndata: ${open},"result":${JSON.stringify(result)}}\n\n`;
-  if (statusChanged) events += `event: job\ndata: ${head}\n\n`;
-  return events;
+  for (const result of results) write(`event: job\ndata: ${open},"result":${JSON.stringify(result)}}\n\n`);
+  if (statusChanged) write(`event: job\ndata: ${head}\n\n`);
 }
+
+/** Events are written to the clients in pieces of about this many characters. */
+const WRITE_PIECE = 64 * 1024;
 
 /** Task statuses of one register within this interval make one `event: device`. */
 const STATUS_COALESCE_MS = 100;
@@ -58,7 +60,7 @@ export class EventStream {
    * does not have (docs/benchmarks.md, scenario 7).
    */
   private readonly onJob = (job: JobSummary, result: JobResult | undefined): void => {
-    if (this.clients.size === 0) return;
+    if (this.clients.size === 0 || this.closed) return;
     let changes = this.jobChanges.get(job.jobId);
     if (!changes) {
       changes = { job, results: [], statusChanged: false };
@@ -77,7 +79,7 @@ export class EventStream {
   private outboxTimer: NodeJS.Immediate | undefined;
   private readonly onDevice = (entry: DeviceEntry): void => {
     this.changedTasks.delete(entry.deviceId);
-    this.broadcast('device', this.body(entry));
+    this.guard('device event', () => this.broadcast('device', this.body(entry)));
   };
   private readonly onStatus = (task: TaskView): void => {
     if (this.clients.size === 0) return;
@@ -116,6 +118,8 @@ export class EventStream {
     response.write('retry: 2000\n: connected\n\n');
     this.clients.add(response);
     response.on('close', () => this.clients.delete(response));
+    // A socket error is the client's loss, never the service's (an unhandled 'error' would be).
+    response.on('error', () => this.clients.delete(response));
   }
 
   close(): void {
@@ -140,11 +144,22 @@ export class EventStream {
   /** A register's last task and queue changed: one `event: device` per register per interval. */
   private flushStatuses(): void {
     this.statusTimer = undefined;
-    for (const deviceId of this.changedTasks) {
-      const entry = this.directory.device(deviceId);
-      if (entry) this.broadcast('device', this.body(entry));
-    }
+    this.guard('device event', () => {
+      for (const deviceId of this.changedTasks) {
+        const entry = this.directory.device(deviceId);
+        if (entry) this.broadcast('device', this.body(entry));
+      }
+    });
     this.changedTasks.clear();
+  }
+
+  /** Nothing in the event path takes the service down: a failure is logged, its events lost. */
+  private guard(what: string, work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      this.logger.error({ err: (error as Error).message }, `${what} not sent`);
+    }
   }
 
   private broadcast(event: string, data: unknown): void {
@@ -156,11 +171,28 @@ export class EventStream {
     this.outbox.push(item);
     this.outboxTimer ??= setImmediate(() => {
       this.outboxTimer = undefined;
-      const chunk = this.outbox.map((each) => (typeof each === 'string' ? each : jobEvents(each))).join('');
+      const outbox = this.outbox;
       this.outbox = [];
       this.jobChanges.clear();
-      this.write(chunk);
+      this.guard('event', () => this.writeAll(outbox));
     });
+  }
+
+  /** The events of one turn, in pieces of about WRITE_PIECE characters. */
+  private writeAll(outbox: ReadonlyArray<string | JobChanges>): void {
+    let piece = '';
+    const add = (events: string): void => {
+      piece += events;
+      if (piece.length >= WRITE_PIECE) {
+        this.write(piece);
+        piece = '';
+      }
+    };
+    for (const each of outbox) {
+      if (typeof each === 'string') add(each);
+      else jobEvents(each, add);
+    }
+    if (piece.length > 0) this.write(piece);
   }
 
   private write(chunk: string): void {
