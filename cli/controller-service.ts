@@ -43,6 +43,8 @@ export interface ControllerServiceSettings {
   users: readonly { name: string; password: string }[];
   db: string;
   tokenTtl: number;
+  /** `--max-event-streams`; default 8. */
+  maxEventStreams?: number | undefined;
   https?: ServerOptions | undefined;
   settleMs?: number;
 }
@@ -154,6 +156,7 @@ export async function startControllerService(
       audit,
       users: settings.users,
       tokenTtl: settings.tokenTtl,
+      ...(settings.maxEventStreams !== undefined && { maxEventStreams: settings.maxEventStreams }),
       logger,
       registry: new Registry(),
       dashboardDir: deps.dashboardDir ?? DASHBOARD_DIR,

@@ -17,6 +17,7 @@ import { authRoutes } from './routes/auth-routes.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './routes/error-handler.ts';
 import { fastValidatorCompiler } from './routes/fast-validation.ts';
 import { installJsonBodyParser } from './routes/json-body.ts';
+import { logoutRoute } from './routes/logout-route.ts';
 import { registerLazyOpenApi, registerOpenApi } from './routes/openapi.ts';
 import { serviceRoutes } from './routes/service-routes.ts';
 import { installSubmitFastPath, requestIdGenerator } from './routes/submit-fast-path.ts';
@@ -190,6 +191,7 @@ async function build(
     ({ closeDocsApp } = registerLazyOpenApi(app, () => build(docsOptions, internals, true)));
   }
   await app.register(authRoutes, { auth, bodyLimit: config.authBodyLimit });
+  await app.register(logoutRoute, { auth });
   await app.register(taskRoutes, { auth, queue, config, waits, fastPath });
   await app.register(serviceRoutes, {
     config,

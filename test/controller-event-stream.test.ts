@@ -45,9 +45,13 @@ describe('event stream: job events', () => {
       device: () => undefined,
       taskSummary: () => ({ queued: 0, running: 0 }),
     }) as unknown as DirectoryView;
-    const events = new EventStream(engine as unknown as JobEngine, directory, silent);
+    const events = new EventStream(engine as unknown as JobEngine, directory, silent, {
+      sessions: { isLive: () => true, onSessionEnd: () => () => {} },
+    });
     stream = events;
-    server = createServer((_request, response) => events.add(response));
+    server = createServer((_request, response) =>
+      events.add(response, { key: 'k', userName: 'admin', expiresAt: Date.now() + 60_000 }),
+    );
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const response = await fetch(`http://127.0.0.1:${port}/`);

@@ -81,6 +81,8 @@ describe('login and the audit trail', () => {
       ['POST', '/api/jobs/x/cancel'],
       ['GET', '/api/audit'],
       ['GET', '/api/events'],
+      ['POST', '/api/events/ticket'],
+      ['POST', '/api/logout'],
     ] as const) {
       const answer = await api(service.app, undefined, method, url, method === 'POST' ? {} : undefined);
       expect(answer.statusCode, `${method} ${url}`).toBe(401);
@@ -292,6 +294,8 @@ describe('service routes', () => {
         '/api/jobs/{jobId}/cancel',
         '/api/audit',
         '/api/events',
+        '/api/events/ticket',
+        '/api/logout',
         '/health',
         '/metrics',
       ]),
@@ -307,9 +311,10 @@ describe('service routes', () => {
 });
 
 describe('events', () => {
-  it('streams job changes and device changes over real HTTP; the token may come as ?access_token=', async () => {
+  it('streams job changes and device changes over real HTTP, opened with a single-use ticket', async () => {
     const controller = new AbortController();
-    const response = await fetch(`http://127.0.0.1:${service.httpPort}/api/events?access_token=${token}`, {
+    const { ticket } = (await api(service.app, token, 'POST', '/api/events/ticket')).body;
+    const response = await fetch(`http://127.0.0.1:${service.httpPort}/api/events?ticket=${ticket}`, {
       signal: controller.signal,
     });
     expect(response.status).toBe(200);

@@ -1,14 +1,15 @@
 /**
  * Logging in to the controller service: `GET`/`POST /api/authenticate` as on the device
  * (docs/api.md), every success and failure written to the audit trail with the caller's
- * address; and the bearer check of every other `/api` route. `GET /api/events` also takes the
- * token as `?access_token=` (RFC 6750 section 2.3), because a browser's EventSource cannot send
- * an Authorization header.
+ * address; `POST /api/logout`; and the bearer check of every other `/api` route. A token is
+ * taken from the Authorization header only, never from a URL (logs and histories keep URLs):
+ * the event stream has tickets (event-routes.ts).
  */
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthService } from '../../src/auth/auth-service.ts';
 import { ApiError } from '../../src/routes/api-error.ts';
+import { logoutRoute } from '../../src/routes/logout-route.ts';
 import {
   credentialsSchema,
   errorResponse,
@@ -25,18 +26,10 @@ export function userOf(request: FastifyRequest): string {
   return users.get(request) ?? 'unknown';
 }
 
-export function requireToken(
-  auth: AuthService,
-  options: { queryToken?: boolean } = {},
-): onRequestHookHandler {
+export function requireToken(auth: AuthService): onRequestHookHandler {
   return (request, _reply, done) => {
     try {
-      let header = request.headers.authorization;
-      if (header === undefined && options.queryToken) {
-        const token = new URL(request.url, 'http://x').searchParams.get('access_token');
-        if (token) header = `Bearer ${token}`;
-      }
-      users.set(request, auth.check(header) ?? 'anonymous');
+      users.set(request, auth.check(request.headers.authorization) ?? 'anonymous');
     } catch (error) {
       done(error as Error);
       return;
@@ -51,6 +44,10 @@ export interface ServiceAuthOptions {
 }
 
 export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = async (app, { auth, audit }) => {
+  await app.register(logoutRoute, {
+    auth,
+    onLogout: (user, address) => audit.record({ user, address, action: 'logout', detail: 'token revoked' }),
+  });
   for (const method of ['GET', 'POST'] as const) {
     app.route({
       method,

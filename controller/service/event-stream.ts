@@ -9,6 +9,7 @@
  * together, in pieces of 64 KiB (a job to 500 registers makes about 1,000 events).
  */
 import type { ServerResponse } from 'node:http';
+import type { TokenSession } from '../../src/auth/token-store.ts';
 import type { Logger } from '../../src/logger.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { JobResult, JobSummary } from '../job-types.ts';
@@ -46,9 +47,34 @@ const WRITE_PIECE = 64 * 1024;
 const STATUS_COALESCE_MS = 100;
 /** Bytes waiting in one client's socket before it is dropped as too slow. */
 const MAX_BUFFERED = 4 * 1024 * 1024;
+/** `--max-event-streams`: open streams per user. */
+export const DEFAULT_MAX_EVENT_STREAMS = 8;
+/** setTimeout's longest delay; a session that lasts longer is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The sessions streams belong to: a stream ends when its session does. */
+export interface StreamSessions {
+  isLive(key: string): boolean;
+  /** Calls `listener` with the key of each session revoked (logout) or dropped; returns the way off. */
+  onSessionEnd(listener: (key: string) => void): () => void;
+}
+
+export interface EventStreamOptions {
+  sessions: StreamSessions;
+  /** Open streams per user (default DEFAULT_MAX_EVENT_STREAMS). */
+  maxPerUser?: number;
+}
+
+interface Client {
+  readonly session: TokenSession;
+  timer?: NodeJS.Timeout;
+}
 
 export class EventStream {
-  private readonly clients = new Set<ServerResponse>();
+  private readonly clients = new Map<ServerResponse, Client>();
+  private readonly streamsPerUser = new Map<string, number>();
+  private readonly maxPerUser: number;
+  private readonly offSessionEnd: () => void;
   private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
   private readonly jobChanges = new Map<string, JobChanges>();
@@ -91,7 +117,12 @@ export class EventStream {
     private readonly engine: JobEngine,
     private readonly directory: DirectoryView,
     private readonly logger: Logger,
+    private readonly options: EventStreamOptions,
   ) {
+    this.maxPerUser = options.maxPerUser ?? DEFAULT_MAX_EVENT_STREAMS;
+    this.offSessionEnd = options.sessions.onSessionEnd((key) => {
+      for (const [response, client] of this.clients) if (client.session.key === key) this.end(response);
+    });
     engine.on('job', this.onJob);
     directory.on('device', this.onDevice);
     directory.on('status', this.onStatus);
@@ -103,8 +134,16 @@ export class EventStream {
     return this.clients.size;
   }
 
-  /** Takes over the response: headers, a first comment, then events until either side closes. */
-  add(response: ServerResponse): void {
+  /** Whether `user` may open another stream (`--max-event-streams`). */
+  admits(user: string): boolean {
+    return (this.streamsPerUser.get(user) ?? 0) < this.maxPerUser;
+  }
+
+  /**
+   * Takes over the response: headers, a first comment, then events until either side closes or
+   * `session` ends (expires, logout). The caller checked admits().
+   */
+  add(response: ServerResponse, session: TokenSession): void {
     if (this.closed) {
       response.end();
       return;
@@ -116,10 +155,45 @@ export class EventStream {
       'x-accel-buffering': 'no',
     });
     response.write('retry: 2000\n: connected\n\n');
-    this.clients.add(response);
-    response.on('close', () => this.clients.delete(response));
+    const client: Client = { session };
+    this.clients.set(response, client);
+    const user = session.userName;
+    this.streamsPerUser.set(user, (this.streamsPerUser.get(user) ?? 0) + 1);
+    this.watchExpiry(response, client);
+    response.on('close', () => this.forget(response));
     // A socket error is the client's loss, never the service's (an unhandled 'error' would be).
-    response.on('error', () => this.clients.delete(response));
+    response.on('error', () => this.forget(response));
+  }
+
+  /** Ends the stream when its session expires (a token's lifetime may exceed one timer's). */
+  private watchExpiry(response: ServerResponse, client: Client): void {
+    const left = client.session.expiresAt - Date.now();
+    if (left === Number.POSITIVE_INFINITY) return;
+    client.timer = setTimeout(
+      () => {
+        if (!this.options.sessions.isLive(client.session.key) || client.session.expiresAt <= Date.now())
+          this.end(response);
+        else this.watchExpiry(response, client);
+      },
+      Math.max(0, Math.min(left, MAX_TIMER_MS)),
+    );
+    client.timer.unref();
+  }
+
+  private end(response: ServerResponse): void {
+    this.forget(response);
+    response.end();
+  }
+
+  private forget(response: ServerResponse): void {
+    const client = this.clients.get(response);
+    if (!client) return;
+    this.clients.delete(response);
+    clearTimeout(client.timer);
+    const user = client.session.userName;
+    const left = (this.streamsPerUser.get(user) ?? 1) - 1;
+    if (left > 0) this.streamsPerUser.set(user, left);
+    else this.streamsPerUser.delete(user);
   }
 
   close(): void {
@@ -133,8 +207,8 @@ export class EventStream {
     if (this.outboxTimer !== undefined) clearImmediate(this.outboxTimer);
     this.outbox = [];
     this.jobChanges.clear();
-    for (const client of this.clients) client.end();
-    this.clients.clear();
+    this.offSessionEnd();
+    for (const response of [...this.clients.keys()]) this.end(response);
   }
 
   private body(entry: DeviceEntry): DeviceBody {
@@ -196,11 +270,11 @@ export class EventStream {
   }
 
   private write(chunk: string): void {
-    for (const client of this.clients) {
+    for (const client of [...this.clients.keys()]) {
       if (client.writableLength > MAX_BUFFERED) {
         this.logger.warn('event stream client too slow; disconnected');
+        this.forget(client);
         client.destroy();
-        this.clients.delete(client);
         continue;
       }
       client.write(chunk);

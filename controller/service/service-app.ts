@@ -25,7 +25,9 @@ import type { TaskSummary } from '../directory.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
 import { serviceAuthRoutes } from './auth-routes.ts';
+import { eventRoutes } from './event-routes.ts';
 import { EventStream } from './event-stream.ts';
+import { EventTickets } from './event-tickets.ts';
 import { jobRoutes } from './job-routes.ts';
 import { BODY_LIMIT } from './limits.ts';
 import { readRoutes } from './read-routes.ts';
@@ -67,6 +69,8 @@ export interface ControllerAppOptions {
   authWindowMs?: number;
   /** Deepest JSON body nesting parsed (docs/security.md); default as `serve`'s. */
   maxJsonDepth?: number;
+  /** `--max-event-streams`: open event streams per user; default DEFAULT_MAX_EVENT_STREAMS. */
+  maxEventStreams?: number;
 }
 
 export async function buildControllerApp(options: ControllerAppOptions): Promise<FastifyInstance> {
@@ -95,7 +99,10 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     windowMs: options.authWindowMs ?? DEFAULT_AUTH_WINDOW_MS,
   });
   auth.start();
-  const events = new EventStream(options.engine, options.directory, logger);
+  const events = new EventStream(options.engine, options.directory, logger, {
+    sessions: auth,
+    ...(options.maxEventStreams !== undefined && { maxPerUser: options.maxEventStreams }),
+  });
   const httpMetrics = createHttpMetrics(registry);
   const serviceMetrics = createServiceMetrics(registry, options.engine, options.directory);
   app.addHook('onResponse', (request, reply, done) => {
@@ -130,12 +137,12 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   });
   await app.register(serviceAuthRoutes, { auth, audit: options.audit });
   await app.register(jobRoutes, { auth, engine: options.engine });
+  await app.register(eventRoutes, { auth, events, tickets: new EventTickets() });
   await app.register(readRoutes, {
     auth,
     engine: options.engine,
     directory: options.directory,
     audit: options.audit,
-    events,
     registry,
     startedAt: Date.now(),
     jobCount: options.jobCount,

@@ -8,7 +8,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { ApiError } from '../routes/api-error.ts';
 import { AttemptLimiter } from './attempt-limiter.ts';
 import { Credentials, type UserSpec } from './credentials.ts';
-import { type IssuedToken, isTokenShaped, TOKEN_LENGTH, TokenStore } from './token-store.ts';
+import {
+  type IssuedToken,
+  isTokenShaped,
+  TOKEN_LENGTH,
+  type TokenSession,
+  TokenStore,
+} from './token-store.ts';
 
 export interface AuthServiceOptions {
   users: readonly UserSpec[];
@@ -139,6 +145,39 @@ export class AuthService {
     }
     this.userLimiter.recordSuccess(userKey);
     return this.tokens.issue(userName);
+  }
+
+  /**
+   * check() for callers that follow the session: its token's key (a hash) and expiry, so a
+   * stream opened with it can end with it. Throws as check() does; with auth off, a session of
+   * no user that never ends.
+   */
+  session(authorization: string | undefined): TokenSession {
+    if (!this.enabled) return { key: '', userName: 'anonymous', expiresAt: Number.POSITIVE_INFINITY };
+    this.check(authorization);
+    const session = this.tokens.session(bearerToken(authorization!).token);
+    if (!session) throw unauthorized('Unknown or expired bearer token: authenticate again');
+    return session;
+  }
+
+  /** Whether the session `key` names is live (auth off: always). */
+  isLive(key: string): boolean {
+    return !this.enabled || this.tokens.isLive(key);
+  }
+
+  /**
+   * `POST /api/logout`: the header's token is revoked at once; throws UNAUTHORIZED as check()
+   * does when it is not a live token. Auth off: nothing to revoke.
+   */
+  logout(authorization: string | undefined): void {
+    if (!this.enabled) return;
+    this.check(authorization);
+    this.tokens.revoke(bearerToken(authorization!).token);
+  }
+
+  /** `listener` hears the key of each token revoked or dropped before its time; returns the way off. */
+  onSessionEnd(listener: (key: string) => void): () => void {
+    return this.tokens.onDrop(listener);
   }
 
   /** Whether `userName` is a configured user (for log lines; never for the answer). */
