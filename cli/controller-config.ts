@@ -10,6 +10,7 @@ import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
 import { DEFAULT_MAX_EVENT_STREAMS } from '../controller/service/event-stream.ts';
 import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
 import { durationIn, port, userSpecSchema, wholeNumber } from '../src/config.ts';
+import { restAuthFlags } from './auth-flags.ts';
 import {
   caFileFlag,
   hostValue,
@@ -83,6 +84,7 @@ export const controllerFlags = {
       default: '3600',
     },
   ),
+  ...restAuthFlags,
   maxEventStreams: flag(
     '--max-event-streams <n>',
     'open event streams (GET /api/events) per user; one more is refused 429',

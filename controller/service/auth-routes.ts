@@ -18,6 +18,7 @@ import {
   tokenSchema,
 } from '../../src/routes/schemas.ts';
 import type { AuditLog } from '../audit-log.ts';
+import { LoginAudit } from './login-audit.ts';
 
 const users = new WeakMap<FastifyRequest, string>();
 
@@ -41,9 +42,15 @@ export function requireToken(auth: AuthService): onRequestHookHandler {
 export interface ServiceAuthOptions {
   auth: AuthService;
   audit: AuditLog;
+  /** `--auth-body-limit`: bytes of body authenticate reads (anyone may call it). */
+  bodyLimit: number;
 }
 
-export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = async (app, { auth, audit }) => {
+export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = async (
+  app,
+  { auth, audit, bodyLimit },
+) => {
+  const refusals = new LoginAudit(audit);
   await app.register(logoutRoute, {
     auth,
     onLogout: (user, address) => audit.record({ user, address, action: 'logout', detail: 'token revoked' }),
@@ -52,6 +59,8 @@ export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = asyn
     app.route({
       method,
       url: '/api/authenticate',
+      // Anyone may call this route: it reads a few KiB, not the scripts' 2 MiB (docs/security.md).
+      bodyLimit,
       schema: {
         tags: ['auth'],
         summary: `Trade a user name and password for a bearer token${method === 'GET' ? ' (vendor form, JSON body)' : ''}`,
@@ -60,8 +69,11 @@ export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = asyn
           200: jsonResponse('A bearer token for the other /api routes', tokenSchema),
           400: errorResponses.invalid,
           401: errorResponse('INVALID_CREDENTIALS: wrong user name or password'),
+          413: errorResponse('BODY_TOO_LARGE: the body is over --auth-body-limit'),
           415: errorResponses.mediaType,
-          429: errorResponse('TOO_MANY_ATTEMPTS: too many failures from this address; see Retry-After'),
+          429: errorResponse(
+            'TOO_MANY_ATTEMPTS: too many failures from this address or for this user name; see Retry-After',
+          ),
           500: errorResponses.internal,
         },
       },
@@ -73,8 +85,14 @@ export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = asyn
           return issued;
         } catch (error) {
           const code = error instanceof ApiError ? error.code : 'INTERNAL_ERROR';
-          audit.record({ user: userName, address: request.ip, action: 'login_failed', detail: code });
-          request.log.warn({ userName, remoteAddress: request.ip }, 'authentication refused');
+          // Never the name itself: it may be a password typed into the wrong field.
+          const userNameDigest = auth.userNameDigest(userName);
+          const knownUser = auth.knows(userName);
+          refusals.refused(userNameDigest, knownUser, request.ip, code);
+          request.log.warn(
+            { userNameDigest, knownUser, remoteAddress: request.ip },
+            'authentication refused',
+          );
           throw error;
         }
       },

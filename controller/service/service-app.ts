@@ -11,6 +11,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import type { Registry } from 'prom-client';
 import {
   AuthService,
+  DEFAULT_AUTH_BODY_LIMIT,
   DEFAULT_AUTH_MAX_FAILURES,
   DEFAULT_AUTH_USER_MAX_FAILURES,
   DEFAULT_AUTH_WINDOW_MS,
@@ -67,6 +68,8 @@ export interface ControllerAppOptions {
   /** Failed logins per user name before 429 (docs/security.md); default as `serve`'s. */
   authUserMaxFailures?: number;
   authWindowMs?: number;
+  /** Bytes of body /api/authenticate reads (`--auth-body-limit`); default as `serve`'s. */
+  authBodyLimit?: number;
   /** Deepest JSON body nesting parsed (docs/security.md); default as `serve`'s. */
   maxJsonDepth?: number;
   /** `--max-event-streams`: open event streams per user; default DEFAULT_MAX_EVENT_STREAMS. */
@@ -135,7 +138,11 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
       { name: 'service', description: 'Health, metrics, events, this description' },
     ],
   });
-  await app.register(serviceAuthRoutes, { auth, audit: options.audit });
+  await app.register(serviceAuthRoutes, {
+    auth,
+    audit: options.audit,
+    bodyLimit: options.authBodyLimit ?? DEFAULT_AUTH_BODY_LIMIT,
+  });
   await app.register(jobRoutes, { auth, engine: options.engine });
   await app.register(eventRoutes, { auth, events, tickets: new EventTickets() });
   await app.register(readRoutes, {

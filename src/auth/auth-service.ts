@@ -15,6 +15,7 @@ import {
   type TokenSession,
   TokenStore,
 } from './token-store.ts';
+import { TrustedAddresses } from './trusted-addresses.ts';
 
 export interface AuthServiceOptions {
   users: readonly UserSpec[];
@@ -36,6 +37,8 @@ export const DEFAULT_AUTH_USER_MAX_FAILURES = 10;
 /** Failed logins per address within the window, and the window: `serve`'s and the controller service's. */
 export const DEFAULT_AUTH_MAX_FAILURES = 5;
 export const DEFAULT_AUTH_WINDOW_MS = 60_000;
+/** Bytes of body `/api/authenticate` reads (`--auth-body-limit`): a credential pair needs far less. */
+export const DEFAULT_AUTH_BODY_LIMIT = 4096;
 
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer' };
 
@@ -68,6 +71,7 @@ export class AuthService {
   private readonly tokens: TokenStore;
   private readonly limiter: AttemptLimiter;
   private readonly userLimiter: AttemptLimiter;
+  private readonly trusted = new TrustedAddresses();
   /** Key of userNameDigest(): a per-process secret, so a logged digest cannot be brute-forced. */
   private readonly digestKey = randomBytes(32);
 
@@ -115,6 +119,7 @@ export class AuthService {
     this.limiter.stop();
     this.userLimiter.stop();
     this.tokens.clear();
+    this.trusted.clear();
   }
 
   /**
@@ -122,12 +127,14 @@ export class AuthService {
    * or the user name is locked out and INVALID_CREDENTIALS on a mismatch (a failure of both).
    * A success clears the failures of that user name only: the address keeps its count, so a
    * caller who knows one valid login cannot interleave it to guess another user's password.
+   * The user name's limit does not hold at an address the user has logged in from before
+   * (TrustedAddresses): failing on purpose elsewhere cannot lock a user out of its own desk.
    */
   authenticate(address: string, userName: string, password: string): IssuedToken {
     if (!this.enabled) return this.tokens.issue(userName);
     const userKey = this.userNameDigest(userName);
     const byAddress = this.limiter.retryAfterSeconds(address);
-    const byUser = this.userLimiter.retryAfterSeconds(userKey);
+    const byUser = this.trusted.has(userKey, address) ? 0 : this.userLimiter.retryAfterSeconds(userKey);
     const retryAfter = Math.max(byAddress, byUser);
     if (retryAfter > 0) {
       const what = byAddress >= byUser ? 'from this address' : 'for this user name';
@@ -144,6 +151,7 @@ export class AuthService {
       throw new ApiError('INVALID_CREDENTIALS', 'Wrong user name or password', { headers: WWW_AUTHENTICATE });
     }
     this.userLimiter.recordSuccess(userKey);
+    this.trusted.add(userKey, address);
     return this.tokens.issue(userName);
   }
 
