@@ -10,18 +10,12 @@ import { z } from 'zod';
 import { BRIDGE_DEFAULTS } from '../bridge/bridge-options.ts';
 import { idSchema, installationSchema } from '../bridge/contract/topics.ts';
 import {
-  DEFAULT_AUTH_MAX_FAILURES,
-  DEFAULT_AUTH_USER_MAX_FAILURES,
-  DEFAULT_AUTH_WINDOW_MS,
-} from '../src/auth/auth-service.ts';
-import {
   type DeviceCoreConfig,
   defaultDeviceId,
   duration,
   durationIn,
   parseConfig,
   port,
-  positiveDuration,
   userSpecSchema,
   wholeNumber,
 } from '../src/config.ts';

@@ -15,6 +15,7 @@ import type { JobEngine } from '../job-engine.ts';
 import type { JobResult, JobSummary } from '../job-types.ts';
 import type { DeviceEntry, TaskView } from '../types.ts';
 import { type DeviceBody, deviceBody } from './device-body.ts';
+import { SECURITY_HEADERS } from './security-headers.ts';
 import type { DirectoryView } from './service-app.ts';
 
 const HEARTBEAT_MS = 15_000;
@@ -153,6 +154,7 @@ export class EventStream {
       'cache-control': 'no-cache',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
+      ...SECURITY_HEADERS,
     });
     response.write('retry: 2000\n: connected\n\n');
     const client: Client = { session };

@@ -32,6 +32,7 @@ import { EventTickets } from './event-tickets.ts';
 import { jobRoutes } from './job-routes.ts';
 import { BODY_LIMIT } from './limits.ts';
 import { readRoutes } from './read-routes.ts';
+import { installSecurityHeaders } from './security-headers.ts';
 import { createServiceMetrics } from './service-metrics.ts';
 
 /** What the HTTP API reads of the store controller. */
@@ -92,6 +93,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, bodyLimit);
+  installSecurityHeaders(app);
 
   const auth = new AuthService({
     users: options.users,
