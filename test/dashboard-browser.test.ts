@@ -163,7 +163,7 @@ describe.skipIf(skipReason)('the dashboard in Chromium', () => {
   });
 
   it('logs out: the token is revoked on the service, and it never travelled in a URL', async () => {
-    const token = await page.evaluate(() => sessionStorage.getItem('regbridge.token'));
+    const token = (await page.evaluate("sessionStorage.getItem('regbridge.token')")) as string | null;
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('heading', { name: 'Log in' }).waitFor({ timeout: LIVE_TIMEOUT });
