@@ -1,9 +1,11 @@
 /**
  * The event stream stays O(changes) for a job to thousands of registers listed by id (issue 26
  * item 3): a cancel and a deadline of a job to 7,000 ids, with an event stream open over real
- * HTTP, write one small event per result (no target list in any), and the service keeps answering.
+ * HTTP, write one small event per result (no target list in any), and the service keeps answering;
+ * a stream whose client stops reading is dropped once 4 MiB wait for it (issue 26 item 12).
  */
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../cli/controller-service.ts';
 import { brokersByName, type RunningBroker } from './support/brokers.ts';
@@ -21,7 +23,7 @@ const abort = new AbortController();
 
 beforeAll(async () => {
   broker = await brokersByName.embedded.start(ns);
-  service = await startService(broker, ns);
+  service = await startService(broker, ns, { settings: { maxEventStreams: 2 } });
   token = await login(service.app);
   const response = await fetch(`http://127.0.0.1:${service.httpPort}/api/events`, {
     headers: { authorization: `Bearer ${token}` },
@@ -89,6 +91,50 @@ describe('event stream of a job to 7,000 registers by id', () => {
     expect(events.filter((block) => block.includes('"status":"OFFLINE"'))).toHaveLength(REGISTERS);
     expect(events.some((block) => block.includes('"target"'))).toBe(false);
     expect(Math.max(...events.map((block) => block.length))).toBeLessThan(1_000);
+    await expectServiceAlive();
+  });
+
+  it('a client that stops reading is dropped, not buffered without bound: its place is free again', async () => {
+    // A stream whose reader never reads: the second and last this user may hold.
+    const ticket = (await api(service.app, token, 'POST', '/api/events/ticket')).body.ticket;
+    const stalled = connect(service.httpPort, '127.0.0.1');
+    stalled.on('error', () => {});
+    stalled.write(`GET /api/events?ticket=${ticket} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    let head = '';
+    await new Promise<void>((resolve) => {
+      const onData = (chunk: Buffer): void => {
+        head += chunk.toString('latin1');
+        if (!head.includes(': connected')) return;
+        stalled.off('data', onData);
+        stalled.pause();
+        resolve();
+      };
+      stalled.on('data', onData);
+    });
+    const third = async () =>
+      fetch(
+        `http://127.0.0.1:${service.httpPort}/api/events?ticket=${(await api(service.app, token, 'POST', '/api/events/ticket')).body.ticket}`,
+      );
+    const refused = await third();
+    expect(refused.status).toBe(429);
+    // Megabytes of events (cancels of 7,000 results, ~3 MB each) fill its socket past the 4 MiB
+    // bound; after each, a third stream is tried: admitted once the stalled one is dropped.
+    let admitted: Response | undefined;
+    for (let i = 0; i < 5 && !admitted; i++) {
+      const created = await api(service.app, token, 'POST', '/api/jobs', {
+        script: 'PRINT x',
+        target: { devices: ids },
+      });
+      await api(service.app, token, 'POST', `/api/jobs/${created.body.jobId}/cancel`);
+      await jobEventsUntilEnded(created.body.jobId, 'CANCELLED');
+      stream.clear();
+      const answer = await third();
+      if (answer.status === 200) admitted = answer;
+      else await answer.body?.cancel();
+    }
+    expect(admitted?.status).toBe(200);
+    await admitted?.body?.cancel();
+    stalled.destroy();
     await expectServiceAlive();
   });
 });
