@@ -18,6 +18,7 @@ import { startControllerService } from './controller-service.ts';
 import { addFlags, flagInput, labeler } from './flags.ts';
 import { cliLogger } from './logging.ts';
 import { onShutdownSignal, reportStartError } from './options.ts';
+import { scrubServiceEnvironment } from './scrub-environment.ts';
 
 function shown(host: string): string {
   return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
@@ -47,6 +48,9 @@ export function registerControllerCommand(program: Command): void {
       return;
     }
     const logger = cliLogger(config.logLevel);
+    // Read once: the settings (passwords among them) leave the environment a program could read.
+    if (!scrubServiceEnvironment())
+      logger.debug('REGBRIDGE_* variables stay readable in /proc/<pid>/environ');
     try {
       const https = loadTlsFiles(config.tlsCert, config.tlsKey);
       const service = await startControllerService({ ...config, ...(https && { https }) }, { logger });

@@ -7,8 +7,10 @@
  */
 import * as z from 'zod';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
+import { DEFAULT_MAX_EVENT_STREAMS } from '../controller/service/event-stream.ts';
 import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
-import { durationIn, port, userSpecSchema } from '../src/config.ts';
+import { durationIn, port, userSpecSchema, wholeNumber } from '../src/config.ts';
+import { restAuthFlags } from './auth-flags.ts';
 import {
   caFileFlag,
   hostValue,
@@ -81,6 +83,13 @@ export const controllerFlags = {
     {
       default: '3600',
     },
+  ),
+  ...restAuthFlags,
+  maxEventStreams: flag(
+    '--max-event-streams <n>',
+    'open event streams (GET /api/events) per user; one more is refused 429',
+    wholeNumber(1),
+    { default: String(DEFAULT_MAX_EVENT_STREAMS) },
   ),
   ...tlsFlags('serve the API and the dashboard over HTTPS instead of HTTP'),
   logLevel: logLevelFlag('info'),

@@ -45,6 +45,14 @@ export interface ControllerServiceSettings {
   users: readonly { name: string; password: string }[];
   db: string;
   tokenTtl: number;
+  /** `--auth-*`: the login limits, as on `serve` (cli/auth-flags.ts); defaults there. */
+  authMaxFailures?: number | undefined;
+  authUserMaxFailures?: number | undefined;
+  /** ms. */
+  authWindow?: number | undefined;
+  authBodyLimit?: number | undefined;
+  /** `--max-event-streams`; default 8. */
+  maxEventStreams?: number | undefined;
   https?: ServerOptions | undefined;
   settleMs?: number;
 }
@@ -168,6 +176,13 @@ export async function startControllerService(
       audit,
       users: settings.users,
       tokenTtl: settings.tokenTtl,
+      ...(settings.maxEventStreams !== undefined && { maxEventStreams: settings.maxEventStreams }),
+      ...(settings.authMaxFailures !== undefined && { authMaxFailures: settings.authMaxFailures }),
+      ...(settings.authUserMaxFailures !== undefined && {
+        authUserMaxFailures: settings.authUserMaxFailures,
+      }),
+      ...(settings.authWindow !== undefined && { authWindowMs: settings.authWindow }),
+      ...(settings.authBodyLimit !== undefined && { authBodyLimit: settings.authBodyLimit }),
       logger,
       registry: new Registry(),
       dashboardDir: deps.dashboardDir ?? DASHBOARD_DIR,

@@ -6,10 +6,16 @@
 import type { DeviceEntry, FanoutResult, FanoutSummary, TaskView } from '../controller/types.ts';
 
 /**
- * Reports and errors come from devices: control characters (ANSI escapes among them) are shown
- * as `?` so a device cannot rewrite the operator's terminal.
+ * Reports and errors come from devices: control characters (ANSI escapes among them: OSC 52
+ * clipboard writes, clear-screen) are shown as `?` so a device cannot rewrite the operator's
+ * terminal. `keepLines` (a whole report, `regbridge run`): line breaks and tabs stay, a CR LF is
+ * a line break, a lone CR (which rewrites the line) is `?`.
  */
-export function sanitize(text: string): string {
+export function sanitize(text: string, options: { keepLines?: boolean } = {}): string {
+  if (options.keepLines) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+    return text.replace(/\r\n/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?');
+  }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }

@@ -13,6 +13,7 @@ import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
 import { caFileFlag, logLevelFlag } from './common-flags.ts';
 import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
+import { sanitize } from './format-table.ts';
 import { cliLogger } from './logging.ts';
 import { reportStartError } from './options.ts';
 
@@ -101,11 +102,14 @@ export async function runScript(config: RunConfig, io: RunIo): Promise<number> {
     }
     io.logger?.info('task FINISHED');
     // The report has no trailing newline (docs/api.md); an empty report prints nothing.
-    if (report) io.out(`${report}\n`);
+    // From the device: escapes are neutralised as `fanout` and `watch` do (cli/format-table.ts).
+    if (report) io.out(`${sanitize(report, { keepLines: true })}\n`);
     return EXIT_FINISHED;
   } catch (error) {
     if (error instanceof TaskProcessingException) {
-      io.err(`regbridge run: task ${error.taskId} FAILURE: ${error.taskError}\n`);
+      io.err(
+        `regbridge run: task ${error.taskId} FAILURE: ${sanitize(error.taskError, { keepLines: true })}\n`,
+      );
       return EXIT_FAILURE;
     }
     if (error instanceof TimeoutException && error.taskId !== undefined) {

@@ -6,6 +6,7 @@ import { addFlags, booleanValue, flagInput, labeler } from './flags.ts';
 import { applyHeapGrowth } from './heap-growth.ts';
 import { cliLogger } from './logging.ts';
 import { onShutdownSignal, reportStartError } from './options.ts';
+import { scrubServiceEnvironment } from './scrub-environment.ts';
 import { type ServeConfig, serveConfigSchema, serveCrossProblems, serveFlags } from './serve-config.ts';
 
 /** REST with --auth on needs a user; so does the embedded broker (no --no-mqtt, no --mqtt-url). */
@@ -46,6 +47,9 @@ export function registerServeCommand(program: Command): void {
       return;
     }
     const logger = cliLogger(config.logLevel);
+    // Read once: the settings (passwords among them) leave the environment a program could read.
+    if (!scrubServiceEnvironment())
+      logger.debug('REGBRIDGE_* variables stay readable in /proc/<pid>/environ');
     // Before the device starts: its start-up collections set the first limits too.
     applyHeapGrowth(config.heapGrowth);
     try {

@@ -10,18 +10,12 @@ import * as z from 'zod';
 import { BRIDGE_DEFAULTS } from '../bridge/bridge-options.ts';
 import { idSchema, installationSchema } from '../bridge/contract/topics.ts';
 import {
-  DEFAULT_AUTH_MAX_FAILURES,
-  DEFAULT_AUTH_USER_MAX_FAILURES,
-  DEFAULT_AUTH_WINDOW_MS,
-} from '../src/auth/auth-service.ts';
-import {
   type DeviceCoreConfig,
   defaultDeviceId,
   duration,
   durationIn,
   parseConfig,
   port,
-  positiveDuration,
   userSpecSchema,
   wholeNumber,
 } from '../src/config.ts';
@@ -29,6 +23,7 @@ import { EXECUTOR_DEFAULTS } from '../src/executors/executor.ts';
 import { DEFAULT_REQUEST_ID_MEMORY } from '../src/tasks/request-ids.ts';
 import { DEFAULT_MAX_SCRIPT_BYTES } from '../src/tasks/script-text.ts';
 import { pemProblem, readPem } from '../src/tls.ts';
+import { restAuthFlags } from './auth-flags.ts';
 import {
   connectTimeoutFlag,
   maxConnectionsFlag,
@@ -78,27 +73,7 @@ export const serveFlags = {
       default: '3600',
     },
   ),
-  authMaxFailures: flag(
-    '--auth-max-failures <n>',
-    'failed authentications per address within --auth-window before 429',
-    wholeNumber(1),
-    { default: String(DEFAULT_AUTH_MAX_FAILURES) },
-  ),
-  authUserMaxFailures: flag(
-    '--auth-user-max-failures <n>',
-    'failed authentications per user name (from any address) within --auth-window before 429',
-    wholeNumber(1),
-    { default: String(DEFAULT_AUTH_USER_MAX_FAILURES) },
-  ),
-  authWindow: flag('--auth-window <duration>', 'window of --auth-max-failures', positiveDuration, {
-    default: `${DEFAULT_AUTH_WINDOW_MS / 1000}s`,
-  }),
-  authBodyLimit: flag(
-    '--auth-body-limit <bytes>',
-    'largest body /api/authenticate reads (413 BODY_TOO_LARGE above)',
-    wholeNumber(64),
-    { default: '4096' },
-  ),
+  ...restAuthFlags,
   maxJsonDepth: flag(
     '--max-json-depth <n>',
     'deepest nesting of a JSON request body, refused (400) before it is parsed',

@@ -10,6 +10,7 @@ import { type HistoryDb, prepare } from './history-db.ts';
 export type AuditAction =
   | 'login'
   | 'login_failed'
+  | 'logout'
   | 'job_created'
   | 'job_cancelled'
   | 'job_aborted'

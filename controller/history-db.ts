@@ -9,6 +9,7 @@
  * last transactions (docs/controller.md, "History").
  */
 import Database from 'better-sqlite3';
+import { ownerOnlyFile } from './owner-only-file.ts';
 
 export type HistoryDb = Database.Database;
 
@@ -118,6 +119,7 @@ export class HistoryVersionError extends Error {
 
 /** Opens (creating if needed) and migrates the history file; `:memory:` is a private in-RAM one. */
 export function openHistory(file: string): HistoryDb {
+  if (file !== ':memory:') ownerOnlyFile(file);
   const db = new Database(file);
   retained.add(db);
   try {

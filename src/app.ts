@@ -16,6 +16,7 @@ import { lazyChildLoggerFactory } from './request-logger.ts';
 import { authRoutes } from './routes/auth-routes.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './routes/error-handler.ts';
 import { installJsonBodyParser } from './routes/json-body.ts';
+import { logoutRoute } from './routes/logout-route.ts';
 import { registerLazyOpenApi, registerOpenApi } from './routes/openapi.ts';
 import { serviceRoutes } from './routes/service-routes.ts';
 import { taskRoutes } from './routes/task-routes.ts';
@@ -174,6 +175,7 @@ async function build(
     ({ closeDocsApp } = registerLazyOpenApi(app, () => build(docsOptions, internals, true)));
   }
   await app.register(authRoutes, { auth, bodyLimit: config.authBodyLimit });
+  await app.register(logoutRoute, { auth });
   await app.register(taskRoutes, { auth, queue, config, waits });
   await app.register(serviceRoutes, {
     config,

@@ -135,6 +135,12 @@ export const errorRegistry = {
     description:
       'Repeated failed authentications from one address or for one user name. Carries `Retry-After`.',
   },
+  TOO_MANY_EVENT_STREAMS: {
+    statusCode: 429,
+    error: 'Too Many Requests',
+    mqtt: [],
+    description: 'Controller service: the user already has `--max-event-streams` event streams open.',
+  },
   HEADERS_TOO_LARGE: {
     statusCode: 431,
     error: 'Request Header Fields Too Large',

@@ -86,6 +86,32 @@ describe('the command executor ends the whole tree with the task', () => {
     await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die');
   });
 
+  it('a time-out takes a descendant that dropped the mark and left the session (env -u RB_TASK_MARK setsid)', async () => {
+    const file = join(dir, 'unmarked.pids');
+    const result = await sh(
+      `env -u RB_TASK_MARK setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> ${file}; echo $$ >> ${file}; exec sleep 300`,
+      500,
+    ).execute('', never);
+    expect(result).toEqual({ ok: false, error: 'timed out after 500 ms' });
+    const pids = readPids(file);
+    leftovers.push(...pids);
+    expect(pids).toHaveLength(2);
+    await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die');
+  });
+
+  it('the task end takes an unmarked descendant orphaned after it was seen', async () => {
+    const file = join(dir, 'orphan.pids');
+    // The middle shell lives 1 s, long enough to be followed, then leaves its sleep to init.
+    const result = await sh(
+      `env -u RB_TASK_MARK setsid sh -c 'sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> ${file}; sleep 1' </dev/null >/dev/null 2>&1 & sleep 1.5; echo done`,
+    ).execute('', never);
+    expect(result).toEqual({ ok: true, report: 'done' });
+    const pids = readPids(file);
+    leftovers.push(...pids);
+    expect(pids).toHaveLength(1);
+    await until(() => pids.every((pid) => !alive(pid)), 'the orphaned sleep to die');
+  });
+
   it('an abort (the service stopping) takes them too', async () => {
     const file = join(dir, 'abort.pids');
     const controller = new AbortController();
@@ -97,6 +123,53 @@ describe('the command executor ends the whole tree with the task', () => {
     leftovers.push(...pids);
     await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die');
   });
+});
+
+it("the program cannot read the service's password through /proc/$PPID/environ", async () => {
+  const secret = `pw-${Date.now().toString(36)}-never-readable`;
+  const serve = spawn(
+    process.execPath,
+    [
+      'bin/regbridge.js',
+      'serve',
+      '--no-mqtt',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--executor',
+      'command',
+      '--command',
+      'sh -c "cat /proc/$PPID/environ"',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REGBRIDGE_USER: `admin:${secret}` } },
+  );
+  children.push(serve);
+  let out = '';
+  serve.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  serve.stderr!.resume();
+  await until(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), 'serve to listen', 30_000);
+  const base = `http://127.0.0.1:${/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1]}`;
+  const auth = await fetch(`${base}/api/authenticate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ userName: 'admin', password: secret }),
+  });
+  expect(auth.status).toBe(200);
+  const { token } = (await auth.json()) as { token: string };
+  const task = await fetch(`${base}/api/fm-script`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ fmScript: 'anything' }),
+  });
+  const body = (await task.json()) as { status: string; report?: string; error?: string };
+  expect(body.status, JSON.stringify(body)).toBe('FINISHED');
+  // It did read the service's environment, and the password is not in it.
+  expect(body.report).toContain('PATH=');
+  expect(body.report).not.toContain(secret);
+  serve.kill('SIGTERM');
 });
 
 it('nothing outlives a service killed with SIGKILL (serve --executor command)', async () => {

@@ -37,7 +37,7 @@ afterEach(async () => {
 });
 
 describe('event stream: job events', () => {
-  it("writes a turn's changes of a job together, each with the job as it is then, without its script", async () => {
+  it("writes a turn's changes of a job together, each with the job as it is then, without its script and target", async () => {
     const engine = new EventEmitter();
     const directory = Object.assign(new EventEmitter(), {
       connection: 'connected',
@@ -45,9 +45,13 @@ describe('event stream: job events', () => {
       device: () => undefined,
       taskSummary: () => ({ queued: 0, running: 0 }),
     }) as unknown as DirectoryView;
-    const events = new EventStream(engine as unknown as JobEngine, directory, silent);
+    const events = new EventStream(engine as unknown as JobEngine, directory, silent, {
+      sessions: { isLive: () => true, onSessionEnd: () => () => {} },
+    });
     stream = events;
-    server = createServer((_request, response) => events.add(response));
+    server = createServer((_request, response) =>
+      events.add(response, { key: 'k', userName: 'admin', expiresAt: Date.now() + 60_000 }),
+    );
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const response = await fetch(`http://127.0.0.1:${port}/`);
@@ -60,12 +64,13 @@ describe('event stream: job events', () => {
     engine.emit('job', summary('IN_PROGRESS', 1, 1), reg1);
     engine.emit('job', summary('IN_PROGRESS', 2, 0), reg2);
     engine.emit('job', summary('COMPLETED', 2, 0), undefined);
-    await sse.readUntil(/"status":"COMPLETED","target"[^\n]*\}\n\n$/);
+    await sse.readUntil(/"status":"COMPLETED","deadlineAt"[^\n]*\}\n\n$/);
     const blocks = sse.text.split('\n\n').filter((block) => block.length > 0);
     expect(blocks.every((block) => block.startsWith('event: job\ndata: '))).toBe(true);
     const jobs = blocks.map((block) => JSON.parse(block.slice('event: job\ndata: '.length)));
     expect(jobs.map((job) => job.result?.deviceId ?? null)).toEqual(['reg1', 'reg2', null]);
-    const { script: _script, ...newest } = summary('COMPLETED', 2, 0);
+    // Nor its target: a list of up to 10,000 ids, repeated in every result's event.
+    const { script: _script, target: _target, ...newest } = summary('COMPLETED', 2, 0);
     expect(jobs).toEqual([{ ...newest, result: reg1 }, { ...newest, result: reg2 }, newest]);
     await sse.cancel();
   });

@@ -54,6 +54,9 @@ describe.skipIf(skipReason)('the dashboard in Chromium', () => {
   let browser: Browser;
   let page: Page;
   let shots: string;
+  /** What the browser reported against the Content-Security-Policy, and every URL it asked for. */
+  const violations: string[] = [];
+  const urls: string[] = [];
 
   beforeAll(async () => {
     shots = process.env.REGBRIDGE_SCREENSHOT_DIR ?? (await mkdtemp(join(tmpdir(), 'regbridge-dashboard-')));
@@ -66,6 +69,11 @@ describe.skipIf(skipReason)('the dashboard in Chromium', () => {
     service = await startService(broker, ns);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    page.on('pageerror', (error) => violations.push(`page error: ${error.message}`));
+    page.on('request', (request) => urls.push(request.url()));
   }, 60_000);
 
   afterAll(async () => {
@@ -77,7 +85,13 @@ describe.skipIf(skipReason)('the dashboard in Chromium', () => {
   });
 
   it('logs in with the keyboard and sees three registers online', async () => {
-    await page.goto(`http://127.0.0.1:${service.httpPort}/`);
+    const first = await page.goto(`http://127.0.0.1:${service.httpPort}/`);
+    // Served under a policy that allows only its own files and no framing: the page works below.
+    expect(first?.headers()).toMatchObject({
+      'content-security-policy': "default-src 'self'; frame-ancestors 'none'",
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+    });
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(
       'regbridge store controller',
     );
@@ -146,5 +160,20 @@ describe.skipIf(skipReason)('the dashboard in Chromium', () => {
     const shot = join(shots, 'dashboard.png');
     await page.screenshot({ path: shot, fullPage: true });
     expect((await stat(shot)).size).toBeGreaterThan(10_000);
+  });
+
+  it('logs out: the token is revoked on the service, and it never travelled in a URL', async () => {
+    const token = (await page.evaluate("sessionStorage.getItem('regbridge.token')")) as string | null;
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('heading', { name: 'Log in' }).waitFor({ timeout: LIVE_TIMEOUT });
+    const after = await fetch(`http://127.0.0.1:${service.httpPort}/api/devices`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(after.status).toBe(401);
+    expect(urls.some((url) => /\/api\/events\?ticket=/.test(url))).toBe(true);
+    expect(urls.filter((url) => url.includes(token!))).toEqual([]);
+    // Nothing the dashboard does was blocked by its Content-Security-Policy.
+    expect(violations).toEqual([]);
   });
 });

@@ -386,6 +386,7 @@ describe('8. /openapi.json and /docs', () => {
       [
         '/api/authenticate',
         '/api/fm-script',
+        '/api/logout',
         '/api/tasks',
         '/api/tasks/{id}',
         '/api/vendor-script',

@@ -85,6 +85,19 @@ describe('regbridge run', () => {
     expect(result).toMatchObject({ code: 0, stdout: 'receipt 1\ntotal 9.90\n', stderr: '' });
   });
 
+  it('neutralises terminal escapes in a report (clipboard write, clear-screen) as fanout does', async () => {
+    const file = await script(
+      'escapes.txt',
+      'PRINT copy \u001b]52;c;cm0gLXJmIH4=\u0007 this\nPRINT \u001b[2J\u001b[Hcleared\tcolumn\n',
+    );
+    const result = await cli([file, '--url', url, '--user', 'u:p']);
+    expect(result).toMatchObject({
+      code: 0,
+      stdout: 'copy ?]52;c;cm0gLXJmIH4=? this\n?[2J?[Hcleared\tcolumn\n',
+      stderr: '',
+    });
+  });
+
   it('reads stdin for -, takes --user from REGBRIDGE_USER, and runs the asynchronous flow with --async', async () => {
     const result = await cli(['-', '--url', url, '--async', '--timeout', '20s'], {
       stdin: 'SLEEP 100\nPRINT from stdin',

@@ -9,10 +9,11 @@ import { startJob } from './job-form.js';
 import { jobRank, keepNewer, loadJob, onJob, renderJob } from './jobs.js';
 import { renderDevice } from './registers.js';
 import { loadSchedules, setUpSchedules } from './schedules.js';
-import { loggedOut, setConnection, showFailure } from './session.js';
+import { logOut, setConnection, showFailure } from './session.js';
 import { state, TOKEN_KEY } from './state.js';
 
 const JOB_DETAILS_LOADED = 10;
+const RECONNECT_MS = 2000;
 
 async function loadAll() {
   const [{ devices }, { jobs }] = await Promise.all([
@@ -35,8 +36,19 @@ async function loadAll() {
   await Promise.all([loadSchedules(), ...jobs.slice(0, JOB_DETAILS_LOADED).map((job) => loadJob(job.jobId))]);
 }
 
-function connectEvents() {
-  const events = new EventSource(`/api/events?access_token=${encodeURIComponent(state.token)}`);
+// The stream opens with a single-use ticket (never the token in a URL), so the browser's own
+// retry cannot succeed: every error closes the stream and a new ticket opens the next one.
+async function connectEvents() {
+  let ticket;
+  try {
+    ({ ticket } = await api('POST', '/api/events/ticket'));
+  } catch (error) {
+    showFailure(error);
+    if (state.token) setTimeout(connectEvents, RECONNECT_MS);
+    return;
+  }
+  if (!state.token) return;
+  const events = new EventSource(`/api/events?ticket=${encodeURIComponent(ticket)}`);
   state.events = events;
   // Every (re)connection reloads the lists, so nothing that happened while disconnected is missed.
   events.onopen = () => {
@@ -44,10 +56,12 @@ function connectEvents() {
     loadAll().catch(showFailure);
   };
   events.onerror = () => {
+    events.close();
+    if (state.events !== events) return;
     setConnection('Reconnecting…');
-    // A refused token closes the stream for good (no retry): check whether the session ended.
-    if (events.readyState === EventSource.CLOSED)
-      api('GET', '/api/devices').then(() => setTimeout(connectEvents, 2000), showFailure);
+    setTimeout(() => {
+      if (state.events === events) void connectEvents();
+    }, RECONNECT_MS);
   };
   events.addEventListener('device', (message) => {
     const device = JSON.parse(message.data);
@@ -67,7 +81,7 @@ function loggedIn() {
   $('app-view').hidden = false;
   $('logout').hidden = false;
   setConnection('Connecting…');
-  connectEvents();
+  void connectEvents();
 }
 
 async function login(event) {
@@ -91,6 +105,6 @@ async function login(event) {
 $('login-form').addEventListener('submit', login);
 $('job-form').addEventListener('submit', startJob);
 setUpSchedules();
-$('logout').addEventListener('click', () => loggedOut('Logged out.'));
+$('logout').addEventListener('click', logOut);
 if (state.token) loggedIn();
 else $('login-user').focus();

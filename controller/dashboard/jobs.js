@@ -57,9 +57,11 @@ export function renderJob(job) {
     if (details.open && !state.loaded.has(job.jobId)) loadJob(job.jobId).catch(showFailure);
   });
   const target =
-    job.target.group !== undefined
-      ? `group ${job.target.group}`
-      : `registers ${job.target.devices.join(', ')}`;
+    job.target === undefined
+      ? 'target loading'
+      : job.target.group !== undefined
+        ? `group ${job.target.group}`
+        : `registers ${job.target.devices.join(', ')}`;
   const content = [
     el(
       'header',
@@ -118,10 +120,21 @@ export function keepNewer(map, key, value, rank) {
   if (!held || rank(value) >= rank(held)) map.set(key, value);
 }
 
+/** Jobs heard of in an event before being read: read once (events carry no target). */
+const reading = new Set();
+
 export function onJob(data) {
   const { result, results, ...summary } = data;
   const { jobId } = summary;
+  const held = state.jobs.get(jobId);
+  if (summary.target === undefined && held?.target !== undefined) summary.target = held.target;
+  if (summary.target === undefined && !reading.has(jobId)) {
+    reading.add(jobId);
+    loadJob(jobId).catch(showFailure);
+  }
   keepNewer(state.jobs, jobId, summary, jobRank);
+  const kept = state.jobs.get(jobId);
+  if (kept.target === undefined && summary.target !== undefined) kept.target = summary.target;
   if (!state.results.has(jobId)) state.results.set(jobId, new Map());
   const known = state.results.get(jobId);
   for (const r of results ?? []) keepNewer(known, r.deviceId, r, resultRank);

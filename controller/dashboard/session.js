@@ -1,6 +1,6 @@
 // The session's visible state: the connection line, failures, and the way back to the login form.
 
-import { Unauthorized } from './api.js';
+import { api, Unauthorized } from './api.js';
 import { $ } from './dom.js';
 import { state, TOKEN_KEY } from './state.js';
 
@@ -24,4 +24,14 @@ export function loggedOut(message = 'Your session ended: log in again.') {
   $('login-error').textContent = message;
   setConnection('Not logged in');
   $('login-user').focus();
+}
+
+/** The Log out button: the token is revoked on the server (POST /api/logout), then forgotten. */
+export async function logOut() {
+  try {
+    await api('POST', '/api/logout');
+  } catch {
+    // Revoked or expired already: forgetting it is all that is left to do.
+  }
+  loggedOut('Logged out.');
 }

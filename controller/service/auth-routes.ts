@@ -1,14 +1,15 @@
 /**
  * Logging in to the controller service: `GET`/`POST /api/authenticate` as on the device
  * (docs/api.md), every success and failure written to the audit trail with the caller's
- * address; and the bearer check of every other `/api` route. `GET /api/events` also takes the
- * token as `?access_token=` (RFC 6750 section 2.3), because a browser's EventSource cannot send
- * an Authorization header.
+ * address; `POST /api/logout`; and the bearer check of every other `/api` route. A token is
+ * taken from the Authorization header only, never from a URL (logs and histories keep URLs):
+ * the event stream has tickets (event-routes.ts).
  */
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthService } from '../../src/auth/auth-service.ts';
 import { ApiError } from '../../src/routes/api-error.ts';
+import { logoutRoute } from '../../src/routes/logout-route.ts';
 import {
   credentialsSchema,
   errorResponse,
@@ -17,6 +18,7 @@ import {
   tokenSchema,
 } from '../../src/routes/schemas.ts';
 import type { AuditLog } from '../audit-log.ts';
+import { LoginAudit } from './login-audit.ts';
 
 const users = new WeakMap<FastifyRequest, string>();
 
@@ -25,18 +27,10 @@ export function userOf(request: FastifyRequest): string {
   return users.get(request) ?? 'unknown';
 }
 
-export function requireToken(
-  auth: AuthService,
-  options: { queryToken?: boolean } = {},
-): onRequestHookHandler {
+export function requireToken(auth: AuthService): onRequestHookHandler {
   return (request, _reply, done) => {
     try {
-      let header = request.headers.authorization;
-      if (header === undefined && options.queryToken) {
-        const token = new URL(request.url, 'http://x').searchParams.get('access_token');
-        if (token) header = `Bearer ${token}`;
-      }
-      users.set(request, auth.check(header) ?? 'anonymous');
+      users.set(request, auth.check(request.headers.authorization) ?? 'anonymous');
     } catch (error) {
       done(error as Error);
       return;
@@ -48,13 +42,25 @@ export function requireToken(
 export interface ServiceAuthOptions {
   auth: AuthService;
   audit: AuditLog;
+  /** `--auth-body-limit`: bytes of body authenticate reads (anyone may call it). */
+  bodyLimit: number;
 }
 
-export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = async (app, { auth, audit }) => {
+export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = async (
+  app,
+  { auth, audit, bodyLimit },
+) => {
+  const refusals = new LoginAudit(audit);
+  await app.register(logoutRoute, {
+    auth,
+    onLogout: (user, address) => audit.record({ user, address, action: 'logout', detail: 'token revoked' }),
+  });
   for (const method of ['GET', 'POST'] as const) {
     app.route({
       method,
       url: '/api/authenticate',
+      // Anyone may call this route: it reads a few KiB, not the scripts' 2 MiB (docs/security.md).
+      bodyLimit,
       schema: {
         tags: ['auth'],
         summary: `Trade a user name and password for a bearer token${method === 'GET' ? ' (vendor form, JSON body)' : ''}`,
@@ -63,8 +69,11 @@ export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = asyn
           200: jsonResponse('A bearer token for the other /api routes', tokenSchema),
           400: errorResponses.invalid,
           401: errorResponse('INVALID_CREDENTIALS: wrong user name or password'),
+          413: errorResponse('BODY_TOO_LARGE: the body is over --auth-body-limit'),
           415: errorResponses.mediaType,
-          429: errorResponse('TOO_MANY_ATTEMPTS: too many failures from this address; see Retry-After'),
+          429: errorResponse(
+            'TOO_MANY_ATTEMPTS: too many failures from this address or for this user name; see Retry-After',
+          ),
           500: errorResponses.internal,
         },
       },
@@ -76,8 +85,14 @@ export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = asyn
           return issued;
         } catch (error) {
           const code = error instanceof ApiError ? error.code : 'INTERNAL_ERROR';
-          audit.record({ user: userName, address: request.ip, action: 'login_failed', detail: code });
-          request.log.warn({ userName, remoteAddress: request.ip }, 'authentication refused');
+          // Never the name itself: it may be a password typed into the wrong field.
+          const userNameDigest = auth.userNameDigest(userName);
+          const knownUser = auth.knows(userName);
+          refusals.refused(userNameDigest, knownUser, request.ip, code);
+          request.log.warn(
+            { userNameDigest, knownUser, remoteAddress: request.ip },
+            'authentication refused',
+          );
           throw error;
         }
       },

@@ -2,19 +2,20 @@
  * `GET /api/events`: Server-Sent Events for the dashboard and integrators
  * (docs/controller.md, "Events"). `event: device` carries a register as GET /api/devices lists
  * it, whenever its state changes, and when its tasks changed (last task, queue; at most one per
- * register every 100 ms); `event: job` carries a job without its results and script
- * (as GET /api/jobs lists it, less the script) whenever it changes, plus `result`: the one result that changed, if one
- * did. A comment line every 15 s keeps proxies from closing an idle stream. A client that reads
+ * register every 100 ms); `event: job` carries a job as GET /api/jobs lists it, less the script
+ * and the target, whenever it changes, plus `result`: the one result that changed, if one did. A comment line every 15 s keeps proxies from closing an idle stream. A client that reads
  * too slowly (its socket buffer full) is disconnected rather than buffered without bound; it
- * reconnects and reads the current state over GET. The events of one event-loop turn go out in
- * one write per client (a job to 500 registers makes about 1,000 events).
+ * reconnects and reads the current state over GET. The events of one event-loop turn go out
+ * together, in pieces of 64 KiB (a job to 500 registers makes about 1,000 events).
  */
 import type { ServerResponse } from 'node:http';
+import type { TokenSession } from '../../src/auth/token-store.ts';
 import type { Logger } from '../../src/logger.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { JobResult, JobSummary } from '../job-types.ts';
 import type { DeviceEntry, TaskView } from '../types.ts';
 import { type DeviceBody, deviceBody } from './device-body.ts';
+import { SECURITY_HEADERS } from './security-headers.ts';
 import type { DirectoryView } from './service-app.ts';
 
 const HEARTBEAT_MS = 15_000;
@@ -27,26 +28,54 @@ interface JobChanges {
 }
 
 /**
- * The events of one job's changes: the job without its results and script (it may be 1 MiB), plus
- * `result` for each changed result; the job's own status change last.
+ * The events of one job's changes: the job without its results, script (it may be 1 MiB) and
+ * target (a list of up to 10,000 ids: repeated in each result's event, a cancel of a job to
+ * 7,000 registers made one string of N x N ids), plus `result` for each changed result; the job's
+ * own status change last. Each event is O(1) in the job's size; `write` takes them one at a time.
  */
-function jobEvents({ job, results, statusChanged }: JobChanges): string {
-  const { script: _script, ...rest } = job;
+function jobEvents({ job, results, statusChanged }: JobChanges, write: (events: string) => void): void {
+  const { script: _script, target: _target, ...rest } = job;
   const head = JSON.stringify(rest);
   const open = head.slice(0, -1);
-  let events = '';
-  for (const result of results) events += `event: job\ndata: ${open},"result":${JSON.stringify(result)}}\n\n`;
-  if (statusChanged) events += `event: job\ndata: ${head}\n\n`;
-  return events;
+  for (const result of results) write(`event: job\ndata: ${open},"result":${JSON.stringify(result)}}\n\n`);
+  if (statusChanged) write(`event: job\ndata: ${head}\n\n`);
 }
+
+/** Events are written to the clients in pieces of about this many characters. */
+const WRITE_PIECE = 64 * 1024;
 
 /** Task statuses of one register within this interval make one `event: device`. */
 const STATUS_COALESCE_MS = 100;
 /** Bytes waiting in one client's socket before it is dropped as too slow. */
 const MAX_BUFFERED = 4 * 1024 * 1024;
+/** `--max-event-streams`: open streams per user. */
+export const DEFAULT_MAX_EVENT_STREAMS = 8;
+/** setTimeout's longest delay; a session that lasts longer is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The sessions streams belong to: a stream ends when its session does. */
+export interface StreamSessions {
+  isLive(key: string): boolean;
+  /** Calls `listener` with the key of each session revoked (logout) or dropped; returns the way off. */
+  onSessionEnd(listener: (key: string) => void): () => void;
+}
+
+export interface EventStreamOptions {
+  sessions: StreamSessions;
+  /** Open streams per user (default DEFAULT_MAX_EVENT_STREAMS). */
+  maxPerUser?: number;
+}
+
+interface Client {
+  readonly session: TokenSession;
+  timer?: NodeJS.Timeout;
+}
 
 export class EventStream {
-  private readonly clients = new Set<ServerResponse>();
+  private readonly clients = new Map<ServerResponse, Client>();
+  private readonly streamsPerUser = new Map<string, number>();
+  private readonly maxPerUser: number;
+  private readonly offSessionEnd: () => void;
   private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
   private readonly jobChanges = new Map<string, JobChanges>();
@@ -58,7 +87,7 @@ export class EventStream {
    * does not have (docs/benchmarks.md, scenario 7).
    */
   private readonly onJob = (job: JobSummary, result: JobResult | undefined): void => {
-    if (this.clients.size === 0) return;
+    if (this.clients.size === 0 || this.closed) return;
     let changes = this.jobChanges.get(job.jobId);
     if (!changes) {
       changes = { job, results: [], statusChanged: false };
@@ -77,7 +106,7 @@ export class EventStream {
   private outboxTimer: NodeJS.Immediate | undefined;
   private readonly onDevice = (entry: DeviceEntry): void => {
     this.changedTasks.delete(entry.deviceId);
-    this.broadcast('device', this.body(entry));
+    this.guard('device event', () => this.broadcast('device', this.body(entry)));
   };
   private readonly onStatus = (task: TaskView): void => {
     if (this.clients.size === 0) return;
@@ -89,7 +118,12 @@ export class EventStream {
     private readonly engine: JobEngine,
     private readonly directory: DirectoryView,
     private readonly logger: Logger,
+    private readonly options: EventStreamOptions,
   ) {
+    this.maxPerUser = options.maxPerUser ?? DEFAULT_MAX_EVENT_STREAMS;
+    this.offSessionEnd = options.sessions.onSessionEnd((key) => {
+      for (const [response, client] of this.clients) if (client.session.key === key) this.end(response);
+    });
     engine.on('job', this.onJob);
     directory.on('device', this.onDevice);
     directory.on('status', this.onStatus);
@@ -101,8 +135,16 @@ export class EventStream {
     return this.clients.size;
   }
 
-  /** Takes over the response: headers, a first comment, then events until either side closes. */
-  add(response: ServerResponse): void {
+  /** Whether `user` may open another stream (`--max-event-streams`). */
+  admits(user: string): boolean {
+    return (this.streamsPerUser.get(user) ?? 0) < this.maxPerUser;
+  }
+
+  /**
+   * Takes over the response: headers, a first comment, then events until either side closes or
+   * `session` ends (expires, logout). The caller checked admits().
+   */
+  add(response: ServerResponse, session: TokenSession): void {
     if (this.closed) {
       response.end();
       return;
@@ -112,10 +154,48 @@ export class EventStream {
       'cache-control': 'no-cache',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
+      ...SECURITY_HEADERS,
     });
     response.write('retry: 2000\n: connected\n\n');
-    this.clients.add(response);
-    response.on('close', () => this.clients.delete(response));
+    const client: Client = { session };
+    this.clients.set(response, client);
+    const user = session.userName;
+    this.streamsPerUser.set(user, (this.streamsPerUser.get(user) ?? 0) + 1);
+    this.watchExpiry(response, client);
+    response.on('close', () => this.forget(response));
+    // A socket error is the client's loss, never the service's (an unhandled 'error' would be).
+    response.on('error', () => this.forget(response));
+  }
+
+  /** Ends the stream when its session expires (a token's lifetime may exceed one timer's). */
+  private watchExpiry(response: ServerResponse, client: Client): void {
+    const left = client.session.expiresAt - Date.now();
+    if (left === Number.POSITIVE_INFINITY) return;
+    client.timer = setTimeout(
+      () => {
+        if (!this.options.sessions.isLive(client.session.key) || client.session.expiresAt <= Date.now())
+          this.end(response);
+        else this.watchExpiry(response, client);
+      },
+      Math.max(0, Math.min(left, MAX_TIMER_MS)),
+    );
+    client.timer.unref();
+  }
+
+  private end(response: ServerResponse): void {
+    this.forget(response);
+    response.end();
+  }
+
+  private forget(response: ServerResponse): void {
+    const client = this.clients.get(response);
+    if (!client) return;
+    this.clients.delete(response);
+    clearTimeout(client.timer);
+    const user = client.session.userName;
+    const left = (this.streamsPerUser.get(user) ?? 1) - 1;
+    if (left > 0) this.streamsPerUser.set(user, left);
+    else this.streamsPerUser.delete(user);
   }
 
   close(): void {
@@ -129,8 +209,8 @@ export class EventStream {
     if (this.outboxTimer !== undefined) clearImmediate(this.outboxTimer);
     this.outbox = [];
     this.jobChanges.clear();
-    for (const client of this.clients) client.end();
-    this.clients.clear();
+    this.offSessionEnd();
+    for (const response of [...this.clients.keys()]) this.end(response);
   }
 
   private body(entry: DeviceEntry): DeviceBody {
@@ -140,16 +220,27 @@ export class EventStream {
   /** A register's last task and queue changed: one `event: device` per register per interval. */
   private flushStatuses(): void {
     this.statusTimer = undefined;
-    for (const deviceId of this.changedTasks) {
-      const entry = this.directory.device(deviceId);
-      if (entry) this.broadcast('device', this.body(entry));
-    }
+    this.guard('device event', () => {
+      for (const deviceId of this.changedTasks) {
+        const entry = this.directory.device(deviceId);
+        if (entry) this.broadcast('device', this.body(entry));
+      }
+    });
     this.changedTasks.clear();
   }
 
   /** An event of another component (e.g. `schedule.missed`), to every client. */
   announce(event: string, data: unknown): void {
-    this.broadcast(event, data);
+    this.guard(event, () => this.broadcast(event, data));
+  }
+
+  /** Nothing in the event path takes the service down: a failure is logged, its events lost. */
+  private guard(what: string, work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      this.logger.error({ err: (error as Error).message }, `${what} not sent`);
+    }
   }
 
   private broadcast(event: string, data: unknown): void {
@@ -161,19 +252,36 @@ export class EventStream {
     this.outbox.push(item);
     this.outboxTimer ??= setImmediate(() => {
       this.outboxTimer = undefined;
-      const chunk = this.outbox.map((each) => (typeof each === 'string' ? each : jobEvents(each))).join('');
+      const outbox = this.outbox;
       this.outbox = [];
       this.jobChanges.clear();
-      this.write(chunk);
+      this.guard('event', () => this.writeAll(outbox));
     });
   }
 
+  /** The events of one turn, in pieces of about WRITE_PIECE characters. */
+  private writeAll(outbox: ReadonlyArray<string | JobChanges>): void {
+    let piece = '';
+    const add = (events: string): void => {
+      piece += events;
+      if (piece.length >= WRITE_PIECE) {
+        this.write(piece);
+        piece = '';
+      }
+    };
+    for (const each of outbox) {
+      if (typeof each === 'string') add(each);
+      else jobEvents(each, add);
+    }
+    if (piece.length > 0) this.write(piece);
+  }
+
   private write(chunk: string): void {
-    for (const client of this.clients) {
+    for (const client of [...this.clients.keys()]) {
       if (client.writableLength > MAX_BUFFERED) {
         this.logger.warn('event stream client too slow; disconnected');
+        this.forget(client);
         client.destroy();
-        this.clients.delete(client);
         continue;
       }
       client.write(chunk);

@@ -1,6 +1,6 @@
 /**
  * The read side of the controller service (docs/controller.md, "HTTP API"): registers, the
- * audit trail and the event stream (bearer token), health and metrics (no token).
+ * audit trail (bearer token), health and metrics (no token).
  */
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
@@ -12,7 +12,6 @@ import type { AuditLog } from '../audit-log.ts';
 import type { JobEngine } from '../job-engine.ts';
 import { requireToken } from './auth-routes.ts';
 import { deviceBody } from './device-body.ts';
-import type { EventStream } from './event-stream.ts';
 import {
   auditListSchema,
   auditQuerySchema,
@@ -27,7 +26,6 @@ export interface ReadRoutesOptions {
   engine: JobEngine;
   directory: DirectoryView;
   audit: AuditLog;
-  events: EventStream;
   registry: Registry;
   startedAt: number;
   jobCount: () => number;
@@ -36,11 +34,11 @@ export interface ReadRoutesOptions {
 const security = [{ bearerAuth: [] }];
 
 export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, options) => {
-  const { auth, engine, directory, audit, events, registry } = options;
+  const { auth, engine, directory, audit, registry } = options;
 
   await app.register(async (plugin) => {
     const secured = plugin.withTypeProvider<ZodTypeProvider>();
-    secured.addHook('onRequest', requireToken(auth, { queryToken: true }));
+    secured.addHook('onRequest', requireToken(auth));
     secured.get('/api/devices', {
       schema: {
         tags: ['devices'],
@@ -71,24 +69,6 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
         },
       },
       handler: async (request) => ({ entries: audit.list(request.query.limit ?? DEFAULT_PAGE) }),
-    });
-
-    secured.get('/api/events', {
-      schema: {
-        tags: ['service'],
-        summary:
-          'Server-Sent Events: `event: device` (a register) and `event: job` (a job without results, plus the `result` that changed). The token may come as ?access_token=',
-        security,
-        querystring: z.object({ access_token: z.string().optional() }),
-        response: {
-          200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } },
-          401: errorResponses.unauthorized,
-        },
-      },
-      handler: async (_request, reply) => {
-        reply.hijack();
-        events.add(reply.raw);
-      },
     });
   });
 

@@ -11,6 +11,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import type { Registry } from 'prom-client';
 import {
   AuthService,
+  DEFAULT_AUTH_BODY_LIMIT,
   DEFAULT_AUTH_MAX_FAILURES,
   DEFAULT_AUTH_USER_MAX_FAILURES,
   DEFAULT_AUTH_WINDOW_MS,
@@ -26,11 +27,14 @@ import type { JobEngine } from '../job-engine.ts';
 import type { MissedRun, Scheduler } from '../scheduler.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
 import { serviceAuthRoutes } from './auth-routes.ts';
+import { eventRoutes } from './event-routes.ts';
 import { EventStream } from './event-stream.ts';
+import { EventTickets } from './event-tickets.ts';
 import { jobRoutes } from './job-routes.ts';
 import { BODY_LIMIT } from './limits.ts';
 import { readRoutes } from './read-routes.ts';
 import { scheduleRoutes } from './schedule-routes.ts';
+import { installSecurityHeaders } from './security-headers.ts';
 import { createServiceMetrics } from './service-metrics.ts';
 
 /** What the HTTP API reads of the store controller. */
@@ -69,8 +73,12 @@ export interface ControllerAppOptions {
   /** Failed logins per user name before 429 (docs/security.md); default as `serve`'s. */
   authUserMaxFailures?: number;
   authWindowMs?: number;
+  /** Bytes of body /api/authenticate reads (`--auth-body-limit`); default as `serve`'s. */
+  authBodyLimit?: number;
   /** Deepest JSON body nesting parsed (docs/security.md); default as `serve`'s. */
   maxJsonDepth?: number;
+  /** `--max-event-streams`: open event streams per user; default DEFAULT_MAX_EVENT_STREAMS. */
+  maxEventStreams?: number;
 }
 
 export async function buildControllerApp(options: ControllerAppOptions): Promise<FastifyInstance> {
@@ -89,6 +97,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, bodyLimit);
+  installSecurityHeaders(app);
 
   const auth = new AuthService({
     users: options.users,
@@ -99,7 +108,10 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     windowMs: options.authWindowMs ?? DEFAULT_AUTH_WINDOW_MS,
   });
   auth.start();
-  const events = new EventStream(options.engine, options.directory, logger);
+  const events = new EventStream(options.engine, options.directory, logger, {
+    sessions: auth,
+    ...(options.maxEventStreams !== undefined && { maxPerUser: options.maxEventStreams }),
+  });
   const httpMetrics = createHttpMetrics(registry);
   const serviceMetrics = createServiceMetrics(registry, options.engine, options.directory);
   app.addHook('onResponse', (request, reply, done) => {
@@ -138,15 +150,19 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
       { name: 'service', description: 'Health, metrics, events, this description' },
     ],
   });
-  await app.register(serviceAuthRoutes, { auth, audit: options.audit });
+  await app.register(serviceAuthRoutes, {
+    auth,
+    audit: options.audit,
+    bodyLimit: options.authBodyLimit ?? DEFAULT_AUTH_BODY_LIMIT,
+  });
   await app.register(jobRoutes, { auth, engine: options.engine });
   if (options.scheduler) await app.register(scheduleRoutes, { auth, scheduler: options.scheduler });
+  await app.register(eventRoutes, { auth, events, tickets: new EventTickets() });
   await app.register(readRoutes, {
     auth,
     engine: options.engine,
     directory: options.directory,
     audit: options.audit,
-    events,
     registry,
     startedAt: Date.now(),
     jobCount: options.jobCount,

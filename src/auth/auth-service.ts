@@ -8,7 +8,14 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { ApiError } from '../routes/api-error.ts';
 import { AttemptLimiter } from './attempt-limiter.ts';
 import { Credentials, type UserSpec } from './credentials.ts';
-import { type IssuedToken, isTokenShaped, TOKEN_LENGTH, TokenStore } from './token-store.ts';
+import {
+  type IssuedToken,
+  isTokenShaped,
+  TOKEN_LENGTH,
+  type TokenSession,
+  TokenStore,
+} from './token-store.ts';
+import { TrustedAddresses } from './trusted-addresses.ts';
 
 export interface AuthServiceOptions {
   users: readonly UserSpec[];
@@ -30,6 +37,8 @@ export const DEFAULT_AUTH_USER_MAX_FAILURES = 10;
 /** Failed logins per address within the window, and the window: `serve`'s and the controller service's. */
 export const DEFAULT_AUTH_MAX_FAILURES = 5;
 export const DEFAULT_AUTH_WINDOW_MS = 60_000;
+/** Bytes of body `/api/authenticate` reads (`--auth-body-limit`): a credential pair needs far less. */
+export const DEFAULT_AUTH_BODY_LIMIT = 4096;
 
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer' };
 
@@ -62,6 +71,7 @@ export class AuthService {
   private readonly tokens: TokenStore;
   private readonly limiter: AttemptLimiter;
   private readonly userLimiter: AttemptLimiter;
+  private readonly trusted = new TrustedAddresses();
   /** Key of userNameDigest(): a per-process secret, so a logged digest cannot be brute-forced. */
   private readonly digestKey = randomBytes(32);
 
@@ -109,6 +119,7 @@ export class AuthService {
     this.limiter.stop();
     this.userLimiter.stop();
     this.tokens.clear();
+    this.trusted.clear();
   }
 
   /**
@@ -116,12 +127,14 @@ export class AuthService {
    * or the user name is locked out and INVALID_CREDENTIALS on a mismatch (a failure of both).
    * A success clears the failures of that user name only: the address keeps its count, so a
    * caller who knows one valid login cannot interleave it to guess another user's password.
+   * The user name's limit does not hold at an address the user has logged in from before
+   * (TrustedAddresses): failing on purpose elsewhere cannot lock a user out of its own desk.
    */
   authenticate(address: string, userName: string, password: string): IssuedToken {
     if (!this.enabled) return this.tokens.issue(userName);
     const userKey = this.userNameDigest(userName);
     const byAddress = this.limiter.retryAfterSeconds(address);
-    const byUser = this.userLimiter.retryAfterSeconds(userKey);
+    const byUser = this.trusted.has(userKey, address) ? 0 : this.userLimiter.retryAfterSeconds(userKey);
     const retryAfter = Math.max(byAddress, byUser);
     if (retryAfter > 0) {
       const what = byAddress >= byUser ? 'from this address' : 'for this user name';
@@ -138,7 +151,41 @@ export class AuthService {
       throw new ApiError('INVALID_CREDENTIALS', 'Wrong user name or password', { headers: WWW_AUTHENTICATE });
     }
     this.userLimiter.recordSuccess(userKey);
+    this.trusted.add(userKey, address);
     return this.tokens.issue(userName);
+  }
+
+  /**
+   * check() for callers that follow the session: its token's key (a hash) and expiry, so a
+   * stream opened with it can end with it. Throws as check() does; with auth off, a session of
+   * no user that never ends.
+   */
+  session(authorization: string | undefined): TokenSession {
+    if (!this.enabled) return { key: '', userName: 'anonymous', expiresAt: Number.POSITIVE_INFINITY };
+    this.check(authorization);
+    const session = this.tokens.session(bearerToken(authorization!).token);
+    if (!session) throw unauthorized('Unknown or expired bearer token: authenticate again');
+    return session;
+  }
+
+  /** Whether the session `key` names is live (auth off: always). */
+  isLive(key: string): boolean {
+    return !this.enabled || this.tokens.isLive(key);
+  }
+
+  /**
+   * `POST /api/logout`: the header's token is revoked at once; throws UNAUTHORIZED as check()
+   * does when it is not a live token. Auth off: nothing to revoke.
+   */
+  logout(authorization: string | undefined): void {
+    if (!this.enabled) return;
+    this.check(authorization);
+    this.tokens.revoke(bearerToken(authorization!).token);
+  }
+
+  /** `listener` hears the key of each token revoked or dropped before its time; returns the way off. */
+  onSessionEnd(listener: (key: string) => void): () => void {
+    return this.tokens.onDrop(listener);
   }
 
   /** Whether `userName` is a configured user (for log lines; never for the answer). */

@@ -30,6 +30,14 @@ interface Entry {
   readonly expiresAt: number;
 }
 
+/** A live token as its holders see it: `key` names it without being it (a hash). */
+export interface TokenSession {
+  readonly key: string;
+  readonly userName: string;
+  /** ms since the epoch. */
+  readonly expiresAt: number;
+}
+
 /** A token's length: 32 bytes in base64url, no padding. */
 export const TOKEN_LENGTH = 43;
 
@@ -53,6 +61,8 @@ export class TokenStore {
   private readonly maxTokens: number;
   private readonly now: () => number;
   private readonly entries = new Map<string, Entry>();
+  /** Told of each token revoked or dropped for room before its expiry (its key). */
+  private readonly dropListeners = new Set<(key: string) => void>();
 
   constructor(options: TokenStoreOptions) {
     this.ttlMs = options.ttlSeconds * 1000;
@@ -71,6 +81,7 @@ export class TokenStore {
     for (const key of this.entries.keys()) {
       if (this.entries.size <= this.maxTokens) break;
       this.entries.delete(key);
+      this.dropped(key);
     }
     return { token, tokenType: 'Bearer', expiresIn: this.ttlMs / 1000 };
   }
@@ -90,6 +101,39 @@ export class TokenStore {
       return undefined;
     }
     return entry.userName;
+  }
+
+  /** The live session of `token`, or undefined. */
+  session(token: string): TokenSession | undefined {
+    if (!isTokenShaped(token)) return undefined;
+    const key = hashToken(token);
+    const userName = this.verifyShaped(token);
+    const entry = this.entries.get(key);
+    return userName === undefined || !entry ? undefined : { key, userName, expiresAt: entry.expiresAt };
+  }
+
+  /** Whether the token named by `key` is still live. */
+  isLive(key: string): boolean {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.expiresAt > this.now();
+  }
+
+  /** Ends `token` at once (logout); whoever holds a session of it is told. */
+  revoke(token: string): boolean {
+    if (!isTokenShaped(token)) return false;
+    const key = hashToken(token);
+    if (!this.entries.delete(key)) return false;
+    this.dropped(key);
+    return true;
+  }
+
+  onDrop(listener: (key: string) => void): () => void {
+    this.dropListeners.add(listener);
+    return () => this.dropListeners.delete(listener);
+  }
+
+  private dropped(key: string): void {
+    for (const listener of this.dropListeners) listener(key);
   }
 
   /** Drops expired tokens; they sit at the front because all share one lifetime. */

@@ -8,7 +8,14 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import type { Logger } from '../logger.ts';
 import { EXECUTOR_DEFAULTS, type ExecutionResult, type Executor } from './executor.ts';
-import { ensureWatchdog, MARK_VARIABLE, newRunMark, signalTree } from './process-tree.ts';
+import {
+  Descendants,
+  ensureWatchdog,
+  MARK_VARIABLE,
+  newRunMark,
+  SEEN_EVERY_MS,
+  signalTree,
+} from './process-tree.ts';
 import { utf8Prefix } from './report-cap.ts';
 
 export interface CommandExecutorOptions {
@@ -73,6 +80,9 @@ class CommandRun {
   private readonly tailBytes: number;
   /** Carried by the program and every descendant (src/executors/process-tree.ts). */
   private readonly mark = newRunMark();
+  /** Followed by parent links too (a descendant may drop the mark). */
+  private descendants: Descendants | undefined;
+  private watching: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly options: CommandExecutorOptions,
@@ -114,6 +124,10 @@ class CommandRun {
     this.signal = signal;
     signal.addEventListener('abort', this.onAbort, { once: true });
     if (child.pid === undefined) return; // spawn failed: 'error' follows on the next tick
+    const descendants = new Descendants(child.pid);
+    this.descendants = descendants;
+    this.watching = setInterval(() => void descendants.remember(), SEEN_EVERY_MS);
+    this.watching.unref();
     child.stdin.end(script);
     if (timeoutMs > 0) this.later(timeoutMs, () => this.cut(`timed out after ${timeoutMs} ms`));
   }
@@ -160,6 +174,7 @@ class CommandRun {
 
   private onExit(code: number | null, exitSignal: NodeJS.Signals | null): void {
     this.exit = { code, signal: exitSignal };
+    clearInterval(this.watching);
     // Whatever the program left running (in its group, or in a session of its own) would hold
     // our pipes open and outlive its task: it goes too.
     this.killGroup('SIGKILL');
@@ -184,7 +199,7 @@ class CommandRun {
   private killGroup(signal: NodeJS.Signals): void {
     const pid = this.child?.pid;
     if (pid === undefined) return;
-    void signalTree(pid, this.mark, signal);
+    void signalTree(pid, this.mark, signal, undefined, this.descendants);
   }
 
   /** The program has exited and its output is read (or we stopped waiting for it). */
@@ -234,6 +249,7 @@ class CommandRun {
     this.settled = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    clearInterval(this.watching);
     this.signal?.removeEventListener('abort', this.onAbort);
     const child = this.child;
     if (child) {
@@ -245,6 +261,8 @@ class CommandRun {
     this.stdout.length = 0;
     // The task ends only once nothing of its tree is left (a last sweep: a descendant may have
     // been forked after the first kill).
-    void signalTree(child?.pid, this.mark, 'SIGKILL').finally(() => this.resolve(result));
+    void signalTree(child?.pid, this.mark, 'SIGKILL', undefined, this.descendants).finally(() =>
+      this.resolve(result),
+    );
   }
 }

@@ -74,21 +74,80 @@ function signal(pid: number, sig: NodeJS.Signals): boolean {
   }
 }
 
+/** Every process's parent and start time (fields 4 and 22 of /proc/<pid>/stat). */
+async function processTable(): Promise<Map<number, { parent: number; started: string }>> {
+  const table = new Map<number, { parent: number; started: string }>();
+  if (!hasProc) return table;
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  await Promise.all(
+    entries.map(async (entry) => {
+      const pid = Number(entry);
+      if (!Number.isInteger(pid) || pid <= 0) return;
+      const stat = await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => undefined);
+      if (stat === undefined) return;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      table.set(pid, { parent: Number(fields[1]), started: fields[19] ?? '' });
+    }),
+  );
+  return table;
+}
+
 /**
- * Signals the process group `groupId` (the program, started detached, leads it) and every
- * process carrying `mark`. With SIGKILL the scan repeats until it finds nobody new (a process
- * may fork while the scan runs), at most `passes` times.
+ * The descendants of a program, followed by parent links while it runs: they need no mark, so
+ * one that dropped it (`env -u RB_TASK_MARK setsid ...`) is still found while its parent lives.
+ * `remember()` (every SEEN_EVERY_MS while the program runs) keeps each one seen with its start
+ * time, so one orphaned after it was seen is still ended, and a reused pid is not.
+ */
+export class Descendants {
+  private readonly seen = new Map<number, string>();
+
+  constructor(private readonly root: number) {}
+
+  async remember(): Promise<void> {
+    const table = await processTable();
+    const children = new Map<number, number[]>();
+    for (const [pid, { parent }] of table) children.set(parent, [...(children.get(parent) ?? []), pid]);
+    const queue = [this.root];
+    for (let i = 0; i < queue.length && this.seen.size < MAX_REMEMBERED; i += 1) {
+      for (const child of children.get(queue[i]!) ?? []) {
+        if (child === this.root || this.seen.has(child)) continue;
+        this.seen.set(child, table.get(child)!.started);
+        queue.push(child);
+      }
+    }
+  }
+
+  /** The remembered descendants still alive as the same processes. */
+  async alive(): Promise<number[]> {
+    await this.remember();
+    const table = await processTable();
+    return [...this.seen].filter(([pid, started]) => table.get(pid)?.started === started).map(([pid]) => pid);
+  }
+}
+
+/** Descendants remembered per program at most. */
+const MAX_REMEMBERED = 10_000;
+/** How often the descendants of a running program are looked up. */
+export const SEEN_EVERY_MS = 100;
+
+/**
+ * Signals the process group `groupId` (the program, started detached, leads it), every
+ * descendant `descendants` knows, and every process carrying `mark`. With SIGKILL the scan
+ * repeats until it finds nobody new (a process may fork while the scan runs), at most `passes`
+ * times.
  */
 export async function signalTree(
   groupId: number | undefined,
   mark: string,
   sig: NodeJS.Signals,
   passes = 10,
+  descendants?: Descendants,
 ): Promise<void> {
   if (groupId !== undefined) signal(-groupId, sig);
   const signalled = new Set<number>();
   for (let pass = 0; pass < (sig === 'SIGKILL' ? passes : 1); pass += 1) {
-    const fresh = (await markedProcesses(mark)).filter((pid) => !signalled.has(pid));
+    const found = [...(await markedProcesses(mark)), ...((await descendants?.alive()) ?? [])];
+    const fresh = [...new Set(found)].filter((pid) => !signalled.has(pid));
     if (fresh.length === 0) return;
     for (const pid of fresh) {
       signalled.add(pid);

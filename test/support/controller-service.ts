@@ -10,6 +10,7 @@ import {
 } from '../../cli/controller-service.ts';
 import type { Job } from '../../controller/job-types.ts';
 import type { PacingClock } from '../../controller/rollout.ts';
+import type { Logger } from '../../src/logger.ts';
 import type { RunningBroker } from './brokers.ts';
 import { silent } from './loggers.ts';
 
@@ -18,7 +19,12 @@ export const ADMIN = { name: 'admin', password: 'admin-pw' };
 export async function startService(
   broker: RunningBroker,
   ns: string,
-  options: { db?: string; clock?: PacingClock; settings?: Partial<ControllerServiceSettings> } = {},
+  options: {
+    db?: string;
+    clock?: PacingClock;
+    settings?: Partial<ControllerServiceSettings>;
+    logger?: Logger;
+  } = {},
 ): Promise<RunningControllerService> {
   return startControllerService(
     {
@@ -35,7 +41,7 @@ export async function startService(
       settleMs: 100,
       ...options.settings,
     },
-    { logger: silent, ...(options.clock && { clock: options.clock }) },
+    { logger: options.logger ?? silent, ...(options.clock && { clock: options.clock }) },
   );
 }
 
