@@ -6,7 +6,7 @@
  * holds at most `--max-event-streams` of them.
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AuthService } from '../../src/auth/auth-service.ts';
 import type { TokenSession } from '../../src/auth/token-store.ts';
 import { ApiError } from '../../src/routes/api-error.ts';

@@ -2,7 +2,7 @@
  * The zod schemas of the controller service's schedules (docs/controller.md, "Schedules"): they
  * validate requests, serialize responses and document /openapi.json.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { apiSchemas } from '../../src/routes/schemas.ts';
 import { cronProblem } from '../job-window.ts';
 import { jobSpecSchema, MAX_PAGE } from './schemas.ts';

@@ -3,7 +3,7 @@
  * once, so a token that leaked after its holder logged out is worth nothing (docs/security.md).
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AuthService } from '../auth/auth-service.ts';
 import { errorResponses, jsonResponse } from './schemas.ts';
 
