@@ -14,7 +14,6 @@ import { decodeUtf8 } from '../src/tasks/script-text.ts';
 import { statusOf } from '../src/tasks/task.ts';
 import type { SubmitResult, TaskQueue } from '../src/tasks/task-queue.ts';
 import type { BridgeLink } from './bridge-link.ts';
-import { isPlainSubmission } from './contract/submission-check.ts';
 import {
   decodePayload,
   replyTopicProblem,
@@ -74,11 +73,7 @@ export class ScriptIntake {
     let submission: ScriptSubmission;
     let result: SubmitResult;
     try {
-      const decoded = decodePayload(
-        scriptSubmissionSchema,
-        decodeUtf8(payload, 'the payload'),
-        isPlainSubmission,
-      );
+      const decoded = decodePayload(scriptSubmissionSchema, decodeUtf8(payload, 'the payload'));
       if (!decoded.ok) return refuse(coded('INVALID_REQUEST', decoded.error));
       submission = decoded.value;
       fields = submission;

@@ -14,9 +14,6 @@ import {
   stateSchema,
   statusMessageSchema,
 } from '../bridge/contract/topics.ts';
-import { isoPatternOf, messageChecks } from './message-checks.ts';
-
-const checks = messageChecks(isoPatternOf(statusMessageSchema.shape.queuedAt));
 
 export type ControllerMessage =
   | { kind: 'state'; deviceId: string; state: DeviceState | null }
@@ -41,7 +38,7 @@ export function decodeControllerMessage(
   if (topic.startsWith(prefix)) {
     const requestId = topic.slice(prefix.length);
     if (requestId.length === 0 || requestId.includes('/')) return undefined;
-    const decoded = decodePayload(replySchema, payload, checks.reply);
+    const decoded = decodePayload(replySchema, payload);
     if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
     if (decoded.value.requestId !== undefined && decoded.value.requestId !== requestId) {
       return { kind: 'invalid', error: 'reply requestId differs from its topic' };
@@ -52,7 +49,7 @@ export function decodeControllerMessage(
   if (parsed?.kind === 'state') {
     // A zero-byte retained message clears the topic [MQTT-3.3.1-10].
     if (payload.length === 0) return { kind: 'state', deviceId: parsed.deviceId, state: null };
-    const decoded = decodePayload(stateSchema, payload, checks.state);
+    const decoded = decodePayload(stateSchema, payload);
     if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
     if (decoded.value.deviceId !== parsed.deviceId)
       return { kind: 'invalid', error: 'state deviceId differs from its topic' };
@@ -61,7 +58,7 @@ export function decodeControllerMessage(
   if (parsed?.kind === 'taskStatus') {
     if (payload.length === 0)
       return { kind: 'statusCleared', deviceId: parsed.deviceId, taskId: parsed.taskId };
-    const decoded = decodePayload(statusMessageSchema, payload, checks.status);
+    const decoded = decodePayload(statusMessageSchema, payload);
     if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
     if (decoded.value.deviceId !== parsed.deviceId || decoded.value.id !== parsed.taskId) {
       return { kind: 'invalid', error: 'status deviceId or id differs from its topic' };
