@@ -5,14 +5,16 @@
  * | role       | publish                                                                  | subscribe (filter must lie within)        |
  * |------------|--------------------------------------------------------------------------|-------------------------------------------|
  * | device     | `<ns>/devices/<self>/state`, `<ns>/devices/<self>/tasks/+/status`,        | `<ns>/devices/<self>/#`, `<ns>/groups/+/scripts`, |
- * |            | `<ns>/replies/#` (not retained)                                          | `<ns>/groups/+/cancel`                    |
+ * |            | `<ns>/devices/<self>/replies/+` (not retained)                           | `<ns>/groups/+/cancel`                    |
  * | controller | `<ns>/devices/+/scripts`, `<ns>/groups/+/scripts`, `<ns>/devices/+/cancel`,| `<ns>/#`                                  |
  * |            | `<ns>/groups/+/cancel`, `<ns>/replies/#` (not retained), and zero-byte    |                                           |
  * |            | retained clears of `<ns>/devices/+/state` and                            |                                           |
  * |            | `<ns>/devices/+/tasks/+/status`                                          |                                           |
  * | observer   | nothing                                                                  | `<ns>/#`                                  |
  *
- * A device's last will may only be its own state topic.
+ * A device publishes only under its own subtree (contract 3.1), never under another register's
+ * or `<ns>/replies/`, so nothing it sends can speak for another register. A device's last will
+ * may only be its own state topic.
  */
 import type { BrokerRole } from './users.ts';
 
@@ -116,8 +118,8 @@ export class AccessRules {
         return [
           { filter: `${ns}/devices/${name}/state`, retain: 'any' },
           { filter: `${ns}/devices/${name}/tasks/+/status`, retain: 'any' },
-          // replyTo topics are chosen by controllers; the broker only allows them under <ns>/replies/.
-          { filter: `${ns}/replies/#`, retain: 'never' },
+          // Its answers to scripts and cancels: the topic names the register that sent them.
+          { filter: `${ns}/devices/${name}/replies/+`, retain: 'never' },
         ];
       case 'controller':
         return [

@@ -132,6 +132,8 @@ describe('store broker ACL and authentication', () => {
     for (const topic of [
       `${NS}/devices/d2/state`,
       `${NS}/devices/d2/tasks/1/status`,
+      `${NS}/devices/d2/replies/r1`,
+      `${NS}/replies/ctl/r1`,
       `${NS}/devices/d1/scripts`,
       `${NS}/groups/all/scripts`,
       'pos/devices/d1/state',
@@ -145,7 +147,7 @@ describe('store broker ACL and authentication', () => {
     await seen.next((m) => m.payload === 'marker');
     // Earlier tests left retained messages; only live ones count here.
     expect(seen.messages.filter((m) => !m.retain).map((m) => m.payload)).toEqual(['marker']);
-    expect(broker.stats.publishDenied - before).toBe(6);
+    expect(broker.stats.publishDenied - before).toBe(8);
   });
 
   it('lets a device subscribe to its scripts, its groups and its own topics only', async () => {
@@ -183,15 +185,21 @@ describe('store broker ACL and authentication', () => {
     expect(await granted(ctl, '#')).toBe(128);
   });
 
-  it('carries replies under <ns>/replies/ and refuses to retain them', async () => {
+  it("carries a device's replies under its own subtree only and refuses to retain them (contract 3.1)", async () => {
     const ctl = await connect(url, CTL);
     const seen = collect(ctl);
-    await ctl.subscribeAsync(`${NS}/replies/ctl/#`, { qos: 1 });
+    await ctl.subscribeAsync(`${NS}/devices/+/replies/#`, { qos: 1 });
     const device = await connect(url, D1);
-    await device.publishAsync(`${NS}/replies/ctl/r1`, 'retained reply', { qos: 1, retain: true });
-    await device.publishAsync(`${NS}/replies/ctl/r1`, '{"requestId":"r1"}', { qos: 1 });
+    await device.publishAsync(`${NS}/devices/d1/replies/r1`, 'retained reply', { qos: 1, retain: true });
+    await device.publishAsync(`${NS}/devices/d2/replies/r1`, 'for another register', { qos: 1 });
+    await device.publishAsync(`${NS}/devices/d1/replies/r1`, '{"requestId":"r1"}', { qos: 1 });
     const reply = await seen.next(() => true);
-    expect(reply).toEqual({ topic: `${NS}/replies/ctl/r1`, payload: '{"requestId":"r1"}', retain: false });
+    expect(reply).toEqual({
+      topic: `${NS}/devices/d1/replies/r1`,
+      payload: '{"requestId":"r1"}',
+      retain: false,
+    });
+    expect(seen.messages).toHaveLength(1);
   });
 
   it('lets a controller clear, but never write, a device state', async () => {

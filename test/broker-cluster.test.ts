@@ -61,9 +61,13 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
       // same client (its overlap de-duplication); a retained publish waits for Redis, so a plain
       // publish made after it overtakes it. broker/dedupe.ts keeps that from losing messages.
       const ctl = await connect(b.port, CTL);
-      await ctl.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/replies/ctl/#`], { qos: 1 });
+      await ctl.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/devices/reg-1/replies/#`], {
+        qos: 1,
+      });
       const local = await connect(a.port, CTL);
-      await local.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/replies/ctl/#`], { qos: 1 });
+      await local.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/devices/reg-1/replies/#`], {
+        qos: 1,
+      });
       const device = await connect(a.port, DEV);
       const expected = ['s1', 'r1', 's2', 'r2', 's3', 'r3'];
       const remote = Promise.all(expected.map((payload) => nextMessage(ctl, payload)));
@@ -71,7 +75,7 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
       await Promise.all(
         [1, 2, 3].flatMap((n) => [
           device.publishAsync(`${NS}/devices/reg-1/tasks/${n}/status`, `s${n}`, { qos: 1, retain: true }),
-          device.publishAsync(`${NS}/replies/ctl/${n}`, `r${n}`, { qos: 1 }),
+          device.publishAsync(`${NS}/devices/reg-1/replies/${n}`, `r${n}`, { qos: 1 }),
         ]),
       );
       await Promise.all([remote, near]);

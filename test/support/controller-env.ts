@@ -141,9 +141,11 @@ export class FakeDevice {
     return seq;
   }
 
+  /** On this device's own reply topic (contract 3.1). */
   async reply(to: ScriptSubmission, body: Record<string, unknown>): Promise<void> {
-    if (!to.replyTo) throw new Error('submission without replyTo');
-    await this.publish(to.replyTo, { requestId: to.requestId, deviceId: this.deviceId, ...body }, false);
+    if (!to.requestId) throw new Error('submission without requestId');
+    const topic = topics.deviceReply(this.ns, this.deviceId, to.requestId);
+    await this.publish(topic, { requestId: to.requestId, deviceId: this.deviceId, ...body }, false);
   }
 
   async waitForScript(count = 1): Promise<ScriptSubmission> {
