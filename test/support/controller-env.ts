@@ -159,7 +159,8 @@ export class FakeDevice {
     if (client) await client.endAsync();
   }
 
-  private async publish(topic: string, body: unknown, retain: boolean): Promise<void> {
+  /** Publishes anything as this device user (an attacker's register in the trust suites). */
+  async publish(topic: string, body: unknown, retain: boolean): Promise<void> {
     if (!this.client) throw new Error('fake device not started');
     await this.client.publishAsync(topic, JSON.stringify(body), { qos: 1, retain });
   }
