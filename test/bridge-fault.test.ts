@@ -169,6 +169,6 @@ describe('a broker that closes the connection over a refused reply', () => {
     expect(live.messages.filter((m) => json(m)?.online === false)).toHaveLength(1);
     const metrics = await registry.getSingleMetric('regbridge_mqtt_messages_in_total')!.get();
     expect(metrics.values.find((v) => v.labels.result === 'duplicate')).toBeUndefined();
-    expect(queue.list().map((t) => t.requestId)).toEqual([undefined, 'kick-1']);
+    expect(queue.list().map((t) => t.requestId)).toEqual(['ok-1', 'kick-1']);
   });
 });
