@@ -12,10 +12,14 @@
  * |            | `<ns>/devices/+/tasks/+/status`                                          |                                           |
  * | observer   | nothing                                                                  | `<ns>/#`                                  |
  *
+ * Client ids (contract 6.1): `regbridge_<ns>_<deviceId>` is reserved to that device user, who may
+ * use no other (clientIdProblem).
+ *
  * A device publishes only under its own subtree (contract 3.1), never under another register's
  * or `<ns>/replies/`, so nothing it sends can speak for another register. A device's last will
  * may only be its own state topic.
  */
+import { deviceClientId, deviceClientIdPrefix, ID_PATTERN } from '../bridge/contract/topics.ts';
 import type { BrokerRole } from './users.ts';
 
 /** How a rule treats the retain flag. */
@@ -175,6 +179,24 @@ export class AccessRules {
             ? 'scripts and cancels must not be retained; only a zero-byte retained clear is allowed'
             : `role ${role} may only clear this topic (zero-byte retained message)`,
     };
+  }
+
+  /**
+   * Why `clientId` is not this user's to use, or undefined when it is (contract 6.1). A register's
+   * client id `regbridge_<ns>_<deviceId>` belongs to the device user `<deviceId>` alone, derived
+   * from the id itself, so it holds before the register ever connected and after a broker
+   * restart; and a device user connects with that id only, so it can hold no one else's (a
+   * controller's, a head office bridge's).
+   */
+  clientIdProblem(role: BrokerRole, name: string, clientId: string): string | undefined {
+    if (role === 'device') {
+      const own = deviceClientId(this.ns, name);
+      return clientId === own ? undefined : `a device user connects with its own client id ${own} only`;
+    }
+    const prefix = deviceClientIdPrefix(this.ns);
+    if (clientId.startsWith(prefix) && ID_PATTERN.test(clientId.slice(prefix.length)))
+      return `client id reserved to register ${clientId.slice(prefix.length)}`;
+    return undefined;
   }
 
   canSubscribe(role: BrokerRole, name: string, filter: string): boolean {

@@ -208,6 +208,9 @@ export class Gatekeeper {
       logins: this.#logins,
     });
     if (identity instanceof Error) return identity;
+    // Contract 6.1: a register's client id is its device user's alone, and that user's only one.
+    const idProblem = this.#rules.clientIdProblem(identity.role, identity.name, client.id);
+    if (idProblem !== undefined) return refusal(NOT_AUTHORIZED, idProblem);
     // A persistent session, and the QoS 1 scripts queued in it, belongs to the user who made it:
     // anybody else is refused, whether they ask to resume it or to discard it (CleanSession 1).
     const sessionOwner = this.#sessionOwners.get(client.id);

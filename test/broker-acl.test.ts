@@ -4,13 +4,15 @@
  */
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import { DENIED_PUBLISH_TOPIC, StoreBroker } from '../broker/store-broker.ts';
 import { silent } from './support/loggers.ts';
 import { MqttClients } from './support/mqtt-clients.ts';
 
 const NS = 'stores/042';
 const CTL = { username: 'ctl', password: 'pa:ss:word' };
-const D1 = { username: 'd1', password: 'd1-secret' };
+// A device user connects with its own client id only (contract 6.1).
+const D1 = { username: 'd1', password: 'd1-secret', clientId: deviceClientId(NS, 'd1') };
 const OBS = { username: 'obs', password: 'obs-secret' };
 
 interface Received {
@@ -256,12 +258,15 @@ describe('store broker ACL and authentication', () => {
   });
 
   it("refuses another user's connected client id, lets the owner take it over", async () => {
-    const device = await connect(url, { ...D1, clientId: 'register-1' });
-    expect(await refusalCode(url, { ...OBS, clientId: 'register-1' })).toBe(2);
+    const device = await connect(url, D1);
+    expect(await refusalCode(url, { ...OBS, clientId: D1.clientId })).toBe(5);
     expect(device.connected).toBe(true);
     const gone = closed(device);
-    await connect(url, { ...D1, clientId: 'register-1' });
+    await connect(url, D1);
     await gone;
+    const ctl = await connect(url, { ...CTL, clientId: 'register-1' });
+    expect(await refusalCode(url, { ...OBS, clientId: 'register-1' })).toBe(2);
+    expect(ctl.connected).toBe(true);
   });
 
   it('publishes a device last will, retained, when its connection drops', async () => {
@@ -271,7 +276,6 @@ describe('store broker ACL and authentication', () => {
     const offline = '{"online":false,"deviceId":"d1","bootId":"b1"}';
     const device = await connect(url, {
       ...D1,
-      clientId: 'd1-will',
       will: { topic: `${NS}/devices/d1/state`, payload: Buffer.from(offline), qos: 1, retain: true },
     });
     await device.publishAsync(`${NS}/devices/d1/state`, '{"online":true}', { qos: 1, retain: true });
@@ -332,7 +336,11 @@ describe('store broker with anonymous clients allowed', () => {
     const anonymous = await connect(url);
     expect(await granted(anonymous, 'pos/#')).toBe(1);
     expect(await granted(anonymous, 'other/#')).toBe(128);
-    const device = await connect(url, { username: 'd1', password: 'pw' });
+    const device = await connect(url, {
+      username: 'd1',
+      password: 'pw',
+      clientId: deviceClientId('pos', 'd1'),
+    });
     const got = collect(device);
     await device.subscribeAsync('pos/devices/d1/scripts', { qos: 1 });
     await anonymous.publishAsync('pos/devices/d1/scripts', 'from anonymous', { qos: 1 });

@@ -38,6 +38,20 @@ export function assertNamespace(ns: string): string {
 
 export const ALL_GROUP = 'all';
 
+/**
+ * The client id of a register: `regbridge_<ns with every character outside [A-Za-z0-9_-] as _>_<deviceId>`.
+ * Stable across restarts (the broker keeps its session) and reserved to the device user
+ * `<deviceId>` on the store broker (contract 6.1).
+ */
+export function deviceClientId(ns: string, deviceId: string): string {
+  return `${deviceClientIdPrefix(ns)}${deviceId}`;
+}
+
+/** What every register's client id in `ns` starts with; the rest is its device id. */
+export function deviceClientIdPrefix(ns: string): string {
+  return `regbridge_${ns.replace(/[^A-Za-z0-9_-]/g, '_')}_`;
+}
+
 export const topics = {
   state: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/state`,
   taskStatus: (ns: string, deviceId: string, taskId: number) =>

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
 import type { OnlineState, ScriptSubmission, StatusMessage } from '../../bridge/contract/topics.ts';
-import { topics } from '../../bridge/contract/topics.ts';
+import { deviceClientId, topics } from '../../bridge/contract/topics.ts';
 import { type RunningDevice, startDevice } from '../../cli/device.ts';
 import { parseServeConfig, type ServeConfigInput } from '../../cli/serve-config.ts';
 import { StoreController } from '../../controller/store-controller.ts';
@@ -79,7 +79,8 @@ export class FakeDevice {
   async start(groups: string[] = []): Promise<void> {
     const client = connect(this.url, {
       ...this.creds,
-      clientId: `fake-${this.deviceId}-${randomUUID().slice(0, 8)}`,
+      // A device user connects with its own client id only (contract 6.1).
+      clientId: deviceClientId(this.ns, this.deviceId),
       protocolVersion: 4,
       reconnectPeriod: 0,
     });
