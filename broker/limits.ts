@@ -12,6 +12,11 @@ export interface BrokerLimits {
   connectTimeoutMs: number;
   /** Open connections (all listeners together, logged in or not); more are closed at once. */
   maxConnections: number;
+  /**
+   * Retained task statuses one device may hold (contract 6.1): a device's `--retain` plus
+   * `--max-queue` plus 16; a new one beyond is refused (broker/device-bounds.ts).
+   */
+  maxRetainedStatuses: number;
   /** Failed logins per address, and per user name, within `loginWindowMs` before refusals. */
   loginMaxFailures: number;
   loginWindowMs: number;
@@ -42,6 +47,8 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   maxPacketBytes: 2 * 1024 * 1024 + 64 * 1024,
   connectTimeoutMs: 10_000,
   maxConnections: 1000,
+  // A device's defaults: --retain 128 + --max-queue 1000, plus 16 (contract 6.1).
+  maxRetainedStatuses: 128 + 1000 + 16,
   loginMaxFailures: 10,
   loginWindowMs: 60_000,
   maxSessionBacklog: 1000,

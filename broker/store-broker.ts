@@ -74,6 +74,7 @@ export class StoreBroker {
       options.allowAnonymous ?? false,
       options.logger,
       this.#logins,
+      this.#limits.maxRetainedStatuses,
     );
   }
 

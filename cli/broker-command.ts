@@ -13,7 +13,12 @@ import {
 } from '../broker/store-broker.ts';
 import { port, positiveDuration, wholeNumber } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
-import { connectTimeoutFlag, maxConnectionsFlag, maxPacketBytesFlag } from './broker-limit-flags.ts';
+import {
+  connectTimeoutFlag,
+  maxConnectionsFlag,
+  maxPacketBytesFlag,
+  maxRetainedStatusesFlag,
+} from './broker-limit-flags.ts';
 import { brokerTlsFlags, brokerTlsOption, brokerTlsProblems } from './broker-tls-flags.ts';
 import { hostValue, logLevelFlag, nsFlag } from './common-flags.ts';
 import { addFlags, booleanValue, flag, flagSchema, parseFlags, repeatableFlag } from './flags.ts';
@@ -69,6 +74,7 @@ export const brokerFlags = {
   maxPacketBytes: maxPacketBytesFlag('max-packet-bytes'),
   connectTimeout: connectTimeoutFlag('connect-timeout'),
   maxConnections: maxConnectionsFlag('max-connections'),
+  maxRetainedStatuses: maxRetainedStatusesFlag('max-retained-statuses'),
   authMaxFailures: flag(
     '--auth-max-failures <n>',
     'failed logins per address, and per user name, within --auth-window before refusals',
@@ -154,6 +160,7 @@ export function registerBrokerCommand(program: Command): void {
         maxPacketBytes: config.maxPacketBytes,
         connectTimeoutMs: config.connectTimeout,
         maxConnections: config.maxConnections,
+        maxRetainedStatuses: config.maxRetainedStatuses,
         loginMaxFailures: config.authMaxFailures,
         loginWindowMs: config.authWindow,
       },

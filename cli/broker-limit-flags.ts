@@ -33,3 +33,13 @@ export function maxConnectionsFlag(name: string) {
     default: String(D.maxConnections),
   });
 }
+
+/** `--max-retained-statuses` (or `--broker-max-retained-statuses`): contract 6.1. */
+export function maxRetainedStatusesFlag(name: string) {
+  return flag(
+    `--${name} <n>`,
+    'retained task statuses one device may hold (its --retain + --max-queue + 16); a new one beyond is refused',
+    wholeNumber(1),
+    { default: String(D.maxRetainedStatuses) },
+  );
+}

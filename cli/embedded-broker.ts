@@ -50,6 +50,8 @@ export function embeddedBroker(config: ServeConfig, logger: Logger): EmbeddedBro
           maxPacketBytes: config.brokerMaxPacketBytes,
           connectTimeoutMs: config.brokerConnectTimeout,
           maxConnections: config.brokerMaxConnections,
+          // Contract 6.1: this device's own --retain + --max-queue + 16.
+          maxRetainedStatuses: config.retain + config.maxQueue + 16,
           loginMaxFailures: config.authMaxFailures,
           loginWindowMs: config.authWindow,
         },

@@ -125,7 +125,8 @@ export const onlineStateSchema = z.object({
   deviceId: idSchema,
   bootId: z.string().min(1),
   installation: installationSchema,
-  version: z.string(),
+  /** Contract 6.1: at most 64 characters (the store broker refuses a longer one too). */
+  version: z.string().max(64),
   startedAt: isoDate,
   groups: z.array(idSchema),
 });

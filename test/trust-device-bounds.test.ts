@@ -1,0 +1,98 @@
+/**
+ * Contract 6.1, "nothing unbounded after login" (issue 26 item 8), against an attacker's
+ * register on a real store broker: retained task statuses beyond `maxRetainedStatuses` are
+ * refused (a clear frees a place, also a controller's), and a state whose `version` is over 64
+ * characters is neither delivered nor kept.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deviceClientId, topics } from '../bridge/contract/topics.ts';
+import { StoreBroker } from '../broker/store-broker.ts';
+import { silent } from './support/loggers.ts';
+import { type Received, TestClient } from './support/mqtt.ts';
+import { MqttClients } from './support/mqtt-clients.ts';
+
+const NS = 'stores/bounds';
+const CAP = 5;
+let broker: StoreBroker;
+let url: string;
+const clients = new MqttClients();
+const watchers: TestClient[] = [];
+
+beforeAll(async () => {
+  broker = new StoreBroker({
+    port: 0,
+    host: '127.0.0.1',
+    ns: NS,
+    users: [
+      { name: 'evil', password: 'evil-pw', role: 'device' },
+      { name: 'hq', password: 'hq-pw', role: 'controller' },
+    ],
+    limits: { maxRetainedStatuses: CAP },
+    logger: silent,
+  });
+  await broker.start();
+  url = `mqtt://127.0.0.1:${broker.port}`;
+});
+afterEach(async () => {
+  await clients.closeAll();
+  await Promise.all(watchers.splice(0).map((w) => w.close()));
+});
+afterAll(() => broker?.stop());
+
+const evil = () =>
+  clients.connect(url, { username: 'evil', password: 'evil-pw', clientId: deviceClientId(NS, 'evil') });
+
+/**
+ * A fresh controller subscription: what the broker keeps retained under `filter`, once `count`
+ * retained messages came and a barrier after them shows no more follow.
+ */
+async function retained(filter: string, barrier: string, count: number): Promise<Received[]> {
+  const watcher = await TestClient.connect(url, [filter, barrier], { username: 'hq', password: 'hq-pw' });
+  watchers.push(watcher);
+  await watcher.waitForCount((m) => m.retain, count, `${count} retained`);
+  await watcher.barrier(barrier);
+  return watcher.messages.filter((m) => m.retain);
+}
+
+describe('what a logged-in register may hold (contract 6.1)', () => {
+  it('retained task statuses of one device: at most the cap; a clear frees a place', async () => {
+    const device = await evil();
+    const statuses = topics.deviceTaskStatuses(NS, 'evil');
+    for (let id = 1; id <= CAP + 3; id += 1) {
+      await device.publishAsync(topics.taskStatus(NS, 'evil', id), `s${id}`, { qos: 1, retain: true });
+    }
+    // An update of a topic it already holds is fine.
+    await device.publishAsync(topics.taskStatus(NS, 'evil', 1), 's1 again', { qos: 1, retain: true });
+    const kept = await retained(statuses, `${NS}/replies/b1`, CAP);
+    expect(kept.map((m) => m.payload.toString()).sort()).toEqual(['s1 again', 's2', 's3', 's4', 's5']);
+    expect(broker.stats.publishDenied).toBe(3);
+
+    // A controller forgets task 2 (a zero-byte retained clear): the next status finds a place.
+    const hq = await clients.connect(url, { username: 'hq', password: 'hq-pw' });
+    await hq.publishAsync(topics.taskStatus(NS, 'evil', 2), '', { qos: 1, retain: true });
+    await device.publishAsync(topics.taskStatus(NS, 'evil', 9), 's9', { qos: 1, retain: true });
+    await device.publishAsync(topics.taskStatus(NS, 'evil', 10), 's10', { qos: 1, retain: true });
+    const after = await retained(statuses, `${NS}/replies/b2`, CAP);
+    expect(after.map((m) => m.payload.toString()).sort()).toEqual(['s1 again', 's3', 's4', 's5', 's9']);
+  });
+
+  it('a state whose version has more than 64 characters is refused; 64 pass', async () => {
+    const device = await evil();
+    const state = (version: string) =>
+      JSON.stringify({
+        online: true,
+        deviceId: 'evil',
+        bootId: 'b',
+        installation: 'pos',
+        version,
+        startedAt: new Date().toISOString(),
+        groups: ['all'],
+      });
+    await device.publishAsync(topics.state(NS, 'evil'), state('v'.repeat(64)), { qos: 1, retain: true });
+    await device.publishAsync(topics.state(NS, 'evil'), state('v'.repeat(65)), { qos: 1, retain: true });
+    const kept = await retained(topics.state(NS, 'evil'), `${NS}/replies/b3`, 1);
+    expect(kept.map((m) => (JSON.parse(m.payload.toString()) as { version: string }).version.length)).toEqual(
+      [64],
+    );
+  });
+});
