@@ -17,6 +17,8 @@ export interface BrokerLimits {
    * `--max-queue` plus 16; a new one beyond is refused (broker/device-bounds.ts).
    */
   maxRetainedStatuses: number;
+  /** QoS 2 messages one client may have awaiting PUBREL (contract 6.1); one more closes it. */
+  maxAwaitingPubrel: number;
   /** Failed logins per address, and per user name, within `loginWindowMs` before refusals. */
   loginMaxFailures: number;
   loginWindowMs: number;
@@ -49,6 +51,7 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   maxConnections: 1000,
   // A device's defaults: --retain 128 + --max-queue 1000, plus 16 (contract 6.1).
   maxRetainedStatuses: 128 + 1000 + 16,
+  maxAwaitingPubrel: 64,
   loginMaxFailures: 10,
   loginWindowMs: 60_000,
   maxSessionBacklog: 1000,

@@ -15,6 +15,7 @@ import { port, positiveDuration, wholeNumber } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import {
   connectTimeoutFlag,
+  maxAwaitingPubrelFlag,
   maxConnectionsFlag,
   maxPacketBytesFlag,
   maxRetainedStatusesFlag,
@@ -75,6 +76,7 @@ export const brokerFlags = {
   connectTimeout: connectTimeoutFlag('connect-timeout'),
   maxConnections: maxConnectionsFlag('max-connections'),
   maxRetainedStatuses: maxRetainedStatusesFlag('max-retained-statuses'),
+  maxAwaitingPubrel: maxAwaitingPubrelFlag('max-awaiting-pubrel'),
   authMaxFailures: flag(
     '--auth-max-failures <n>',
     'failed logins per address, and per user name, within --auth-window before refusals',
@@ -161,6 +163,7 @@ export function registerBrokerCommand(program: Command): void {
         connectTimeoutMs: config.connectTimeout,
         maxConnections: config.maxConnections,
         maxRetainedStatuses: config.maxRetainedStatuses,
+        maxAwaitingPubrel: config.maxAwaitingPubrel,
         loginMaxFailures: config.authMaxFailures,
         loginWindowMs: config.authWindow,
       },

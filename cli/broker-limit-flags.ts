@@ -43,3 +43,13 @@ export function maxRetainedStatusesFlag(name: string) {
     { default: String(D.maxRetainedStatuses) },
   );
 }
+
+/** `--max-awaiting-pubrel` (or `--broker-max-awaiting-pubrel`): contract 6.1. */
+export function maxAwaitingPubrelFlag(name: string) {
+  return flag(
+    `--${name} <n>`,
+    'QoS 2 messages one client may have awaiting PUBREL; one more closes its connection',
+    wholeNumber(1),
+    { default: String(D.maxAwaitingPubrel) },
+  );
+}

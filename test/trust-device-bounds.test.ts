@@ -1,8 +1,9 @@
 /**
  * Contract 6.1, "nothing unbounded after login" (issue 26 item 8), against an attacker's
  * register on a real store broker: retained task statuses beyond `maxRetainedStatuses` are
- * refused (a clear frees a place, also a controller's), and a state whose `version` is over 64
- * characters is neither delivered nor kept.
+ * refused (a clear frees a place, also a controller's), a state whose `version` is over 64
+ * characters is neither delivered nor kept, and QoS 2 messages never released (no PUBREL) are
+ * capped at 64 per client.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deviceClientId, topics } from '../bridge/contract/topics.ts';
@@ -10,6 +11,7 @@ import { StoreBroker } from '../broker/store-broker.ts';
 import { silent } from './support/loggers.ts';
 import { type Received, TestClient } from './support/mqtt.ts';
 import { MqttClients } from './support/mqtt-clients.ts';
+import { ack, publish, RawClient, TYPE } from './support/raw-mqtt.ts';
 
 const NS = 'stores/bounds';
 const CAP = 5;
@@ -94,5 +96,23 @@ describe('what a logged-in register may hold (contract 6.1)', () => {
     expect(kept.map((m) => (JSON.parse(m.payload.toString()) as { version: string }).version.length)).toEqual(
       [64],
     );
+  });
+
+  it('QoS 2 messages awaiting PUBREL: 64 per client; the 65th closes the connection', async () => {
+    const login = { username: 'evil', password: 'evil-pw', clientId: deviceClientId(NS, 'evil') };
+    const topic = topics.taskStatus(NS, 'evil', 1);
+    const { client } = await RawClient.connected(broker.port, login);
+    for (let id = 1; id <= 64; id += 1) client.send(publish({ topic, payload: `q${id}`, qos: 2, id }));
+    await client.settle();
+    expect(client.pending(TYPE.PUBREC)).toHaveLength(64);
+    expect(client.closed).toBe(false);
+    // Releasing one frees its place.
+    client.send(ack(TYPE.PUBREL, 1));
+    await client.next(TYPE.PUBCOMP);
+    client.send(publish({ topic, payload: 'q65', qos: 2, id: 65 }));
+    await client.settle();
+    expect(client.closed).toBe(false);
+    client.send(publish({ topic, payload: 'q66', qos: 2, id: 66 }));
+    await client.waitClosed();
   });
 });
