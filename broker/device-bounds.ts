@@ -1,8 +1,8 @@
 /**
  * What a logged-in register may hold in the store broker (contract 6.1, "Nothing unbounded after
  * login either"), checked in authorizePublish: at most `maxRetainedStatuses` retained task
- * statuses per device (a new one beyond is refused; clears free a place), and a state whose
- * `version` is at most 64 characters. Counts live in memory: after a restart they start from
+ * statuses per device (a new one beyond is refused; clears free a place), a status whose `report`
+ * is at most `maxReportBytes` (UTF-8), and a state whose `version` is at most 64 characters. Counts live in memory: after a restart they start from
  * what devices publish again (they republish every held task on reconnect).
  */
 
@@ -11,11 +11,30 @@ export const MAX_VERSION_LENGTH = 64;
 
 export class DeviceBounds {
   readonly #maxRetainedStatuses: number;
+  readonly #maxReportBytes: number;
   /** Device -> its status topics holding a retained (non-empty) message. */
   readonly #retained = new Map<string, Set<string>>();
 
-  constructor(maxRetainedStatuses: number) {
+  constructor(maxRetainedStatuses: number, maxReportBytes: number) {
     this.#maxRetainedStatuses = maxRetainedStatuses;
+    this.#maxReportBytes = maxReportBytes;
+  }
+
+  /**
+   * Why a status payload must be refused (its `report` over `maxReportBytes`), or undefined. Only
+   * a payload larger than the cap can hold such a report, so only that one is parsed.
+   */
+  report(payload: Buffer | undefined): string | undefined {
+    if (!payload || payload.length <= this.#maxReportBytes) return undefined;
+    let report: unknown;
+    try {
+      report = (JSON.parse(payload.toString('utf8')) as { report?: unknown } | null)?.report;
+    } catch {
+      return undefined; // not ours to judge: controllers refuse invalid statuses themselves
+    }
+    return typeof report === 'string' && Buffer.byteLength(report, 'utf8') > this.#maxReportBytes
+      ? `report larger than ${this.#maxReportBytes} bytes (--max-report-bytes)`
+      : undefined;
   }
 
   /**

@@ -96,9 +96,10 @@ export class Gatekeeper {
     logger: Logger,
     logins: LoginLimiter,
     maxRetainedStatuses = DEFAULT_BROKER_LIMITS.maxRetainedStatuses,
+    maxReportBytes = DEFAULT_BROKER_LIMITS.maxReportBytes,
   ) {
     this.#logins = logins;
-    this.#bounds = new DeviceBounds(maxRetainedStatuses);
+    this.#bounds = new DeviceBounds(maxRetainedStatuses, maxReportBytes);
     this.#users = users;
     this.#rules = rules;
     this.#allowAnonymous = allowAnonymous;
@@ -286,14 +287,14 @@ export class Gatekeeper {
   /** Contract 6.1: what a logged-in register may hold (device-bounds.ts). */
   #boundProblem(identity: Identity, packet: PublishPacket): string | undefined {
     const parsed = parseTopic(this.#rules.ns, packet.topic);
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
     if (parsed?.kind === 'taskStatus') {
-      return this.#bounds.status(parsed.deviceId, packet.topic, packet.retain, packet.payload?.length ?? 0);
-    }
-    if (parsed?.kind === 'state' && identity.role === 'device') {
-      return this.#bounds.state(
-        typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload,
+      return (
+        this.#bounds.report(payload) ??
+        this.#bounds.status(parsed.deviceId, packet.topic, packet.retain, payload?.length ?? 0)
       );
     }
+    if (parsed?.kind === 'state' && identity.role === 'device') return this.#bounds.state(payload);
     return undefined;
   }
 

@@ -75,6 +75,7 @@ export class StoreBroker {
       options.logger,
       this.#logins,
       this.#limits.maxRetainedStatuses,
+      this.#limits.maxReportBytes,
     );
   }
 

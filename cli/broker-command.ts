@@ -18,6 +18,7 @@ import {
   maxAwaitingPubrelFlag,
   maxConnectionsFlag,
   maxPacketBytesFlag,
+  maxReportBytesFlag,
   maxRetainedStatusesFlag,
 } from './broker-limit-flags.ts';
 import { brokerTlsFlags, brokerTlsOption, brokerTlsProblems } from './broker-tls-flags.ts';
@@ -77,6 +78,7 @@ export const brokerFlags = {
   maxConnections: maxConnectionsFlag('max-connections'),
   maxRetainedStatuses: maxRetainedStatusesFlag('max-retained-statuses'),
   maxAwaitingPubrel: maxAwaitingPubrelFlag('max-awaiting-pubrel'),
+  maxReportBytes: maxReportBytesFlag('max-report-bytes'),
   authMaxFailures: flag(
     '--auth-max-failures <n>',
     'failed logins per address, and per user name, within --auth-window before refusals',
@@ -164,6 +166,7 @@ export function registerBrokerCommand(program: Command): void {
         maxConnections: config.maxConnections,
         maxRetainedStatuses: config.maxRetainedStatuses,
         maxAwaitingPubrel: config.maxAwaitingPubrel,
+        maxReportBytes: config.maxReportBytes,
         loginMaxFailures: config.authMaxFailures,
         loginWindowMs: config.authWindow,
       },

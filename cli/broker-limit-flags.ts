@@ -53,3 +53,13 @@ export function maxAwaitingPubrelFlag(name: string) {
     { default: String(D.maxAwaitingPubrel) },
   );
 }
+
+/** `--max-report-bytes`: contract 6.1 (a device's `--output-cap`). */
+export function maxReportBytesFlag(name: string) {
+  return flag(
+    `--${name} <bytes>`,
+    "largest report in a task status (a device's --output-cap); a larger status is refused",
+    wholeNumber(1),
+    { default: String(D.maxReportBytes) },
+  );
+}

@@ -52,6 +52,7 @@ export function embeddedBroker(config: ServeConfig, logger: Logger): EmbeddedBro
           maxConnections: config.brokerMaxConnections,
           // Contract 6.1: this device's own --retain + --max-queue + 16.
           maxRetainedStatuses: config.retain + config.maxQueue + 16,
+          maxReportBytes: config.outputCap,
           loginMaxFailures: config.authMaxFailures,
           loginWindowMs: config.authWindow,
         },

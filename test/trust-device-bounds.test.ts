@@ -2,7 +2,8 @@
  * Contract 6.1, "nothing unbounded after login" (issue 26 item 8), against an attacker's
  * register on a real store broker: retained task statuses beyond `maxRetainedStatuses` are
  * refused (a clear frees a place, also a controller's), a state whose `version` is over 64
- * characters is neither delivered nor kept, and QoS 2 messages never released (no PUBREL) are
+ * characters is neither delivered nor kept, a status whose report exceeds the report cap is
+ * dropped, and QoS 2 messages never released (no PUBREL) are
  * capped at 64 per client.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +30,7 @@ beforeAll(async () => {
       { name: 'evil', password: 'evil-pw', role: 'device' },
       { name: 'hq', password: 'hq-pw', role: 'controller' },
     ],
-    limits: { maxRetainedStatuses: CAP },
+    limits: { maxRetainedStatuses: CAP, maxReportBytes: 100 },
     logger: silent,
   });
   await broker.start();
@@ -114,5 +115,34 @@ describe('what a logged-in register may hold (contract 6.1)', () => {
     expect(client.closed).toBe(false);
     client.send(publish({ topic, payload: 'q66', qos: 2, id: 66 }));
     await client.waitClosed();
+  });
+
+  it('a status whose report exceeds the cap (UTF-8 bytes) is dropped; one at the cap passes', async () => {
+    const device = await evil();
+    const topic = topics.taskStatus(NS, 'evil', 42);
+    const live = await TestClient.connect(url, [topic, `${NS}/replies/b4`], {
+      username: 'hq',
+      password: 'hq-pw',
+    });
+    watchers.push(live);
+    const status = (report: string) =>
+      JSON.stringify({
+        id: 42,
+        deviceId: 'evil',
+        bootId: 'b',
+        seq: 1,
+        status: 'FINISHED',
+        report,
+        queuedAt: new Date().toISOString(),
+      });
+    await device.publishAsync(topic, status('x'.repeat(101)), { qos: 1 });
+    await device.publishAsync(topic, status('é'.repeat(50)), { qos: 1 }); // 100 bytes
+    await device.publishAsync(topic, status('é'.repeat(51)), { qos: 1 }); // 102 bytes
+    await live.waitFor((m) => m.topic === topic, 'the status at the cap');
+    await live.barrier(`${NS}/replies/b4`);
+    const reports = live.messages
+      .filter((m) => m.topic === topic)
+      .map((m) => (m.json as { report: string }).report);
+    expect(reports).toEqual(['é'.repeat(50)]);
   });
 });
