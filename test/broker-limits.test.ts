@@ -39,6 +39,11 @@ describe('maximum packet size', () => {
       maxPacketBytes: 2 * 1024 * 1024 + 64 * 1024,
       connectTimeoutMs: 10_000,
       maxConnections: 1000,
+      // Contract 6.1, after login: a device's --retain + --max-queue + 16, 64 QoS 2 awaiting
+      // PUBREL, a device's default --output-cap.
+      maxRetainedStatuses: 1144,
+      maxAwaitingPubrel: 64,
+      maxReportBytes: 1024 * 1024,
       loginMaxFailures: 10,
       loginWindowMs: 60_000,
       maxSessionBacklog: 1000,
