@@ -26,7 +26,6 @@ const UNIT = [
   'test/openapi-generators.test.ts',
   'test/rest-fuzz.test.ts',
   'test/simulator*.test.ts',
-  'test/submission-check.test.ts',
   'test/task-*.test.ts',
   'test/topics.test.ts',
 ];

@@ -67,7 +67,6 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
     statuses,
     link,
     logger,
-    protocolVersion,
   });
   const cancels = new CancelIntake({
     ns: o.ns,
@@ -75,7 +74,6 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
     queue: o.queue,
     link,
     logger,
-    protocolVersion,
   });
   const sweeper = new StaleStatusSweeper({
     ns: o.ns,

@@ -11,7 +11,7 @@ import { type BrokerEndpoint, parseBrokerUrls } from './contract/broker-url.ts';
 import { applyEndpoint, BrokerRotation } from './contract/failover.ts';
 import { mqttLogOption } from './contract/mqtt-log.ts';
 import { ReconnectBackoff } from './contract/reconnect-backoff.ts';
-import { type OfflineState, type OnlineState, topics } from './contract/topics.ts';
+import { deviceClientId, type OfflineState, type OnlineState, topics } from './contract/topics.ts';
 import { SESSION_EXPIRY_SECONDS } from './protocol-negotiation.ts';
 
 export interface ClientOptionsInput {
@@ -31,9 +31,7 @@ export interface ClientOptionsInput {
 }
 
 /** `regbridge_<ns with / as _>_<deviceId>`: stable across restarts, distinct per namespace. */
-export function defaultClientId(ns: string, deviceId: string): string {
-  return `regbridge_${ns.replace(/[^A-Za-z0-9_-]/g, '_')}_${deviceId}`;
-}
+export const defaultClientId = deviceClientId;
 
 export function offlineState(deviceId: string, bootId: string): OfflineState {
   return { online: false, deviceId, bootId };

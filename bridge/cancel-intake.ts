@@ -2,8 +2,8 @@
  * Cancels arriving on `<ns>/devices/<id>/cancel` and `<ns>/groups/<g>/cancel` (docs/api.md,
  * "Cancel"): read the payload (a device topic names exactly one of `id` / `requestId`, a group topic a
  * `requestId` only), let the engine cancel (TaskQueue.cancel / cancelRequest: the queued task
- * ends FAILURE `CANCELLED`, mirrored like any end; a running one is never cut), and answer on
- * `replyTo` and/or the MQTT 5 response topic with `{deviceId, requestId?, id, status}` or
+ * ends FAILURE `CANCELLED`, mirrored like any end; a running one is never cut), and answer on the
+ * device's own reply topic (replies.ts) with `{deviceId, requestId?, id, status}` or
  * `{deviceId, requestId?, error: "<CODE>: ..."}`.
  *
  * A cancel for a requestId the device has not seen is remembered by the engine, so a script that
@@ -18,7 +18,7 @@ import { statusOf, type Task } from '../src/tasks/task.ts';
 import type { TaskQueue } from '../src/tasks/task-queue.ts';
 import type { BridgeLink } from './bridge-link.ts';
 import { decodePayload, deviceCancelSchema, groupCancelSchema } from './contract/topics.ts';
-import { looseFields, Replier, replyTargets } from './replies.ts';
+import { looseRequestId, Replier } from './replies.ts';
 
 export type CancelResult = 'accepted' | 'remembered' | 'refused';
 
@@ -28,8 +28,6 @@ export interface CancelIntakeOptions {
   queue: TaskQueue;
   link: BridgeLink;
   logger: Logger;
-  /** The protocol of the connection in use (it may change at a reconnect: `--mqtt-protocol auto`). */
-  protocolVersion: () => 4 | 5;
 }
 
 export class CancelIntake {
@@ -38,18 +36,16 @@ export class CancelIntake {
 
   constructor(options: CancelIntakeOptions) {
     this.options = options;
-    this.replies = new Replier(options.deviceId, options.link);
+    this.replies = new Replier(options.ns, options.deviceId, options.link, options.logger);
   }
 
   /** `scope`: the device's own cancel topic, or one of its groups'. */
   handle(topic: string, scope: 'device' | 'group', payload: Buffer, packet: IPublishPacket): CancelResult {
-    const { logger, protocolVersion, queue } = this.options;
-    const loose = looseFields(payload);
-    // A replyTo under the device and group topics is never answered (bridge/replies.ts).
-    const targets = replyTargets(this.options.ns, packet, loose.replyTo, protocolVersion());
+    const { logger, queue } = this.options;
+    const looseId = looseRequestId(payload);
     const refuse = (error: string, level: 'info' | 'warn' = 'warn'): CancelResult => {
-      logger[level]({ topic, requestId: loose.requestId, error }, 'cancel refused');
-      this.replies.refused(targets, loose.requestId, error);
+      logger[level]({ topic, requestId: looseId, error }, 'cancel refused');
+      this.replies.refused(looseId, error);
       return 'refused';
     };
 
@@ -81,7 +77,7 @@ export class CancelIntake {
             `no task has requestId ${requestId} yet; the cancel is remembered, so a script arriving with it will not run`,
           );
           logger.info({ topic, requestId }, 'cancel remembered for a requestId not seen yet');
-          this.replies.refused(targets, requestId, error);
+          this.replies.refused(requestId, error);
           return 'remembered';
         }
         task = result.task;
@@ -94,7 +90,7 @@ export class CancelIntake {
       return refuse(coded('INTERNAL_ERROR', (error as Error).message));
     }
     logger.info({ topic, taskId: task.id, requestId }, 'task cancelled over MQTT');
-    this.replies.accepted(targets, requestId, task.id, statusOf(task.state));
+    this.replies.accepted(requestId, task.id, statusOf(task.state));
     return 'accepted';
   }
 }

@@ -1,122 +1,72 @@
 /**
- * Answers to what controllers send a device (scripts, cancels; docs/mqtt.md, docs/api.md):
- * where they go (`replyTo` of the payload and, with MQTT 5, the response topic property with its
- * correlation data) and how they are published (QoS 1, not retained). A refusal is answered from
- * a payload that may be invalid, so the fields it needs are read leniently first.
+ * Answers to what controllers send a device (scripts, cancels; docs/mqtt.md): every one goes to
+ * the device's own `<ns>/devices/<deviceId>/replies/<requestId>` (QoS 1, not retained), so no
+ * register can answer for another (the store broker lets a device publish only under its own
+ * subtree). A submission's `replyTo` and an MQTT 5 response topic are ignored; a submission
+ * without a requestId gets no reply. A refusal is answered from a payload that may be invalid,
+ * so its requestId is read leniently first.
  */
-import type { IPublishPacket } from 'mqtt';
+import type { Logger } from 'pino';
 import type { TaskStatus } from '../src/tasks/task.ts';
 import type { BridgeLink } from './bridge-link.ts';
 import {
+  isReplyLevel,
   type ReplyAccepted,
   type ReplyRefused,
-  replyTopicProblem,
-  replyTopicSchema,
   requestIdSchema,
+  topics,
 } from './contract/topics.ts';
 
-export interface ReplyTarget {
-  topic: string;
-  correlationData?: Buffer;
-}
-
-/**
- * Where answers go: `replyTo` of the payload and, with MQTT 5, the response topic property;
- * never a topic under `<ns>/devices/` or `<ns>/groups/` (replyTopicProblem: a reply there would
- * overwrite a state or status, or land on a script or cancel topic).
- */
-export function replyTargets(
-  ns: string,
-  packet: IPublishPacket,
-  replyTo: string | undefined,
-  protocolVersion: 4 | 5,
-): ReplyTarget[] {
-  const targets: ReplyTarget[] = [];
-  const properties = protocolVersion === 5 ? packet.properties : undefined;
-  const correlationData = properties?.correlationData;
-  const responseTopic = properties?.responseTopic;
-  const validResponse =
-    responseTopic !== undefined &&
-    replyTopicSchema.safeParse(responseTopic).success &&
-    replyTopicProblem(ns, responseTopic) === undefined;
-  if (replyTo !== undefined && replyTopicProblem(ns, replyTo) === undefined) {
-    targets.push({
-      topic: replyTo,
-      // [MQTT-3.3.2.3.6] correlation data travels with the answer to the response topic; when
-      // replyTo is that same topic one answer carries it.
-      ...(validResponse && responseTopic === replyTo && correlationData && { correlationData }),
-    });
-  }
-  if (validResponse && responseTopic !== replyTo) {
-    targets.push({ topic: responseTopic, ...(correlationData && { correlationData }) });
-  }
-  return targets;
-}
-
-/** Best effort from a payload that may be invalid: where to send the refusal, what to echo. */
-export function looseFields(payload: Buffer): { requestId?: string; replyTo?: string } {
+/** Best effort from a payload that may be invalid: the requestId to echo in a refusal. */
+export function looseRequestId(payload: Buffer): string | undefined {
   let raw: unknown;
   try {
     raw = JSON.parse(payload.toString('utf8'));
   } catch {
-    return {};
+    return undefined;
   }
-  if (typeof raw !== 'object' || raw === null) return {};
-  const { requestId, replyTo } = raw as Record<string, unknown>;
-  const fields: { requestId?: string; replyTo?: string } = {};
-  if (requestIdSchema.safeParse(requestId).success) fields.requestId = requestId as string;
-  if (replyTopicSchema.safeParse(replyTo).success) fields.replyTo = replyTo as string;
-  return fields;
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { requestId } = raw as Record<string, unknown>;
+  return requestIdSchema.safeParse(requestId).success ? (requestId as string) : undefined;
 }
 
 /** Publishes replies of one device. */
 export class Replier {
+  private readonly ns: string;
   private readonly deviceId: string;
   private readonly link: BridgeLink;
+  private readonly logger: Logger;
 
-  constructor(deviceId: string, link: BridgeLink) {
+  constructor(ns: string, deviceId: string, link: BridgeLink, logger: Logger) {
+    this.ns = ns;
     this.deviceId = deviceId;
     this.link = link;
+    this.logger = logger;
   }
 
-  accepted(
-    targets: readonly ReplyTarget[],
-    requestId: string | undefined,
-    id: number,
-    status: TaskStatus,
-  ): void {
-    const body: ReplyAccepted = {
-      ...(requestId !== undefined && { requestId }),
-      deviceId: this.deviceId,
-      id,
-      status,
-    };
-    this.send(targets, body);
+  accepted(requestId: string | undefined, id: number, status: TaskStatus): void {
+    if (requestId === undefined) return;
+    const body: ReplyAccepted = { requestId, deviceId: this.deviceId, id, status };
+    this.send(requestId, body);
   }
 
   /** `error` starts with its registered code: `"<CODE>: <message>"`. */
-  refused(targets: readonly ReplyTarget[], requestId: string | undefined, error: string): void {
-    const body: ReplyRefused = {
-      ...(requestId !== undefined && { requestId }),
-      deviceId: this.deviceId,
-      error,
-    };
-    this.send(targets, body);
+  refused(requestId: string | undefined, error: string): void {
+    if (requestId === undefined) return;
+    const body: ReplyRefused = { requestId, deviceId: this.deviceId, error };
+    this.send(requestId, body);
   }
 
-  private send(targets: readonly ReplyTarget[], body: ReplyAccepted | ReplyRefused): void {
-    if (targets.length === 0) return;
-    const payload = JSON.stringify(body);
-    for (const target of targets) {
-      this.link.publish(
-        target.topic,
-        payload,
-        {
-          retain: false,
-          ...(target.correlationData && { properties: { correlationData: target.correlationData } }),
-        },
-        'reply',
-      );
+  private send(requestId: string, body: ReplyAccepted | ReplyRefused): void {
+    if (!isReplyLevel(requestId)) {
+      this.logger.warn({ requestId }, 'no reply: the requestId cannot be a topic level (/, +, # or NUL)');
+      return;
     }
+    this.link.publish(
+      topics.deviceReply(this.ns, this.deviceId, requestId),
+      JSON.stringify(body),
+      { retain: false },
+      'reply',
+    );
   }
 }

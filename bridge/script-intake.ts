@@ -1,8 +1,8 @@
 /**
  * Scripts arriving on `<ns>/devices/<id>/scripts` and `<ns>/groups/<g>/scripts`
  * (docs/mqtt.md): read the payload, hand the script to the engine's one admission path
- * (TaskQueue.submit: blank, size, UTF-8, requestId, notAfter, queue bound), and answer on
- * `replyTo` and/or the MQTT 5 response topic. The engine's refusals are DomainErrors; here they
+ * (TaskQueue.submit: blank, size, UTF-8, requestId, notAfter, queue bound), and answer on the
+ * device's own reply topic (replies.ts). The engine's refusals are DomainErrors; here they
  * become reply errors that start with their registered code (`"<CODE>: <message>"`). Only what is
  * MQTT's own is decided here: the retain flag and the payload's JSON shape. Nothing here throws:
  * a bad message is logged and answered, never a crash.
@@ -14,14 +14,8 @@ import { decodeUtf8 } from '../src/tasks/script-text.ts';
 import { statusOf } from '../src/tasks/task.ts';
 import type { SubmitResult, TaskQueue } from '../src/tasks/task-queue.ts';
 import type { BridgeLink } from './bridge-link.ts';
-import { isPlainSubmission } from './contract/submission-check.ts';
-import {
-  decodePayload,
-  replyTopicProblem,
-  type ScriptSubmission,
-  scriptSubmissionSchema,
-} from './contract/topics.ts';
-import { looseFields, Replier, replyTargets } from './replies.ts';
+import { decodePayload, type ScriptSubmission, scriptSubmissionSchema } from './contract/topics.ts';
+import { looseRequestId, Replier } from './replies.ts';
 import type { StatusPublisher } from './status-publisher.ts';
 
 export type IntakeResult = 'accepted' | 'duplicate' | 'refused';
@@ -33,8 +27,6 @@ export interface ScriptIntakeOptions {
   statuses: StatusPublisher;
   link: BridgeLink;
   logger: Logger;
-  /** The protocol of the connection in use (it may change at a reconnect: `--mqtt-protocol auto`). */
-  protocolVersion: () => 4 | 5;
 }
 
 export class ScriptIntake {
@@ -44,20 +36,18 @@ export class ScriptIntake {
 
   constructor(options: ScriptIntakeOptions) {
     this.options = options;
-    this.replies = new Replier(options.deviceId, options.link);
+    this.replies = new Replier(options.ns, options.deviceId, options.link, options.logger);
   }
 
   handle(topic: string, payload: Buffer, packet: IPublishPacket): IntakeResult {
-    const { logger, protocolVersion } = this.options;
-    const version = protocolVersion();
-    // Where a refusal goes and what it echoes: the decoded submission's own fields once it is
-    // valid (the same schemas), read leniently from the payload only for a refusal before that,
-    // so a valid script's JSON is parsed once (docs/benchmarks.md, "Heap under floods").
-    let fields: { requestId?: string; replyTo?: string } | undefined;
-    const refuse = (error: string, details: Record<string, unknown> = {}): IntakeResult => {
-      const f = fields ?? looseFields(payload);
-      logger.warn({ topic, requestId: f.requestId, ...details, error }, 'script submission refused');
-      this.replies.refused(replyTargets(this.options.ns, packet, f.replyTo, version), f.requestId, error);
+    const { logger } = this.options;
+    // What a refusal echoes: the decoded submission's requestId once it is valid, read leniently
+    // from the payload only for a refusal before that.
+    let submission: ScriptSubmission | undefined;
+    const refuse = (error: string): IntakeResult => {
+      const requestId = submission ? submission.requestId : looseRequestId(payload);
+      logger.warn({ topic, requestId, error }, 'script submission refused');
+      this.replies.refused(requestId, error);
       return 'refused';
     };
 
@@ -71,23 +61,11 @@ export class ScriptIntake {
         ),
       );
     }
-    let submission: ScriptSubmission;
     let result: SubmitResult;
     try {
-      const decoded = decodePayload(
-        scriptSubmissionSchema,
-        decodeUtf8(payload, 'the payload'),
-        isPlainSubmission,
-      );
+      const decoded = decodePayload(scriptSubmissionSchema, decodeUtf8(payload, 'the payload'));
       if (!decoded.ok) return refuse(coded('INVALID_REQUEST', decoded.error));
       submission = decoded.value;
-      fields = submission;
-      // Never answered there (replyTargets left it out); the MQTT 5 response topic, if any, is.
-      const replyProblem =
-        submission.replyTo === undefined ? undefined : replyTopicProblem(this.options.ns, submission.replyTo);
-      if (replyProblem !== undefined) {
-        return refuse(coded('INVALID_REQUEST', replyProblem), { replyTo: submission.replyTo });
-      }
       result = this.options.queue.submit(submission.script, {
         source: 'mqtt',
         ...(submission.requestId !== undefined && { requestId: submission.requestId }),
@@ -100,7 +78,6 @@ export class ScriptIntake {
     }
     const { task, created } = result;
     const { requestId } = submission;
-    const targets = replyTargets(this.options.ns, packet, submission.replyTo, version);
     if (!created) {
       // docs/mqtt.md: a requestId seen before executes nothing; republish and answer again.
       const held = this.options.queue.isHeld(task);
@@ -109,14 +86,14 @@ export class ScriptIntake {
         'repeated requestId: nothing executed, answering with the first task',
       );
       if (held) this.options.statuses.publish(task);
-      this.replies.accepted(targets, requestId, task.id, statusOf(task.state));
+      this.replies.accepted(requestId, task.id, statusOf(task.state));
       return 'duplicate';
     }
     logger.info(
       { topic, taskId: task.id, requestId, expired: task.state === 'failed' },
       'script queued from MQTT',
     );
-    this.replies.accepted(targets, requestId, task.id, statusOf(task.state));
+    this.replies.accepted(requestId, task.id, statusOf(task.state));
     return 'accepted';
   }
 }

@@ -5,15 +5,21 @@
  * | role       | publish                                                                  | subscribe (filter must lie within)        |
  * |------------|--------------------------------------------------------------------------|-------------------------------------------|
  * | device     | `<ns>/devices/<self>/state`, `<ns>/devices/<self>/tasks/+/status`,        | `<ns>/devices/<self>/#`, `<ns>/groups/+/scripts`, |
- * |            | `<ns>/replies/#` (not retained)                                          | `<ns>/groups/+/cancel`                    |
+ * |            | `<ns>/devices/<self>/replies/+` (not retained)                           | `<ns>/groups/+/cancel`                    |
  * | controller | `<ns>/devices/+/scripts`, `<ns>/groups/+/scripts`, `<ns>/devices/+/cancel`,| `<ns>/#`                                  |
  * |            | `<ns>/groups/+/cancel`, `<ns>/replies/#` (not retained), and zero-byte    |                                           |
  * |            | retained clears of `<ns>/devices/+/state` and                            |                                           |
  * |            | `<ns>/devices/+/tasks/+/status`                                          |                                           |
  * | observer   | nothing                                                                  | `<ns>/#`                                  |
  *
- * A device's last will may only be its own state topic.
+ * Client ids (contract 6.1): `regbridge_<ns>_<deviceId>` is reserved to that device user, who may
+ * use no other (clientIdProblem).
+ *
+ * A device publishes only under its own subtree (contract 3.1), never under another register's
+ * or `<ns>/replies/`, so nothing it sends can speak for another register. A device's last will
+ * may only be its own state topic.
  */
+import { deviceClientId, deviceClientIdPrefix, ID_PATTERN } from '../bridge/contract/topics.ts';
 import type { BrokerRole } from './users.ts';
 
 /** How a rule treats the retain flag. */
@@ -116,8 +122,8 @@ export class AccessRules {
         return [
           { filter: `${ns}/devices/${name}/state`, retain: 'any' },
           { filter: `${ns}/devices/${name}/tasks/+/status`, retain: 'any' },
-          // replyTo topics are chosen by controllers; the broker only allows them under <ns>/replies/.
-          { filter: `${ns}/replies/#`, retain: 'never' },
+          // Its answers to scripts and cancels: the topic names the register that sent them.
+          { filter: `${ns}/devices/${name}/replies/+`, retain: 'never' },
         ];
       case 'controller':
         return [
@@ -173,6 +179,24 @@ export class AccessRules {
             ? 'scripts and cancels must not be retained; only a zero-byte retained clear is allowed'
             : `role ${role} may only clear this topic (zero-byte retained message)`,
     };
+  }
+
+  /**
+   * Why `clientId` is not this user's to use, or undefined when it is (contract 6.1). A register's
+   * client id `regbridge_<ns>_<deviceId>` belongs to the device user `<deviceId>` alone, derived
+   * from the id itself, so it holds before the register ever connected and after a broker
+   * restart; and a device user connects with that id only, so it can hold no one else's (a
+   * controller's, a head office bridge's).
+   */
+  clientIdProblem(role: BrokerRole, name: string, clientId: string): string | undefined {
+    if (role === 'device') {
+      const own = deviceClientId(this.ns, name);
+      return clientId === own ? undefined : `a device user connects with its own client id ${own} only`;
+    }
+    const prefix = deviceClientIdPrefix(this.ns);
+    if (clientId.startsWith(prefix) && ID_PATTERN.test(clientId.slice(prefix.length)))
+      return `client id reserved to register ${clientId.slice(prefix.length)}`;
+    return undefined;
   }
 
   canSubscribe(role: BrokerRole, name: string, filter: string): boolean {

@@ -33,6 +33,9 @@ export async function createStoreAedes(input: {
     // A connection that has not completed its CONNECT by then is closed (aedes' own timer).
     connectTimeout: limits.connectTimeoutMs,
     concurrency: limits.emitterConcurrency,
+    // Contract 6.1: QoS 2 messages awaiting PUBREL per client (aedes' documented cap; beyond it
+    // aedes closes the connection, MQTT 3.1.1 having no reason code for it).
+    maxInflightInbound: limits.maxAwaitingPubrel,
     ...hooks,
     authenticate: admission.authenticate(hooks.authenticate),
     authorizeSubscribe: sessionPresent.authorizeSubscribe(hooks.authorizeSubscribe),

@@ -14,6 +14,7 @@ import type {
   PublishPacket,
   Subscription,
 } from 'aedes';
+import { parseTopic } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
 import type { AccessRules } from './access-rules.ts';
 import {
@@ -25,6 +26,8 @@ import {
   refusal,
   SERVER_UNAVAILABLE,
 } from './credentials.ts';
+import { DeviceBounds } from './device-bounds.ts';
+import { DEFAULT_BROKER_LIMITS } from './limits.ts';
 import type { LoginLimiter } from './login-limiter.ts';
 import type { UserDirectory } from './users.ts';
 
@@ -62,6 +65,7 @@ export class Gatekeeper {
   readonly #allowAnonymous: boolean;
   readonly #logger: Logger;
   readonly #logins: LoginLimiter;
+  readonly #bounds: DeviceBounds;
   readonly #names: LoginNameLog;
   readonly #identities = new WeakMap<Client, Identity>();
   readonly #wills = new WeakMap<Client, Will>();
@@ -91,8 +95,11 @@ export class Gatekeeper {
     allowAnonymous: boolean,
     logger: Logger,
     logins: LoginLimiter,
+    maxRetainedStatuses = DEFAULT_BROKER_LIMITS.maxRetainedStatuses,
+    maxReportBytes = DEFAULT_BROKER_LIMITS.maxReportBytes,
   ) {
     this.#logins = logins;
+    this.#bounds = new DeviceBounds(maxRetainedStatuses, maxReportBytes);
     this.#users = users;
     this.#rules = rules;
     this.#allowAnonymous = allowAnonymous;
@@ -208,6 +215,9 @@ export class Gatekeeper {
       logins: this.#logins,
     });
     if (identity instanceof Error) return identity;
+    // Contract 6.1: a register's client id is its device user's alone, and that user's only one.
+    const idProblem = this.#rules.clientIdProblem(identity.role, identity.name, client.id);
+    if (idProblem !== undefined) return refusal(NOT_AUTHORIZED, idProblem);
     // A persistent session, and the QoS 1 scripts queued in it, belongs to the user who made it:
     // anybody else is refused, whether they ask to resume it or to discard it (CleanSession 1).
     const sessionOwner = this.#sessionOwners.get(client.id);
@@ -236,13 +246,17 @@ export class Gatekeeper {
     // was checked when the client connected.
     if (client === null) return null;
     const identity = this.#identities.get(client);
-    const decision = identity
+    let decision = identity
       ? this.#rules.canPublish(identity.role, identity.name, {
           topic: packet.topic,
           retain: packet.retain,
           payloadLength: packet.payload?.length ?? 0,
         })
       : ({ allowed: false, reason: 'not authenticated' } as const);
+    if (decision.allowed && identity) {
+      const bound = this.#boundProblem(identity, packet);
+      if (bound !== undefined) decision = { allowed: false, reason: bound };
+    }
     if (!decision.allowed) {
       this.stats.publishDenied++;
       this.#logger.warn(
@@ -268,6 +282,20 @@ export class Gatekeeper {
       this.#willsInFlight.set(client, now);
     }
     return null;
+  }
+
+  /** Contract 6.1: what a logged-in register may hold (device-bounds.ts). */
+  #boundProblem(identity: Identity, packet: PublishPacket): string | undefined {
+    const parsed = parseTopic(this.#rules.ns, packet.topic);
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
+    if (parsed?.kind === 'taskStatus') {
+      return (
+        this.#bounds.report(payload) ??
+        this.#bounds.status(parsed.deviceId, packet.topic, packet.retain, payload?.length ?? 0)
+      );
+    }
+    if (parsed?.kind === 'state' && identity.role === 'device') return this.#bounds.state(payload);
+    return undefined;
   }
 
   #authorizeSubscribe(client: Client, subscription: Subscription): Subscription | null {

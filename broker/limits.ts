@@ -19,6 +19,15 @@ export interface BrokerLimits {
    * logged-in clients out.
    */
   maxPendingPerAddress: number;
+  /**
+   * Retained task statuses one device may hold (contract 6.1): a device's `--retain` plus
+   * `--max-queue` plus 16; a new one beyond is refused (broker/device-bounds.ts).
+   */
+  maxRetainedStatuses: number;
+  /** Largest `report` of a task status, UTF-8 bytes (contract 6.1: a device's output cap). */
+  maxReportBytes: number;
+  /** QoS 2 messages one client may have awaiting PUBREL (contract 6.1); one more closes it. */
+  maxAwaitingPubrel: number;
   /** Failed logins per address, and per user name, within `loginWindowMs` before refusals. */
   loginMaxFailures: number;
   loginWindowMs: number;
@@ -37,6 +46,11 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   connectTimeoutMs: 10_000,
   maxConnections: 1000,
   maxPendingPerAddress: 32,
+  // A device's defaults: --retain 128 + --max-queue 1000, plus 16 (contract 6.1).
+  maxRetainedStatuses: 128 + 1000 + 16,
+  maxAwaitingPubrel: 64,
+  // A device's default --output-cap (1 MiB).
+  maxReportBytes: 1024 * 1024,
   loginMaxFailures: 10,
   loginWindowMs: 60_000,
   emitterConcurrency: 1000,

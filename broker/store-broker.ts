@@ -71,6 +71,8 @@ export class StoreBroker {
       options.allowAnonymous ?? false,
       options.logger,
       this.#logins,
+      this.#limits.maxRetainedStatuses,
+      this.#limits.maxReportBytes,
     );
   }
 

@@ -15,9 +15,12 @@ import { port, positiveDuration, wholeNumber } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import {
   connectTimeoutFlag,
+  maxAwaitingPubrelFlag,
   maxConnectionsFlag,
   maxPacketBytesFlag,
   maxPendingPerAddressFlag,
+  maxReportBytesFlag,
+  maxRetainedStatusesFlag,
 } from './broker-limit-flags.ts';
 import { brokerTlsFlags, brokerTlsOption, brokerTlsProblems } from './broker-tls-flags.ts';
 import { hostValue, logLevelFlag, nsFlag } from './common-flags.ts';
@@ -75,6 +78,9 @@ export const brokerFlags = {
   connectTimeout: connectTimeoutFlag('connect-timeout'),
   maxConnections: maxConnectionsFlag('max-connections'),
   maxPendingPerAddress: maxPendingPerAddressFlag('max-pending-per-address'),
+  maxRetainedStatuses: maxRetainedStatusesFlag('max-retained-statuses'),
+  maxAwaitingPubrel: maxAwaitingPubrelFlag('max-awaiting-pubrel'),
+  maxReportBytes: maxReportBytesFlag('max-report-bytes'),
   authMaxFailures: flag(
     '--auth-max-failures <n>',
     'failed logins per address, and per user name, within --auth-window before refusals',
@@ -161,6 +167,9 @@ export function registerBrokerCommand(program: Command): void {
         connectTimeoutMs: config.connectTimeout,
         maxConnections: config.maxConnections,
         maxPendingPerAddress: config.maxPendingPerAddress,
+        maxRetainedStatuses: config.maxRetainedStatuses,
+        maxAwaitingPubrel: config.maxAwaitingPubrel,
+        maxReportBytes: config.maxReportBytes,
         loginMaxFailures: config.authMaxFailures,
         loginWindowMs: config.authWindow,
       },

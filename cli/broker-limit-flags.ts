@@ -43,3 +43,33 @@ export function maxPendingPerAddressFlag(name: string) {
     { default: String(D.maxPendingPerAddress) },
   );
 }
+
+/** `--max-retained-statuses` (or `--broker-max-retained-statuses`): contract 6.1. */
+export function maxRetainedStatusesFlag(name: string) {
+  return flag(
+    `--${name} <n>`,
+    'retained task statuses one device may hold (its --retain + --max-queue + 16); a new one beyond is refused',
+    wholeNumber(1),
+    { default: String(D.maxRetainedStatuses) },
+  );
+}
+
+/** `--max-awaiting-pubrel` (or `--broker-max-awaiting-pubrel`): contract 6.1. */
+export function maxAwaitingPubrelFlag(name: string) {
+  return flag(
+    `--${name} <n>`,
+    'QoS 2 messages one client may have awaiting PUBREL; one more closes its connection',
+    wholeNumber(1),
+    { default: String(D.maxAwaitingPubrel) },
+  );
+}
+
+/** `--max-report-bytes`: contract 6.1 (a device's `--output-cap`). */
+export function maxReportBytesFlag(name: string) {
+  return flag(
+    `--${name} <bytes>`,
+    "largest report in a task status (a device's --output-cap); a larger status is refused",
+    wholeNumber(1),
+    { default: String(D.maxReportBytes) },
+  );
+}

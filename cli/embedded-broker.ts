@@ -50,6 +50,9 @@ export function embeddedBroker(config: ServeConfig, logger: Logger): EmbeddedBro
           connectTimeoutMs: config.brokerConnectTimeout,
           maxConnections: config.brokerMaxConnections,
           maxPendingPerAddress: config.brokerMaxPendingPerAddress,
+          // Contract 6.1: this device's own --retain + --max-queue + 16.
+          maxRetainedStatuses: config.retain + config.maxQueue + 16,
+          maxReportBytes: config.outputCap,
           loginMaxFailures: config.authMaxFailures,
           loginWindowMs: config.authWindow,
         },

@@ -102,7 +102,12 @@ export async function connectFirst(
       return { client, rotation };
     } catch (error) {
       client.end(true);
-      failures.push(`${rotation.current.url}: ${(error as Error).message}`);
+      // CONNACK 5 for a known user is mostly a device user: it may hold its register's client id only.
+      const hint =
+        (error as { code?: unknown }).code === 5
+          ? ' (a controller needs a user with the controller role; docs/broker.md, "Connecting")'
+          : '';
+      failures.push(`${rotation.current.url}: ${(error as Error).message}${hint}`);
     }
   }
   throw new Error(`cannot connect to ${failures.join('; ')}`);

@@ -83,8 +83,11 @@ export class DeviceDirectory {
   private readonly oldBoots = new Map<string, string[]>();
   private readonly maxTasksPerDevice: number;
 
-  /** Devices hold `--retain` (128) ended tasks plus queued ones; the view keeps at most this many. */
-  constructor(maxTasksPerDevice = 1024) {
+  /**
+   * Contract 6.1: at most a device's `--retain` + `--max-queue` statuses (their defaults, 128 +
+   * 1000); beyond, the oldest task is forgotten.
+   */
+  constructor(maxTasksPerDevice = 128 + 1000) {
     this.maxTasksPerDevice = maxTasksPerDevice;
   }
 

@@ -13,12 +13,17 @@
  *   also fires on a network loss while the process and its task live on, and the device
  *   republishes every status after reconnecting. If it never comes back: NO_ANSWER at the
  *   deadline, with `device went offline` in `detail`.
- * - A refusal on replyTo is FAILURE with the device's error and no taskId.
+ * - A refusal of the script (on the device's reply topic) is FAILURE with the device's error and
+ *   no taskId. Answers to a cancel share that topic (contract 3.1): their refusals
+ *   (TASK_RUNNING, TASK_ENDED, TASK_DOES_NOT_EXIST) never end a result.
  * - Replies never end a task: only a status message carries the report or error.
  */
 
 import type { Reply } from '../bridge/contract/topics.ts';
 import type { DeviceEntry, FanoutResult, TaskView } from './types.ts';
+
+/** Codes only a cancel is refused with (docs/errors.md): a cancel's answer, not the script's. */
+const CANCEL_REFUSALS = ['TASK_RUNNING:', 'TASK_ENDED:', 'TASK_DOES_NOT_EXIST:'];
 
 interface Target {
   deviceId: string;
@@ -34,6 +39,7 @@ export class Fanout {
   readonly sentAt: number;
   /** Devices the script is sent to: those online at send time. */
   readonly sentTo: readonly string[];
+  private readonly sentToSet: ReadonlySet<string>;
   /** Result order: the order devices were targeted in. */
   private readonly order: string[] = [];
   private readonly pending = new Map<string, Target>();
@@ -47,7 +53,8 @@ export class Fanout {
   ) {
     this.requestId = requestId;
     this.sentAt = sentAt;
-    this.sentTo = [...new Set(online.map((t) => t.deviceId))];
+    this.sentToSet = new Set(online.map((t) => t.deviceId));
+    this.sentTo = [...this.sentToSet];
     for (const { deviceId, bootId } of online) {
       if (this.has(deviceId)) continue;
       this.order.push(deviceId);
@@ -82,11 +89,18 @@ export class Fanout {
     return this.order.map((id) => this.ended.get(id)).filter((r): r is FanoutResult => r !== undefined);
   }
 
+  /** Whether the script was sent to this device (directly or through one of its groups). */
+  wasSentTo(deviceId: string): boolean {
+    return this.sentToSet.has(deviceId);
+  }
+
+  /** `reply.deviceId` is the register whose reply topic it came on (controller/messages.ts). */
   onReply(reply: Reply, now: number): FanoutResult | undefined {
     if (reply.requestId !== this.requestId) return undefined;
     const target = this.pending.get(reply.deviceId);
     if (!target) return undefined;
     if ('error' in reply) {
+      if (CANCEL_REFUSALS.some((code) => reply.error.startsWith(code))) return undefined;
       return this.end(target, {
         deviceId: target.deviceId,
         status: 'FAILURE',

@@ -14,45 +14,38 @@ import {
   stateSchema,
   statusMessageSchema,
 } from '../bridge/contract/topics.ts';
-import { isoPatternOf, messageChecks } from './message-checks.ts';
-
-const checks = messageChecks(isoPatternOf(statusMessageSchema.shape.queuedAt));
 
 export type ControllerMessage =
   | { kind: 'state'; deviceId: string; state: DeviceState | null }
   | { kind: 'status'; message: StatusMessage }
   | { kind: 'statusCleared'; deviceId: string; taskId: number }
-  | { kind: 'reply'; requestId: string; reply: Reply }
+  | { kind: 'reply'; deviceId: string; requestId: string; reply: Reply }
+  | { kind: 'badReply'; deviceId: string; error: string }
   | { kind: 'invalid'; error: string };
-
-/** The reply topic prefix of one controller: `<ns>/replies/<clientId>/`; the last level is the requestId. */
-export function replyPrefix(ns: string, clientId: string): string {
-  return `${ns}/replies/${clientId}/`;
-}
 
 /** undefined: a topic outside the contract (ignored silently). */
 export function decodeControllerMessage(
   ns: string,
-  clientId: string,
   topic: string,
   payload: Buffer,
 ): ControllerMessage | undefined {
-  const prefix = replyPrefix(ns, clientId);
-  if (topic.startsWith(prefix)) {
-    const requestId = topic.slice(prefix.length);
-    if (requestId.length === 0 || requestId.includes('/')) return undefined;
-    const decoded = decodePayload(replySchema, payload, checks.reply);
-    if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
-    if (decoded.value.requestId !== undefined && decoded.value.requestId !== requestId) {
-      return { kind: 'invalid', error: 'reply requestId differs from its topic' };
-    }
-    return { kind: 'reply', requestId, reply: { ...decoded.value, requestId } };
-  }
   const parsed = parseTopic(ns, topic);
+  if (parsed?.kind === 'reply') {
+    // Contract 3.1: a reply speaks only for the register whose subtree it was published under
+    // (the store broker binds that subtree to the device user), so both ids must agree.
+    const { deviceId, requestId } = parsed;
+    const decoded = decodePayload(replySchema, payload);
+    if (!decoded.ok) return { kind: 'badReply', deviceId, error: decoded.error };
+    if (decoded.value.deviceId !== deviceId)
+      return { kind: 'badReply', deviceId, error: 'reply deviceId differs from its topic' };
+    if (decoded.value.requestId !== undefined && decoded.value.requestId !== requestId)
+      return { kind: 'badReply', deviceId, error: 'reply requestId differs from its topic' };
+    return { kind: 'reply', deviceId, requestId, reply: { ...decoded.value, requestId } };
+  }
   if (parsed?.kind === 'state') {
     // A zero-byte retained message clears the topic [MQTT-3.3.1-10].
     if (payload.length === 0) return { kind: 'state', deviceId: parsed.deviceId, state: null };
-    const decoded = decodePayload(stateSchema, payload, checks.state);
+    const decoded = decodePayload(stateSchema, payload);
     if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
     if (decoded.value.deviceId !== parsed.deviceId)
       return { kind: 'invalid', error: 'state deviceId differs from its topic' };
@@ -61,7 +54,7 @@ export function decodeControllerMessage(
   if (parsed?.kind === 'taskStatus') {
     if (payload.length === 0)
       return { kind: 'statusCleared', deviceId: parsed.deviceId, taskId: parsed.taskId };
-    const decoded = decodePayload(statusMessageSchema, payload, checks.status);
+    const decoded = decodePayload(statusMessageSchema, payload);
     if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
     if (decoded.value.deviceId !== parsed.deviceId || decoded.value.id !== parsed.taskId) {
       return { kind: 'invalid', error: 'status deviceId or id differs from its topic' };

@@ -25,7 +25,7 @@ import {
 } from './broker-connection.ts';
 import { DeviceDirectory, type TaskSummary } from './directory.ts';
 import { Fanout } from './fanout.ts';
-import { decodeControllerMessage, replyPrefix } from './messages.ts';
+import { decodeControllerMessage } from './messages.ts';
 import { RetainedRecheck } from './recheck.ts';
 import { Submissions } from './submissions.ts';
 import { planTargets } from './targets.ts';
@@ -40,6 +40,8 @@ import type {
 } from './types.ts';
 
 export type { StoreControllerOptions } from './types.ts';
+
+export type DroppedReply = 'forged' | 'not_sent' | 'unknown_request';
 
 import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
@@ -95,13 +97,16 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     return this.backoff?.nextAttempt;
   }
 
-  /** Replies come to `<ns>/replies/<clientId>/<requestId>` (the broker lets devices publish under `<ns>/replies/#`). */
-  replyTopic(requestId: string): string {
-    return `${replyPrefix(this.ns, this.clientId)}${requestId}`;
-  }
+  /**
+   * Replies this controller dropped (contract 3.1), by reason: `forged` (invalid, or its topic's
+   * deviceId differs from its payload's), `not_sent` (the submission was not sent to that
+   * register), `unknown_request` (no submission of this controller in flight has its requestId:
+   * another controller's, or one that ended).
+   */
+  readonly droppedReplies: Record<DroppedReply, number> = { forged: 0, not_sent: 0, unknown_request: 0 };
 
   /**
-   * Connects, subscribes to every state, status and own reply topic, then waits for the retained
+   * Connects, subscribes to every state, status and reply topic, then waits for the retained
    * states and statuses to arrive: it resolves once none came for `settleMs` (or `maxSettleMs`
    * passed), so devices() is populated when start() returns. Rejects when the first connection
    * fails (refused, bad credentials, time-out) or a subscription is still not granted after
@@ -164,7 +169,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Every state, status and own reply topic (QoS 0, CONTROLLER_SUBSCRIBE_QOS), one SUBSCRIBE
+   * Every state, status and reply topic (QoS 0, CONTROLLER_SUBSCRIBE_QOS), one SUBSCRIBE
    * each, retried with backoff while refused or failed: for `budgetMs` at start(), for as long as
    * the connection lasts after a reconnect (the retained states and statuses then bring the
    * directory up to date). Resolves with the filters not granted.
@@ -174,11 +179,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     if (!retry) return Promise.resolve([]);
     const connection = this.connections;
     return retry.subscribe({
-      filters: [
-        topics.allStates(this.ns),
-        topics.allTaskStatuses(this.ns),
-        `${replyPrefix(this.ns, this.clientId)}+`,
-      ],
+      filters: [topics.allStates(this.ns), topics.allTaskStatuses(this.ns), topics.allReplies(this.ns)],
       qos: CONTROLLER_SUBSCRIBE_QOS,
       ...(budgetMs !== undefined && { budgetMs }),
       alive: () => this.client === client && this.connections === connection && client.connected,
@@ -242,7 +243,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
 
     const plan = planTargets(this.directory, options.to);
     const fanout = new Fanout(requestId, Date.now(), plan.online, plan.offline);
-    const submission: ScriptSubmission = { script, requestId, replyTo: this.replyTopic(requestId) };
+    // No replyTo (contract 3.1): replies come on the register's own topic, and no client id of
+    // this controller ever reaches a register (contract 6.1).
+    const submission: ScriptSubmission = { script, requestId };
     if (options.notAfter !== undefined) submission.notAfter = options.notAfter;
     return this.submissions.run(client, fanout, plan, submission, options);
   }
@@ -267,8 +270,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   /**
    * Asks a device to cancel the queued task of `requestId` (`<ns>/devices/<id>/cancel`, QoS 1,
    * not retained; the device cancel rule of docs/mqtt.md). A task already running is never cut;
-   * the outcome shows in the task's status topic, so no reply is asked for. Fire and forget: a
-   * failed publish is logged.
+   * the outcome shows in the task's status topic; the device's answer comes on its reply topic
+   * and never ends a result (controller/fanout.ts). Fire and forget: a failed publish is logged.
    */
   cancel(deviceId: string, requestId: string): void {
     const client = this.client;
@@ -280,17 +283,24 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   private onMessage(topic: string, payload: Buffer): void {
-    const decoded = decodeControllerMessage(this.ns, this.clientId, topic, payload);
+    const decoded = decodeControllerMessage(this.ns, topic, payload);
     if (!decoded) return;
     const now = new Date();
     switch (decoded.kind) {
       case 'invalid':
         this.logger.warn({ topic, err: decoded.error }, 'invalid message ignored');
         return;
+      case 'badReply':
+        this.dropReply('forged', topic, decoded.error);
+        return;
       case 'reply': {
-        this.submissions.feed((fanout) => fanout.onReply(decoded.reply, now.getTime()), {
-          requestId: decoded.requestId,
-        });
+        const taken = this.submissions.reply(
+          { ...decoded.reply, requestId: decoded.requestId },
+          now.getTime(),
+        );
+        if (taken === 'notSent')
+          this.dropReply('not_sent', topic, 'the submission was not sent to this register');
+        else if (taken === 'unknownRequest') this.dropReply('unknown_request', topic);
         return;
       }
       case 'state': {
@@ -319,6 +329,14 @@ export class StoreController extends EventEmitter<ControllerEvents> {
         this.submissions.feed((fanout) => fanout.onStatus(view, now.getTime()), { deviceId: view.deviceId });
       }
     }
+  }
+
+  /** A reply no result may be decided by: counted, and logged unless it is merely not ours. */
+  private dropReply(reason: DroppedReply, topic: string, error?: string): void {
+    this.droppedReplies[reason] += 1;
+    if (reason === 'unknown_request')
+      this.logger.debug({ topic }, 'reply for no submission in flight ignored');
+    else this.logger.warn({ topic, reason, err: error }, 'reply dropped');
   }
 
   private setState(state: ConnectionState): void {

@@ -4,7 +4,7 @@
  * (reported through the caller's callbacks and the controller's `result` event).
  */
 import type { MqttClient } from 'mqtt';
-import { type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
+import { type Reply, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
 import type { DeviceDirectory } from './directory.ts';
 import { DueTimers } from './due-timers.ts';
@@ -124,24 +124,24 @@ export class Submissions {
   }
 
   /**
-   * Feeds a message to the submission it answers (a reply: by requestId) or to every submission
-   * the device was sent in (a state or status: by deviceId; only those can have it pending).
+   * A reply, already bound to the register whose reply topic it came on: taken only by the
+   * submission in flight with its requestId, and only when that was sent to the register
+   * (contract 3.1). Otherwise it is dropped and the reason returned.
    */
-  feed(
-    apply: (fanout: Fanout) => FanoutResult | undefined,
-    to: { requestId: string } | { deviceId: string },
-  ): void {
-    let targets: Active[];
-    if ('requestId' in to) {
-      const one = this.active.get(to.requestId);
-      if (!one) return;
-      targets = [one];
-    } else {
-      const set = this.byDevice.get(to.deviceId);
-      if (!set) return;
-      targets = [...set];
-    }
-    for (const active of targets) {
+  reply(reply: Reply & { requestId: string }, now: number): 'taken' | 'unknownRequest' | 'notSent' {
+    const active = this.active.get(reply.requestId);
+    if (!active) return 'unknownRequest';
+    if (!active.fanout.wasSentTo(reply.deviceId)) return 'notSent';
+    const result = active.fanout.onReply(reply, now);
+    if (result) this.report(active, result);
+    return 'taken';
+  }
+
+  /** Feeds a state or status to every submission the device was sent in (only those can have it pending). */
+  feed(apply: (fanout: Fanout) => FanoutResult | undefined, to: { deviceId: string }): void {
+    const set = this.byDevice.get(to.deviceId);
+    if (!set) return;
+    for (const active of [...set]) {
       const result = apply(active.fanout);
       if (result) this.report(active, result);
     }

@@ -119,11 +119,12 @@ describe('starting the bridge', () => {
 
 describe('on one broker', () => {
   it.skipIf(skipWithout(['mosquitto'], 'MQTT 5 on mosquitto'))(
-    'MQTT 5 (mosquitto): answers on the response topic with the correlation data',
+    'MQTT 5 (mosquitto): ignores the response topic, answers on its own reply topic (contract 3.1)',
     async () => {
       const broker = later(await brokersByName.mosquitto.start('v5'));
       const deviceId = uniqueId('v5');
-      const live = await subscriber(broker.url, ['v5/replies/me'], 5);
+      const own = topics.deviceReply('v5', deviceId, 'v5-1');
+      const live = await subscriber(broker.url, ['v5/replies/me', own], 5);
       const { bridge } = later(directBridge({ url: broker.url, protocolVersion: 5, ns: 'v5', deviceId }));
       await bridge.start();
       await live.publish(
@@ -133,21 +134,22 @@ describe('on one broker', () => {
           properties: { responseTopic: 'v5/replies/me', correlationData: Buffer.from('corr-42') },
         },
       );
-      const answer = await live.waitFor((m) => m.topic === 'v5/replies/me', 'MQTT 5 response');
+      const answer = await live.waitFor((m) => m.topic === own, 'the reply');
       expect(json(answer)).toEqual({
         requestId: 'v5-1',
         deviceId,
         id: expect.any(Number),
         status: 'RUNNING',
       });
-      expect(answer.packet.properties?.correlationData?.toString()).toBe('corr-42');
+      expect(answer.packet.properties?.correlationData).toBeUndefined();
+      expect(live.messages.filter((m) => m.topic === 'v5/replies/me')).toEqual([]);
     },
   );
 
   it('remembers the requestIds of the last N submissions only (FIFO)', async () => {
     const broker = later(await brokersByName.embedded.start('mem'));
     const deviceId = uniqueId('memory');
-    const reply = 'mem/replies/me';
+    const reply = `mem/devices/${deviceId}/replies/+`;
     const controller = await TestClient.connect(broker.controllerUrl, [reply], broker.controllerCreds);
     cleanups.push(() => controller.close());
     const device = later(
@@ -158,9 +160,13 @@ describe('on one broker', () => {
     );
     await device.bridge.start();
     const send = async (requestId: string, count: number) => {
-      const body = { script: `PRINT ${requestId}`, requestId, replyTo: reply };
+      const body = { script: `PRINT ${requestId}`, requestId };
       await controller.publish(topics.deviceScripts('mem', deviceId), JSON.stringify(body));
-      const replies = await controller.waitForCount((m) => m.topic === reply, count, `reply ${count}`);
+      const replies = await controller.waitForCount(
+        (m) => m.topic.includes('/replies/'),
+        count,
+        `reply ${count}`,
+      );
       return json(replies[count - 1]!)?.id as number;
     };
     const first = await send('m-1', 1);
@@ -186,7 +192,7 @@ describe('docs/asyncapi.yaml', () => {
         '{ns}/groups/{group}/scripts',
         '{ns}/devices/{deviceId}/cancel',
         '{ns}/groups/{group}/cancel',
-        '{replyTo}',
+        '{ns}/devices/{deviceId}/replies/{requestId}',
       ].sort(),
     );
     const schemas = {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type StatusMessage, statusMessageSchema, topics } from '../bridge/contract/topics.ts';
+import { topicMatches } from '../broker/access-rules.ts';
 import { startTestDevice, type TestDevice, uniqueId } from './support/bridge-device.ts';
 import { type BrokerFixture, brokers, type RunningBroker } from './support/brokers.ts';
 import { type Received, TestClient } from './support/mqtt.ts';
@@ -30,7 +31,9 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
     cleanups.push(() => started.stop());
     return started;
   }
-  const replyTopic = () => `${ns}/replies/${uniqueId('r')}`;
+  /** Contract 3.1: answers come on the device's own reply topic; only a requestId gets one. */
+  const replyTopic = (deviceId: string) => `${ns}/devices/${deviceId}/replies/+`;
+  const isReply = (m: Received, filter: string) => topicMatches(filter, m.topic);
   const send = (client: TestClient, topic: string, body: unknown) =>
     client.publish(topic, JSON.stringify(body));
   const ended = (deviceId: string, id: number) => (m: Received) =>
@@ -40,28 +43,28 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
     await send(live, topics.deviceScripts(ns, deviceId), {
       script: 'PRINT never',
       requestId,
-      replyTo: reply,
     });
-    const answer = await live.waitFor((m) => m.topic === reply && json(m).requestId === requestId, requestId);
+    const answer = await live.waitFor((m) => isReply(m, reply) && json(m).requestId === requestId, requestId);
     expect(json(answer)).toMatchObject({ requestId, status: 'RUNNING' });
     return json(answer).id as number;
   }
 
   it('cancels a queued task by id and by requestId; the FAILURE is mirrored; a running or ended task is not', async () => {
     const deviceId = uniqueId('cancel');
-    const reply = replyTopic();
+    const reply = replyTopic(deviceId);
     const live = await controller([topics.deviceTaskStatuses(ns, deviceId), reply]);
     const d = await device(deviceId);
     const { id: running } = await d.submit('SLEEP 30000');
     const byId = await queueScript(live, deviceId, 'q-1', reply);
     const byRequest = await queueScript(live, deviceId, 'q-2', reply);
     const cancelTopic = topics.deviceCancel(ns, deviceId);
-    const answer = (n: number) => live.waitForCount((m) => m.topic === reply, n, `reply ${n}`);
+    const answer = (n: number) => live.waitForCount((m) => isReply(m, reply), n, `reply ${n}`);
 
-    await send(live, cancelTopic, { id: byId, replyTo: reply });
-    expect(json((await answer(3))[2]!)).toEqual({ deviceId, id: byId, status: 'FAILURE' });
-    await send(live, cancelTopic, { requestId: 'q-2', replyTo: reply });
-    expect(json((await answer(4))[3]!)).toEqual({
+    // By id alone: no requestId, so no answer (contract 3.1); the mirrored FAILURE tells.
+    await send(live, cancelTopic, { id: byId });
+    await live.waitFor(ended(deviceId, byId), 'cancelled by id');
+    await send(live, cancelTopic, { requestId: 'q-2' });
+    expect(json((await answer(3))[2]!)).toEqual({
       deviceId,
       requestId: 'q-2',
       id: byRequest,
@@ -78,33 +81,29 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
     expect(second.error).toMatch(/^CANCELLED: /);
     expect(await d.task(byId)).toMatchObject({ status: 'FAILURE', error: mirrored.error });
 
-    await send(live, cancelTopic, { id: running, replyTo: reply });
-    expect(json((await answer(5))[4]!)).toEqual({
-      deviceId,
-      error: `TASK_RUNNING: Task ${running} is running; a running script is never cut`,
-    });
-    await send(live, cancelTopic, { requestId: 'q-1', replyTo: reply });
-    expect(json((await answer(6))[5]!)).toEqual({
+    await send(live, cancelTopic, { id: running });
+    await send(live, cancelTopic, { requestId: 'q-1' });
+    expect(json((await answer(4))[3]!)).toEqual({
       deviceId,
       requestId: 'q-1',
       error: `TASK_ENDED: Task ${byId} has already ended (FAILURE)`,
     });
-    await send(live, cancelTopic, { id: 12345, replyTo: reply });
-    expect(json((await answer(7))[6]!)).toEqual({
-      deviceId,
-      error: 'TASK_DOES_NOT_EXIST: Task 12345 does not exist',
-    });
+    await send(live, cancelTopic, { id: 12345 });
+    await send(live, cancelTopic, { requestId: 'sync-1' });
+    expect(json((await answer(5))[4]!)).toMatchObject({ requestId: 'sync-1' });
+    // One topic keeps its order ([MQTT-4.6.0-6]): the cancels by id were handled, unanswered.
+    expect(live.messages.filter((m) => isReply(m, reply))).toHaveLength(5);
     expect(d.device.queue.get(running)?.state).toBe('running');
   });
 
   it('a cancel that overtakes its script wins: on a group topic, for every member', async () => {
     const [a, b] = [uniqueId('early-a'), uniqueId('early-b')];
     const group = uniqueId('g');
-    const reply = replyTopic();
+    const reply = replyTopic('+');
     const live = await controller([reply]);
     const devices = [await device(a, [group]), await device(b, [group])];
-    await send(live, topics.groupCancel(ns, group), { requestId: 'job-7', replyTo: reply });
-    const remembered = (await live.waitForCount((m) => m.topic === reply, 2, 'two answers')).map(json);
+    await send(live, topics.groupCancel(ns, group), { requestId: 'job-7' });
+    const remembered = (await live.waitForCount((m) => isReply(m, reply), 2, 'two answers')).map(json);
     expect(remembered.map((r) => r.deviceId).sort()).toEqual([a, b].sort());
     for (const answer of remembered) {
       expect(answer).toEqual({
@@ -117,9 +116,8 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
     await send(live, topics.groupScripts(ns, group), {
       script: 'PRINT late',
       requestId: 'job-7',
-      replyTo: reply,
     });
-    const refused = (await live.waitForCount((m) => m.topic === reply, 4, 'two refusals')).slice(2).map(json);
+    const refused = (await live.waitForCount((m) => isReply(m, reply), 4, 'two refusals')).slice(2).map(json);
     for (const answer of refused) {
       expect(answer).toEqual({
         deviceId: answer.deviceId,
@@ -134,18 +132,17 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
   it('a group cancel by requestId cancels the queued task on each member', async () => {
     const [a, b] = [uniqueId('grp-a'), uniqueId('grp-b')];
     const group = uniqueId('g');
-    const reply = replyTopic();
+    const reply = replyTopic('+');
     const live = await controller([reply, topics.allTaskStatuses(ns)]);
     const devices = [await device(a, [group]), await device(b, [group])];
     for (const d of devices) await d.submit('SLEEP 30000');
     await send(live, topics.groupScripts(ns, group), {
       script: 'PRINT never',
       requestId: 'job-8',
-      replyTo: reply,
     });
-    const queued = (await live.waitForCount((m) => m.topic === reply, 2, 'two queued')).map(json);
-    await send(live, topics.groupCancel(ns, group), { requestId: 'job-8', replyTo: reply });
-    const cancelled = (await live.waitForCount((m) => m.topic === reply, 4, 'two cancelled'))
+    const queued = (await live.waitForCount((m) => isReply(m, reply), 2, 'two queued')).map(json);
+    await send(live, topics.groupCancel(ns, group), { requestId: 'job-8' });
+    const cancelled = (await live.waitForCount((m) => isReply(m, reply), 4, 'two cancelled'))
       .slice(2)
       .map(json);
     for (const answer of cancelled) {
@@ -171,14 +168,14 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
   // itself; elsewhere the device refuses it when the broker hands it over as retained.
   it('a retained cancel cancels nothing and is not remembered', async () => {
     const deviceId = uniqueId('retcancel');
-    const reply = replyTopic();
+    const reply = replyTopic(deviceId);
     const live = await controller([reply, topics.deviceTaskStatuses(ns, deviceId)]);
     const cancelTopic = topics.deviceCancel(ns, deviceId);
-    await live.publish(cancelTopic, JSON.stringify({ requestId: 'ret-1', replyTo: reply }), { retain: true });
+    await live.publish(cancelTopic, JSON.stringify({ requestId: 'ret-1' }), { retain: true });
     cleanups.push(() => live.publish(cancelTopic, '', { retain: true }));
     const d = await device(deviceId);
     if (!fixture.refusesRetainedScripts) {
-      const refusal = json(await live.waitFor((m) => m.topic === reply, 'refusal'));
+      const refusal = json(await live.waitFor((m) => isReply(m, reply), 'refusal'));
       expect(refusal).toEqual({
         requestId: 'ret-1',
         deviceId,
@@ -190,10 +187,9 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
     await send(live, topics.deviceScripts(ns, deviceId), {
       script: 'PRINT runs',
       requestId: 'ret-1',
-      replyTo: reply,
     });
     const accepted = json(
-      await live.waitFor((m) => m.topic === reply && json(m).id !== undefined, 'accepted'),
+      await live.waitFor((m) => isReply(m, reply) && json(m).id !== undefined, 'accepted'),
     );
     const done = await live.waitFor(
       (m) =>
@@ -201,7 +197,7 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
       'finished',
     );
     expect(json(done)).toMatchObject({ requestId: 'ret-1', report: 'runs' });
-    expect(live.messages.filter((m) => m.topic === reply && json(m).error !== undefined)).toHaveLength(
+    expect(live.messages.filter((m) => isReply(m, reply) && json(m).error !== undefined)).toHaveLength(
       fixture.refusesRetainedScripts ? 0 : 1,
     );
     expect(d.device.queue.list()).toHaveLength(1);
@@ -210,18 +206,19 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
   it('refuses cancels that break the payload rules, cancelling nothing', async () => {
     const deviceId = uniqueId('badcancel');
     const group = uniqueId('g');
-    const reply = replyTopic();
+    const reply = replyTopic(deviceId);
     const live = await controller([reply]);
     const d = await device(deviceId, [group]);
     await d.submit('SLEEP 30000');
     const id = await queueScript(live, deviceId, 'keep-1', reply);
     const deviceTopic = topics.deviceCancel(ns, deviceId);
-    await send(live, deviceTopic, { id, requestId: 'keep-1', replyTo: reply });
-    await send(live, deviceTopic, { replyTo: reply, requestId: 'both-missing-id-is-fine' });
-    await send(live, deviceTopic, { replyTo: reply });
-    await send(live, topics.groupCancel(ns, group), { id, requestId: 'keep-1', replyTo: reply });
-    await send(live, deviceTopic, { id: -1, replyTo: reply });
-    const all = (await live.waitForCount((m) => m.topic === reply, 6, 'six answers')).slice(1).map(json);
+    await send(live, deviceTopic, { id, requestId: 'keep-1' });
+    await send(live, deviceTopic, { requestId: 'both-missing-id-is-fine' });
+    await send(live, deviceTopic, {});
+    await send(live, topics.groupCancel(ns, group), { id, requestId: 'keep-1' });
+    await send(live, deviceTopic, { id: -1 });
+    await send(live, deviceTopic, { requestId: 'sync-1' });
+    const all = (await live.waitForCount((m) => isReply(m, reply), 5, 'five answers')).slice(1).map(json);
     // The group cancel went to another topic, and brokers keep order per topic only
     // ([MQTT-4.6.0-6]): its answer may come anywhere among the others.
     const groupError =
@@ -240,14 +237,9 @@ describe.each(brokers)('MQTT cancel on $name', (fixture: BrokerFixture) => {
       requestId: 'both-missing-id-is-fine',
       error: expect.stringMatching(/^TASK_DOES_NOT_EXIST/),
     });
-    expect(answers[2]).toEqual({
-      deviceId,
-      error: 'INVALID_REQUEST: invalid payload: exactly one of id and requestId',
-    });
-    expect(answers[3]).toMatchObject({
-      deviceId,
-      error: expect.stringMatching(/^INVALID_REQUEST: invalid payload: id: /),
-    });
+    // `{}` and `{id: -1}` carry no requestId: refused without an answer (contract 3.1).
+    expect(answers[2]).toMatchObject({ requestId: 'sync-1' });
+    expect(answers).toHaveLength(3);
     expect(d.device.queue.get(id)?.state).toBe('queued');
   });
 });

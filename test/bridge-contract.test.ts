@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type StatusMessage, statusMessageSchema, topics } from '../bridge/contract/topics.ts';
+import { topicMatches } from '../broker/access-rules.ts';
 import { VERSION } from '../src/version.ts';
 import { skipSuite } from './support/binaries.ts';
 import { startTestDevice, type TestDevice, uniqueId } from './support/bridge-device.ts';
@@ -42,7 +43,9 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     m.topic.startsWith(`${ns}/devices/${deviceId}/tasks/`) &&
     (id === undefined || json(m)?.id === id) &&
     (json(m)?.status === 'FINISHED' || json(m)?.status === 'FAILURE');
-  const replyTopic = () => `${ns}/replies/${uniqueId('r')}`;
+  /** Contract 3.1: a device answers on its own reply topic, `<ns>/devices/<id>/replies/<requestId>`. */
+  const replyTopic = (deviceId: string) => `${ns}/devices/${deviceId}/replies/+`;
+  const isReply = (m: Received, filter: string) => topicMatches(filter, m.topic);
   const publishScript = (client: TestClient, deviceId: string, body: unknown) =>
     client.publish(topics.deviceScripts(ns, deviceId), JSON.stringify(body));
 
@@ -102,13 +105,13 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     expect(strictStatus.parse(retained.json)).toEqual(finished);
   });
 
-  it('runs a script from the device topic and answers on replyTo', async () => {
+  it('runs a script from the device topic and answers on its own reply topic', async () => {
     const deviceId = uniqueId('intake');
-    const reply = replyTopic();
+    const reply = replyTopic(deviceId);
     const live = await controller([topics.deviceTaskStatuses(ns, deviceId), reply]);
     const d = await device({ deviceId });
-    await publishScript(live, deviceId, { script: 'PRINT via mqtt', requestId: 'req-1', replyTo: reply });
-    const answer = json(await live.waitFor((m) => m.topic === reply, 'reply'));
+    await publishScript(live, deviceId, { script: 'PRINT via mqtt', requestId: 'req-1' });
+    const answer = json(await live.waitFor((m) => isReply(m, reply), 'reply'));
     expect(answer).toEqual({ requestId: 'req-1', deviceId, id: expect.any(Number), status: 'RUNNING' });
     const id = answer.id as number;
     const finished = strictStatus.parse((await live.waitFor(ended(deviceId, id), 'finished')).json);
@@ -148,17 +151,17 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
 
   it('executes a redelivered requestId once, republishes its status and replies twice with the same id', async () => {
     const deviceId = uniqueId('dup');
-    const reply = replyTopic();
+    const reply = replyTopic(deviceId);
     const live = await controller([topics.deviceTaskStatuses(ns, deviceId), reply]);
     const d = await device({ deviceId });
     let starts = 0;
     d.device.queue.on('started', () => {
       starts += 1;
     });
-    const body = { script: 'PRINT once\nSLEEP 20', requestId: 'dup-1', replyTo: reply };
+    const body = { script: 'PRINT once\nSLEEP 20', requestId: 'dup-1' };
     await publishScript(live, deviceId, body);
     await publishScript(live, deviceId, body);
-    const replies = await live.waitForCount((m) => m.topic === reply, 2, 'two replies');
+    const replies = await live.waitForCount((m) => isReply(m, reply), 2, 'two replies');
     const id = json(replies[0]!).id as number;
     expect(replies.map((m) => json(m).id)).toEqual([id, id]);
     await live.waitFor(ended(deviceId, id), 'finished');
@@ -176,7 +179,7 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
 
   it('ends a script whose notAfter has passed as FAILURE with EXPIRED, without running it', async () => {
     const deviceId = uniqueId('expired');
-    const reply = replyTopic();
+    const reply = replyTopic(deviceId);
     const live = await controller([topics.deviceTaskStatuses(ns, deviceId), reply]);
     const d = await device({ deviceId });
     let starts = 0;
@@ -186,10 +189,9 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     await publishScript(live, deviceId, {
       script: 'PRINT stale',
       requestId: 'old-1',
-      replyTo: reply,
       notAfter: Date.now() - 60_000,
     });
-    const answer = json(await live.waitFor((m) => m.topic === reply, 'reply'));
+    const answer = json(await live.waitFor((m) => isReply(m, reply), 'reply'));
     expect(answer).toEqual({ requestId: 'old-1', deviceId, id: expect.any(Number), status: 'FAILURE' });
     const failed = strictStatus.parse(
       (await live.waitFor(ended(deviceId, answer.id as number), 'failure')).json,
@@ -200,20 +202,20 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     expect(starts).toBe(0);
   });
 
-  it('refuses invalid payloads and over-long scripts on replyTo, creating no task', async () => {
+  it('refuses invalid payloads and over-long scripts on its reply topic, creating no task', async () => {
     const deviceId = uniqueId('invalid');
-    const reply = replyTopic();
+    const reply = replyTopic(deviceId);
     const live = await controller([topics.deviceTaskStatuses(ns, deviceId), reply]);
     const d = await device({ deviceId, maxScriptBytes: 16 });
     await live.publish(topics.deviceScripts(ns, deviceId), 'not json at all');
-    await publishScript(live, deviceId, { script: '', requestId: 'bad-1', replyTo: reply });
+    await publishScript(live, deviceId, { script: '', requestId: 'bad-1' });
     await publishScript(live, deviceId, {
       script: 'PRINT 0123456789abcdef',
       requestId: 'big-1',
-      replyTo: reply,
     });
-    await publishScript(live, deviceId, { script: 42, replyTo: reply });
-    const refusals = (await live.waitForCount((m) => m.topic === reply, 3, 'three refusals')).map(json);
+    await publishScript(live, deviceId, { script: 42 }); // no requestId: no reply (contract 3.1)
+    await publishScript(live, deviceId, { script: 42, requestId: 'num-1' });
+    const refusals = (await live.waitForCount((m) => isReply(m, reply), 3, 'three refusals')).map(json);
     expect(refusals[0]).toEqual({
       requestId: 'bad-1',
       deviceId,
@@ -224,86 +226,98 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
       deviceId,
       error: expect.stringMatching(/^SCRIPT_TOO_LARGE/),
     });
-    expect(refusals[2]).toEqual({ deviceId, error: expect.stringMatching(/^INVALID_REQUEST: .*script/) });
+    expect(refusals[2]).toEqual({
+      requestId: 'num-1',
+      deviceId,
+      error: expect.stringMatching(/^INVALID_REQUEST: .*script/),
+    });
     expect(d.device.queue.list()).toHaveLength(0);
     // Still serving: a valid script after all that runs.
-    await publishScript(live, deviceId, { script: 'PRINT ok', replyTo: reply });
-    const ok = await live.waitFor((m) => m.topic === reply && json(m).id !== undefined, 'accepted');
+    await publishScript(live, deviceId, { script: 'PRINT ok', requestId: 'ok-1' });
+    const ok = await live.waitFor((m) => isReply(m, reply) && json(m).id !== undefined, 'accepted');
     await live.waitFor(ended(deviceId, json(ok).id as number), 'finished');
+    expect(ok.topic).toBe(`${ns}/devices/${deviceId}/replies/ok-1`);
+    expect(live.messages.filter((m) => isReply(m, reply))).toHaveLength(4);
     expect(live.messages.filter((m) => m.topic.includes('/tasks/'))).toHaveLength(3);
   });
 
   it('agrees with REST on what a valid script is: blank scripts and invalid UTF-8 are refused', async () => {
     const deviceId = uniqueId('valid');
-    const reply = replyTopic();
+    const reply = replyTopic(deviceId);
     const live = await controller([topics.deviceTaskStatuses(ns, deviceId), reply]);
     const d = await device({ deviceId });
-    await publishScript(live, deviceId, { script: ' \r\n\t', requestId: 'blank-1', replyTo: reply });
+    await publishScript(live, deviceId, { script: ' \r\n\t', requestId: 'blank-1' });
     // "PRINT café" with the é as the Latin-1 byte 0xE9: not UTF-8, must not run as "caf\uFFFD".
     await live.publish(
       topics.deviceScripts(ns, deviceId),
-      Buffer.from(JSON.stringify({ script: 'PRINT café', requestId: 'latin-1', replyTo: reply }), 'latin1'),
+      Buffer.from(JSON.stringify({ script: 'PRINT café', requestId: 'latin-1' }), 'latin1'),
     );
-    const refusals = (await live.waitForCount((m) => m.topic === reply, 2, 'two refusals')).map(json);
+    const refusals = (await live.waitForCount((m) => isReply(m, reply), 2, 'two refusals')).map(json);
     expect(refusals).toEqual([
       { requestId: 'blank-1', deviceId, error: 'INVALID_REQUEST: the script must not be empty' },
       { requestId: 'latin-1', deviceId, error: 'INVALID_REQUEST: the payload is not valid UTF-8' },
     ]);
     expect(d.device.queue.list()).toHaveLength(0);
     // The same script as UTF-8 runs; its requestId was not burnt by the refusal.
-    await publishScript(live, deviceId, { script: 'PRINT café', requestId: 'latin-1', replyTo: reply });
-    const ok = json(await live.waitFor((m) => m.topic === reply && json(m).id !== undefined, 'accepted'));
+    await publishScript(live, deviceId, { script: 'PRINT café', requestId: 'latin-1' });
+    const ok = json(await live.waitFor((m) => isReply(m, reply) && json(m).id !== undefined, 'accepted'));
     const done = strictStatus.parse((await live.waitFor(ended(deviceId, ok.id as number), 'finished')).json);
     expect(done).toMatchObject({ status: 'FINISHED', report: 'café', requestId: 'latin-1' });
   });
 
-  // Issue 10 item 8 (docs/mqtt.md, "replyTo"): a reply never lands on a device or group topic.
-  it('refuses a replyTo under the device and group topics: no task, nothing published there', async () => {
+  // Contract 3.1: replyTo (v1.1) is ignored; every answer goes to the device's own reply topic.
+  it('ignores replyTo, wherever it points: every answer on its own reply topic, nothing elsewhere', async () => {
     const deviceId = uniqueId('replyto');
-    const reply = replyTopic();
-    const live = await controller([`${ns}/devices/${deviceId}/#`, `${ns}/groups/#`, reply]);
+    const reply = replyTopic(deviceId);
+    const live = await controller([`${ns}/devices/${deviceId}/#`, `${ns}/groups/#`, `${ns}/replies/#`]);
     const d = await device({ deviceId });
     await live.waitFor((m) => m.topic === topics.state(ns, deviceId) && json(m)?.online === true, 'online');
-    const forbidden = [
+    const elsewhere = [
       topics.state(ns, deviceId),
       `${ns}/devices/${deviceId}/tasks/1/status`,
       topics.deviceScripts(ns, 'other-device'),
       topics.groupScripts(ns, 'all'),
+      `${ns}/replies/ctl/r`,
+      'elsewhere/replies',
     ];
-    for (const [i, replyTo] of forbidden.entries()) {
-      await publishScript(live, deviceId, { script: 'PRINT hijack', requestId: `hijack-${i}`, replyTo });
+    for (const [i, replyTo] of elsewhere.entries()) {
+      await publishScript(live, deviceId, { script: 'PRINT h', requestId: `h-${i}`, replyTo });
     }
-    // A valid submission after them is the sync point: the device handled the four before it.
-    await publishScript(live, deviceId, { script: 'PRINT ok', requestId: 'fine', replyTo: reply });
-    const ok = json(await live.waitFor((m) => m.topic === reply, 'accepted'));
-    expect(ok).toMatchObject({ requestId: 'fine', deviceId, status: 'RUNNING' });
-    await live.waitFor(ended(deviceId, ok.id as number), 'finished');
-    expect(d.device.queue.list()).toHaveLength(1);
-    const hijacked = live.messages.filter(
-      (m) => m.topic !== topics.deviceScripts(ns, deviceId) && m.payload.toString('utf8').includes('hijack'),
+    const answers = await live.waitForCount((m) => isReply(m, reply), elsewhere.length, 'every answer');
+    expect(answers.map((m) => m.topic)).toEqual(
+      elsewhere.map((_, i) => `${ns}/devices/${deviceId}/replies/h-${i}`),
     );
-    expect(hijacked).toEqual([]);
+    expect(answers.map((m) => json(m).deviceId)).toEqual(elsewhere.map(() => deviceId));
+    expect(d.device.queue.list()).toHaveLength(elsewhere.length);
+    const misplaced = live.messages.filter(
+      (m) =>
+        !isReply(m, reply) && m.topic !== topics.deviceScripts(ns, deviceId) && json(m)?.error !== undefined,
+    );
+    expect(misplaced).toEqual([]);
+    expect(
+      live.messages.filter(
+        (m) => m.topic.startsWith(`${ns}/replies/`) || m.topic.startsWith(`${ns}/groups/`),
+      ),
+    ).toEqual([]);
     for (const m of live.messages.filter((m) => m.topic === topics.state(ns, deviceId))) {
       expect(json(m).online).toBe(true);
     }
   });
 
   // docs/mqtt.md: a retained submission creates no task. The store broker refuses it
-  // itself (its ACL); on other brokers the device sees the retain flag and refuses it on replyTo.
+  // itself (its ACL); on other brokers the device sees the retain flag and refuses it on its reply topic.
   it('creates no task for a retained submission', async () => {
     const deviceId = uniqueId('retained');
-    const reply = replyTopic();
+    const reply = replyTopic(deviceId);
     const live = await controller([reply]);
     const scripts = topics.deviceScripts(ns, deviceId);
     if (!fixture.refusesRetainedScripts) {
-      await live.publish(
-        scripts,
-        JSON.stringify({ script: 'PRINT stale', requestId: 'ret-1', replyTo: reply }),
-        { retain: true },
-      );
+      await live.publish(scripts, JSON.stringify({ script: 'PRINT stale', requestId: 'ret-1' }), {
+        retain: true,
+      });
       cleanups.push(() => live.publish(scripts, '', { retain: true }));
       const d = await device({ deviceId });
-      const refusal = json(await live.waitFor((m) => m.topic === reply, 'refusal'));
+      const refusal = json(await live.waitFor((m) => isReply(m, reply), 'refusal'));
       expect(refusal).toEqual({
         requestId: 'ret-1',
         deviceId,
@@ -314,16 +328,11 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
     }
     const d = await device({ deviceId });
     // Live (the device is subscribed) and stored: both refused by the broker's ACL.
-    await live.publish(
-      scripts,
-      JSON.stringify({ script: 'PRINT stale', requestId: 'ret-1', replyTo: reply }),
-      { retain: true },
-    );
-    await live.publish(
-      scripts,
-      JSON.stringify({ script: 'PRINT fresh', requestId: 'ret-2', replyTo: reply }),
-    );
-    const accepted = json(await live.waitFor((m) => m.topic === reply, 'reply to the normal submission'));
+    await live.publish(scripts, JSON.stringify({ script: 'PRINT stale', requestId: 'ret-1' }), {
+      retain: true,
+    });
+    await live.publish(scripts, JSON.stringify({ script: 'PRINT fresh', requestId: 'ret-2' }));
+    const accepted = json(await live.waitFor((m) => isReply(m, reply), 'reply to the normal submission'));
     expect(accepted).toMatchObject({ requestId: 'ret-2', deviceId, status: 'RUNNING' });
     expect(d.device.queue.list().map((t) => t.requestId)).toEqual(['ret-2']);
     const barrierTopic = `${ns}/replies/${uniqueId('barrier')}`;
@@ -377,22 +386,5 @@ describe.each(brokers)('MQTT contract on $name', (fixture: BrokerFixture) => {
       (m) => m.topic === topics.taskStatus(ns, deviceId, id) && m.payload.length === 0,
       'clear',
     );
-  });
-
-  it('keeps working after a replyTo the device may not publish to', async () => {
-    const deviceId = uniqueId('acl');
-    const reply = replyTopic();
-    const live = await controller([reply]);
-    const d = await device({ deviceId });
-    // The store broker lets devices reply only under <ns>/replies/; other brokers allow anything.
-    await publishScript(live, deviceId, {
-      script: 'PRINT a',
-      requestId: 'acl-1',
-      replyTo: 'elsewhere/replies',
-    });
-    await publishScript(live, deviceId, { script: 'PRINT b', requestId: 'acl-2', replyTo: reply });
-    expect(json(await live.waitFor((m) => m.topic === reply, 'reply'))).toMatchObject({ requestId: 'acl-2' });
-    expect(d.device.queue.list().map((t) => t.requestId)).toEqual(['acl-2', 'acl-1']);
-    expect(d.device.bridge!.health().state).toBe('connected');
   });
 });

@@ -131,7 +131,7 @@ describe('a broker that closes the connection over a refused reply', () => {
   beforeAll(async () => {
     aedes = await Aedes.createBroker({
       authorizePublish: (_client, packet, callback) =>
-        callback(packet.topic.startsWith('forbidden/') ? new Error('not allowed') : null),
+        callback(packet.topic.endsWith('/replies/kick-1') ? new Error('not allowed') : null),
     });
     server = net.createServer(aedes.handle);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -147,27 +147,28 @@ describe('a broker that closes the connection over a refused reply', () => {
     const deviceId = uniqueId('kick');
     const device = directBridge({ url, ns, deviceId, reconnectPeriodMs: 1500 });
     const { bridge, queue, registry } = device;
-    const live = await TestClient.connect(url, [topics.state(ns, deviceId), `${ns}/replies/ok`]);
+    const ok = topics.deviceReply(ns, deviceId, 'ok-1');
+    const live = await TestClient.connect(url, [topics.state(ns, deviceId), ok]);
     cleanups.push(async () => {
       await live.close();
       await device.stop();
     });
     await bridge.start();
-    const body = { script: 'PRINT a', requestId: 'kick-1', replyTo: 'forbidden/replies' };
+    const body = { script: 'PRINT a', requestId: 'kick-1' };
     await live.publish(topics.deviceScripts(ns, deviceId), JSON.stringify(body));
     const kicked = await live.waitFor((m) => json(m)?.online === false, 'disconnected over the reply');
     const after = live.messages.indexOf(kicked);
     await live.waitFor((m) => json(m)?.online === true && live.messages.indexOf(m) > after, 'online again');
     await live.publish(
       topics.deviceScripts(ns, deviceId),
-      JSON.stringify({ script: 'PRINT b', replyTo: `${ns}/replies/ok` }),
+      JSON.stringify({ script: 'PRINT b', requestId: 'ok-1' }),
     );
-    await live.waitFor((m) => m.topic === `${ns}/replies/ok`, 'answer to the next request');
+    await live.waitFor((m) => m.topic === ok, 'answer to the next request');
     // The script was acknowledged before the reply went out, so the broker did not deliver it
     // again (no duplicate), and the refused reply was not resent: one disconnect only.
     expect(live.messages.filter((m) => json(m)?.online === false)).toHaveLength(1);
     const metrics = await registry.getSingleMetric('regbridge_mqtt_messages_in_total')!.get();
     expect(metrics.values.find((v) => v.labels.result === 'duplicate')).toBeUndefined();
-    expect(queue.list().map((t) => t.requestId)).toEqual([undefined, 'kick-1']);
+    expect(queue.list().map((t) => t.requestId)).toEqual(['ok-1', 'kick-1']);
   });
 });

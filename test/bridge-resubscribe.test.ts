@@ -59,7 +59,7 @@ describe('a device whose subscribing was cut short', () => {
     const clientId = `regbridge_${ns}_${deviceId}`;
     cutOnGroup.add(clientId);
     const device = directBridge({ url, ns, deviceId, reconnectPeriodMs: 100 });
-    const controller = await TestClient.connect(url, [`${ns}/replies/cut`]);
+    const controller = await TestClient.connect(url, [topics.deviceReply(ns, deviceId, 'cut-1')]);
     cleanups.push(async () => {
       await controller.close();
       await device.stop();
@@ -78,9 +78,9 @@ describe('a device whose subscribing was cut short', () => {
     await until(() => device.bridge.health().state === 'connected', 'connected');
     await controller.publish(
       topics.groupScripts(ns, 'all'),
-      JSON.stringify({ script: 'PRINT group', requestId: 'cut-1', replyTo: `${ns}/replies/cut` }),
+      JSON.stringify({ script: 'PRINT group', requestId: 'cut-1' }),
     );
-    const reply = await controller.waitFor((m) => m.topic === `${ns}/replies/cut`, 'the reply');
+    const reply = await controller.waitFor((m) => m.topic.endsWith('/replies/cut-1'), 'the reply');
     expect((reply.json as { error?: string; requestId?: string }).error).toBeUndefined();
     expect(device.queue.list().map((t) => t.requestId)).toEqual(['cut-1']);
   });

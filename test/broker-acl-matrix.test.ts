@@ -5,6 +5,7 @@
  * packets, so every CONNACK code and every SUBACK code is seen as sent.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import { StoreBroker } from '../broker/store-broker.ts';
 import { silent } from './support/loggers.ts';
 import {
@@ -54,7 +55,8 @@ async function connectAs(
   options: ConnectOptions = {},
 ): Promise<{ client: RawClient; connack: Received }> {
   const result = await RawClient.connected(broker.port, {
-    clientId: `${who}-${++ids}`,
+    // A device user connects with its own client id only (contract 6.1).
+    clientId: who === 'd1' || who === 'd2' ? deviceClientId(NS, who) : `${who}-${++ids}`,
     ...USERS[who],
     ...options,
   });
@@ -81,7 +83,7 @@ async function suback(client: RawClient, filters: string[]): Promise<number[]> {
 
 describe('session takeover and ownership', () => {
   it('a persistent session belongs to its user: others get CONNACK 5 and never its queued script; the owner gets it', async () => {
-    const sessionId = 'regbridge_stores/042_d1';
+    const sessionId = deviceClientId(NS, 'd1');
     const device = await connected('d1', { clientId: sessionId, clean: false });
     expect(await suback(device, [`${NS}/devices/d1/scripts`])).toEqual([1]);
     await device.end();
@@ -110,21 +112,21 @@ describe('session takeover and ownership', () => {
 
   it('the owner starting clean gives the session up: then another user may use the id', async () => {
     const sessionId = `given-up-${++ids}`;
-    const first = await connected('d1', { clientId: sessionId, clean: false });
+    const first = await connected('hq', { clientId: sessionId, clean: false });
     await first.end();
-    const clean = await connected('d1', { clientId: sessionId, clean: true });
+    const clean = await connected('hq', { clientId: sessionId, clean: true });
     await clean.end();
-    await connected('d2', { clientId: sessionId, clean: true });
+    await connected('obs', { clientId: sessionId, clean: true });
   });
 
   it('a connected client id: another user gets CONNACK 2 and the owner stays; the same user takes it over', async () => {
     const sessionId = `live-${++ids}`;
-    const owner = await connected('d1', { clientId: sessionId });
-    const { client: other, connack } = await connectAs('d2', { clientId: sessionId });
+    const owner = await connected('hq', { clientId: sessionId });
+    const { client: other, connack } = await connectAs('obs', { clientId: sessionId });
     expect(connack.returnCode).toBe(2);
     await other.waitClosed();
     await owner.settle();
-    const again = await connected('d1', { clientId: sessionId });
+    const again = await connected('hq', { clientId: sessionId });
     await owner.waitClosed();
     await again.settle();
   });

@@ -4,13 +4,15 @@
  */
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import { DENIED_PUBLISH_TOPIC, StoreBroker } from '../broker/store-broker.ts';
 import { silent } from './support/loggers.ts';
 import { MqttClients } from './support/mqtt-clients.ts';
 
 const NS = 'stores/042';
 const CTL = { username: 'ctl', password: 'pa:ss:word' };
-const D1 = { username: 'd1', password: 'd1-secret' };
+// A device user connects with its own client id only (contract 6.1).
+const D1 = { username: 'd1', password: 'd1-secret', clientId: deviceClientId(NS, 'd1') };
 const OBS = { username: 'obs', password: 'obs-secret' };
 
 interface Received {
@@ -132,6 +134,8 @@ describe('store broker ACL and authentication', () => {
     for (const topic of [
       `${NS}/devices/d2/state`,
       `${NS}/devices/d2/tasks/1/status`,
+      `${NS}/devices/d2/replies/r1`,
+      `${NS}/replies/ctl/r1`,
       `${NS}/devices/d1/scripts`,
       `${NS}/groups/all/scripts`,
       'pos/devices/d1/state',
@@ -145,7 +149,7 @@ describe('store broker ACL and authentication', () => {
     await seen.next((m) => m.payload === 'marker');
     // Earlier tests left retained messages; only live ones count here.
     expect(seen.messages.filter((m) => !m.retain).map((m) => m.payload)).toEqual(['marker']);
-    expect(broker.stats.publishDenied - before).toBe(6);
+    expect(broker.stats.publishDenied - before).toBe(8);
   });
 
   it('lets a device subscribe to its scripts, its groups and its own topics only', async () => {
@@ -183,15 +187,21 @@ describe('store broker ACL and authentication', () => {
     expect(await granted(ctl, '#')).toBe(128);
   });
 
-  it('carries replies under <ns>/replies/ and refuses to retain them', async () => {
+  it("carries a device's replies under its own subtree only and refuses to retain them (contract 3.1)", async () => {
     const ctl = await connect(url, CTL);
     const seen = collect(ctl);
-    await ctl.subscribeAsync(`${NS}/replies/ctl/#`, { qos: 1 });
+    await ctl.subscribeAsync(`${NS}/devices/+/replies/#`, { qos: 1 });
     const device = await connect(url, D1);
-    await device.publishAsync(`${NS}/replies/ctl/r1`, 'retained reply', { qos: 1, retain: true });
-    await device.publishAsync(`${NS}/replies/ctl/r1`, '{"requestId":"r1"}', { qos: 1 });
+    await device.publishAsync(`${NS}/devices/d1/replies/r1`, 'retained reply', { qos: 1, retain: true });
+    await device.publishAsync(`${NS}/devices/d2/replies/r1`, 'for another register', { qos: 1 });
+    await device.publishAsync(`${NS}/devices/d1/replies/r1`, '{"requestId":"r1"}', { qos: 1 });
     const reply = await seen.next(() => true);
-    expect(reply).toEqual({ topic: `${NS}/replies/ctl/r1`, payload: '{"requestId":"r1"}', retain: false });
+    expect(reply).toEqual({
+      topic: `${NS}/devices/d1/replies/r1`,
+      payload: '{"requestId":"r1"}',
+      retain: false,
+    });
+    expect(seen.messages).toHaveLength(1);
   });
 
   it('lets a controller clear, but never write, a device state', async () => {
@@ -248,12 +258,15 @@ describe('store broker ACL and authentication', () => {
   });
 
   it("refuses another user's connected client id, lets the owner take it over", async () => {
-    const device = await connect(url, { ...D1, clientId: 'register-1' });
-    expect(await refusalCode(url, { ...OBS, clientId: 'register-1' })).toBe(2);
+    const device = await connect(url, D1);
+    expect(await refusalCode(url, { ...OBS, clientId: D1.clientId })).toBe(5);
     expect(device.connected).toBe(true);
     const gone = closed(device);
-    await connect(url, { ...D1, clientId: 'register-1' });
+    await connect(url, D1);
     await gone;
+    const ctl = await connect(url, { ...CTL, clientId: 'register-1' });
+    expect(await refusalCode(url, { ...OBS, clientId: 'register-1' })).toBe(2);
+    expect(ctl.connected).toBe(true);
   });
 
   it('publishes a device last will, retained, when its connection drops', async () => {
@@ -263,7 +276,6 @@ describe('store broker ACL and authentication', () => {
     const offline = '{"online":false,"deviceId":"d1","bootId":"b1"}';
     const device = await connect(url, {
       ...D1,
-      clientId: 'd1-will',
       will: { topic: `${NS}/devices/d1/state`, payload: Buffer.from(offline), qos: 1, retain: true },
     });
     await device.publishAsync(`${NS}/devices/d1/state`, '{"online":true}', { qos: 1, retain: true });
@@ -324,7 +336,11 @@ describe('store broker with anonymous clients allowed', () => {
     const anonymous = await connect(url);
     expect(await granted(anonymous, 'pos/#')).toBe(1);
     expect(await granted(anonymous, 'other/#')).toBe(128);
-    const device = await connect(url, { username: 'd1', password: 'pw' });
+    const device = await connect(url, {
+      username: 'd1',
+      password: 'pw',
+      clientId: deviceClientId('pos', 'd1'),
+    });
     const got = collect(device);
     await device.subscribeAsync('pos/devices/d1/scripts', { qos: 1 });
     await anonymous.publishAsync('pos/devices/d1/scripts', 'from anonymous', { qos: 1 });

@@ -1,7 +1,7 @@
 /**
  * docs/topology.md's head-office hub: a Mosquitto bridge dialing a store broker as a
  * `controller`. State and task status come in with their retain flag kept (Mosquitto's bridge
- * mode, `try_private true`), scripts go out, replies under `<ns>/replies/hq/` come in.
+ * mode, `try_private true`), scripts go out, the registers' replies (`<ns>/devices/+/replies/#`) come in.
  * Skipped only when the mosquitto binary is missing.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -100,7 +100,7 @@ describe.skipIf(skipWithout(['mosquitto'], 'a Mosquitto hub bridged to a store b
           'cleansession false',
           `topic ${NS}/devices/+/state in 1`,
           `topic ${NS}/devices/+/tasks/+/status in 1`,
-          `topic ${NS}/replies/hq/# in 1`,
+          `topic ${NS}/devices/+/replies/# in 1`,
           `topic ${NS}/devices/+/scripts out 1`,
           `topic ${NS}/groups/+/scripts out 1`,
           '',
@@ -137,13 +137,13 @@ describe.skipIf(skipWithout(['mosquitto'], 'a Mosquitto hub bridged to a store b
     it('carries scripts out to the store and replies back in', async () => {
       await device.subscribeAsync(`${NS}/groups/all/scripts`, { qos: 1 });
       const hq = await connect(hubUrl);
-      await hq.subscribeAsync(`${NS}/replies/hq/#`, { qos: 1 });
+      await hq.subscribeAsync(`${NS}/devices/+/replies/#`, { qos: 1 });
       const script = next(device, '{"script":"PRINT hi"}');
       await hq.publishAsync(`${NS}/groups/all/scripts`, '{"script":"PRINT hi"}', { qos: 1 });
       expect((await script).topic).toBe(`${NS}/groups/all/scripts`);
       const reply = next(hq, '{"requestId":"r1"}');
-      await device.publishAsync(`${NS}/replies/hq/r1`, '{"requestId":"r1"}', { qos: 1 });
-      expect(await reply).toEqual({ topic: `${NS}/replies/hq/r1`, retain: false });
+      await device.publishAsync(`${NS}/devices/reg-1/replies/r1`, '{"requestId":"r1"}', { qos: 1 });
+      expect(await reply).toEqual({ topic: `${NS}/devices/reg-1/replies/r1`, retain: false });
     });
   },
 );

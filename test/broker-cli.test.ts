@@ -2,10 +2,12 @@
  * `regbridge broker` as a child process (README "Command line"): flags and REGBRIDGE_<FLAG>
  * variables, the printed ports, configuration errors (exit 2, no stack), SIGTERM (exit 0).
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import { TestPki } from './support/certs.ts';
 import { MqttClients } from './support/mqtt-clients.ts';
 import { publish, RawClient } from './support/raw-mqtt.ts';
@@ -105,7 +107,12 @@ describe('regbridge broker', () => {
     const hq = await connect(`mqtt://127.0.0.1:${port}`, 'hq', 'pw');
     const granted = await hq.subscribeAsync('stores/042/#', { qos: 1 });
     expect(granted[0]?.qos).toBe(1);
-    await connect(`mqtt://127.0.0.1:${port}`, 'reg-1', 'pw');
+    // A device user connects with its own client id only (contract 6.1).
+    await clients.connect(`mqtt://127.0.0.1:${port}`, {
+      username: 'reg-1',
+      password: 'pw',
+      clientId: deviceClientId('stores/042', 'reg-1'),
+    });
     r.child.kill('SIGINT');
     expect(await r.exit).toBe(0);
   });
@@ -246,6 +253,7 @@ describe('regbridge broker', () => {
         ca: ca.cert,
         cert: device.cert,
         key: device.key,
+        clientId: deviceClientId('pos', 'reg-7'),
         reconnectPeriod: 0,
       });
       clients.add(client);

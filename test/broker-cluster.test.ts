@@ -3,8 +3,10 @@
  * fan-out, retained messages and last wills cross instances. Skipped only when the redis-server
  * binary is missing.
  */
+
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import { BrokerRedisError, type StoreBroker } from '../broker/store-broker.ts';
 import { skipWithout } from './support/binaries.ts';
 import { MqttClients, nextMessage } from './support/mqtt-clients.ts';
@@ -12,6 +14,8 @@ import { type RunningRedis, startRedisServer } from './support/redis-server.ts';
 import { CTL, DEV, storeBroker } from './support/store-brokers.ts';
 
 const NS = 'stores/7';
+// A device user connects with its own client id only (contract 6.1).
+const REG1 = deviceClientId(NS, DEV.username);
 
 const clients = new MqttClients();
 
@@ -48,7 +52,7 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
     });
 
     it('delivers a publish on A to a subscriber on B', async () => {
-      const device = await connect(b.port, DEV);
+      const device = await connect(b.port, { ...DEV, clientId: REG1 });
       await device.subscribeAsync(`${NS}/groups/all/scripts`, { qos: 1 });
       const ctl = await connect(a.port, CTL);
       const got = nextMessage(device, '{"script":"PRINT x"}');
@@ -61,24 +65,28 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
       // same client (its overlap de-duplication); a retained publish waits for Redis, so a plain
       // publish made after it overtakes it. broker/aedes-fixes/dedupe.ts keeps that from losing messages.
       const ctl = await connect(b.port, CTL);
-      await ctl.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/replies/ctl/#`], { qos: 1 });
+      await ctl.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/devices/reg-1/replies/#`], {
+        qos: 1,
+      });
       const local = await connect(a.port, CTL);
-      await local.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/replies/ctl/#`], { qos: 1 });
-      const device = await connect(a.port, DEV);
+      await local.subscribeAsync([`${NS}/devices/reg-1/tasks/+/status`, `${NS}/devices/reg-1/replies/#`], {
+        qos: 1,
+      });
+      const device = await connect(a.port, { ...DEV, clientId: REG1 });
       const expected = ['s1', 'r1', 's2', 'r2', 's3', 'r3'];
       const remote = Promise.all(expected.map((payload) => nextMessage(ctl, payload)));
       const near = Promise.all(expected.map((payload) => nextMessage(local, payload)));
       await Promise.all(
         [1, 2, 3].flatMap((n) => [
           device.publishAsync(`${NS}/devices/reg-1/tasks/${n}/status`, `s${n}`, { qos: 1, retain: true }),
-          device.publishAsync(`${NS}/replies/ctl/${n}`, `r${n}`, { qos: 1 }),
+          device.publishAsync(`${NS}/devices/reg-1/replies/${n}`, `r${n}`, { qos: 1 }),
         ]),
       );
       await Promise.all([remote, near]);
     });
 
     it('gives a subscriber on B the message retained on A', async () => {
-      const device = await connect(a.port, DEV);
+      const device = await connect(a.port, { ...DEV, clientId: REG1 });
       await device.publishAsync(`${NS}/devices/reg-1/tasks/1/status`, 'retained on A', {
         qos: 1,
         retain: true,
@@ -94,7 +102,7 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
       await ctl.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
       const device = await connect(a.port, {
         ...DEV,
-        clientId: 'reg-1-will',
+        clientId: REG1,
         will: { topic: `${NS}/devices/reg-1/state`, payload: Buffer.from('offline'), qos: 1, retain: true },
       });
       const online = nextMessage(ctl, 'online');
@@ -118,7 +126,7 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
         await ctl.subscribeAsync(`${NS}/devices/reg-1/state`, { qos: 1 });
         const device = await connect(c.port, {
           ...DEV,
-          clientId: 'reg-1-stop',
+          clientId: REG1,
           will: {
             topic: `${NS}/devices/reg-1/state`,
             payload: Buffer.from('gone with C'),
@@ -141,7 +149,7 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
       // announcements overwrote each other: no SUBACK (broker/aedes-fixes/subscription-store.ts).
       const scripts = `${NS}/devices/reg-1/scripts`;
       const group = `${NS}/groups/all/scripts`;
-      const device = await connect(a.port, { ...DEV, clientId: 'reg-1-multi', clean: false });
+      const device = await connect(a.port, { ...DEV, clientId: REG1, clean: false });
       const granted = await device.subscribeAsync([scripts, group], { qos: 1 });
       expect(granted.map((g) => [g.topic, g.qos])).toEqual([
         [scripts, 1],
@@ -180,7 +188,7 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
       await ctl.publishAsync(group, 'to the group', { qos: 1 });
       const back = mqtt.connect(`mqtt://127.0.0.1:${b.port}`, {
         ...DEV,
-        clientId: 'reg-1-multi',
+        clientId: REG1,
         clean: false,
         reconnectPeriod: 0,
       });

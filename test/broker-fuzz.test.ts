@@ -54,6 +54,8 @@ function generator(seed: number) {
     ...(random() < 0.5 && { requestId: `fz-${seed}-${++requestIds}` }),
     // A notAfter in the past still creates a task (it ends FAILURE, EXPIRED).
     ...(random() < 0.3 && { notAfter: random() < 0.5 ? Date.now() + 3_600_000 : 1 }),
+    // A v1.1 replyTo, whatever it holds, is ignored (contract 3.1).
+    ...(random() < 0.2 && { replyTo: pick([`${NS}/replies/+`, '', '$SYS/x', 5]) }),
   });
   const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
   const invalid: [string, () => Buffer][] = [
@@ -73,7 +75,6 @@ function generator(seed: number) {
     ['script too large', () => json({ script: `PRINT ${'x'.repeat(MAX_SCRIPT_BYTES + int(2000))}` })],
     ['bad requestId', () => json({ ...valid(), requestId: pick([7, '', 'r'.repeat(201), null]) })],
     ['bad notAfter', () => json({ ...valid(), notAfter: pick([-1, 1.5, 'soon', null]) })],
-    ['bad replyTo', () => json({ ...valid(), replyTo: pick([`${NS}/replies/+`, '', '$SYS/x', 5]) })],
     [
       'invalid UTF-8',
       () =>
@@ -106,7 +107,7 @@ describe(`MQTT payload fuzz through the store broker (seed ${SEED})`, () => {
     });
     controller = await TestClient.connect(
       broker.controllerUrl,
-      [`${NS}/replies/fuzz/#`],
+      [`${NS}/devices/${DEVICE}/replies/#`],
       broker.controllerCreds,
     );
   }, 60_000);
@@ -116,13 +117,13 @@ describe(`MQTT payload fuzz through the store broker (seed ${SEED})`, () => {
     await broker?.stop();
   });
 
-  /** A valid script with a replyTo: resolves with the id of the task it created. */
+  /** A valid script with a requestId: resolves with the id of the task it created. */
   async function marker(name: string): Promise<number> {
-    const replyTo = `${NS}/replies/fuzz/${name}-${SEED}`;
-    const reply = controller.waitFor((m) => m.topic === replyTo, `reply to ${name}`, 60_000);
+    const topic = `${NS}/devices/${DEVICE}/replies/${name}-${SEED}`;
+    const reply = controller.waitFor((m) => m.topic === topic, `reply to ${name}`, 60_000);
     await controller.publish(
       `${NS}/devices/${DEVICE}/scripts`,
-      JSON.stringify({ script: 'PRINT marker', requestId: `${name}-${SEED}`, replyTo }),
+      JSON.stringify({ script: 'PRINT marker', requestId: `${name}-${SEED}` }),
     );
     return jsonOf<{ id: number }>(await reply).id;
   }

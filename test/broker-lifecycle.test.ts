@@ -237,11 +237,21 @@ describe('topic filters', () => {
         allowed: true,
       });
       expect(
-        rules.canPublish('device', 'd1', { topic: 's/1/replies/x/1', retain: true, payloadLength: 2 }),
+        rules.canPublish('device', 'd1', {
+          topic: 's/1/devices/d1/replies/r',
+          retain: true,
+          payloadLength: 2,
+        }),
       ).toEqual({
         allowed: false,
         reason: 'messages on this topic must not be retained',
       });
+      // Contract 3.1: no device publishes under <ns>/replies/ or another register's replies.
+      for (const topic of ['s/1/replies/x/1', 's/1/devices/d2/replies/r'])
+        expect(rules.canPublish('device', 'd1', { topic, retain: false, payloadLength: 2 })).toEqual({
+          allowed: false,
+          reason: 'role device may not publish to this topic',
+        });
       expect(rules.canPublish('observer', 'o', { ...status, retain: false })).toEqual({
         allowed: false,
         reason: 'role observer may not publish to this topic',

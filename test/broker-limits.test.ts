@@ -43,6 +43,11 @@ describe('maximum packet size', () => {
       connectTimeoutMs: 10_000,
       maxConnections: 1000,
       maxPendingPerAddress: 32,
+      // Contract 6.1, after login: a device's --retain + --max-queue + 16, 64 QoS 2 awaiting
+      // PUBREL, a device's default --output-cap.
+      maxRetainedStatuses: 1144,
+      maxAwaitingPubrel: 64,
+      maxReportBytes: 1024 * 1024,
       loginMaxFailures: 10,
       loginWindowMs: 60_000,
       emitterConcurrency: 1000,

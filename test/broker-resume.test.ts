@@ -5,8 +5,10 @@
  * (the intermittent "late or lost" delivery of docs/broker.md). A proxy in front of Redis stops
  * instance B inside the resumed CONNECT, so the interleaving happens on every run.
  */
+
 import mqtt, { type IClientOptions, type MqttClient, type Packet } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import type { StoreBroker } from '../broker/store-broker.ts';
 import { MqttClients } from './support/mqtt-clients.ts';
 import { type RedisProxy, startRedisProxy } from './support/redis-proxy.ts';
@@ -15,6 +17,8 @@ import { CTL, DEV, storeBroker } from './support/store-brokers.ts';
 import { until } from './support/waits.ts';
 
 const NS = 'stores/8';
+// A device user connects with its own client id only (contract 6.1).
+const REG1 = deviceClientId(NS, DEV.username);
 
 const clients = new MqttClients();
 
@@ -72,7 +76,7 @@ describe.skipIf(!redisServerAvailable() && !process.env.CI)(
       const watcher = await connect(b.port, { ...CTL, clientId: 'watcher', clean: false });
       await watcher.subscribeAsync(watched, { qos: 1 });
       // The device's session is made on A (A then knows it and queues for it) and left offline.
-      const device = await connect(a.port, { ...DEV, clientId: 'reg-1-resume', clean: false });
+      const device = await connect(a.port, { ...DEV, clientId: REG1, clean: false });
       await device.subscribeAsync(scripts, { qos: 1 });
       await device.endAsync();
       await until(() => a.stats.clients === 0, 'instance A to let the session go');
@@ -82,7 +86,7 @@ describe.skipIf(!redisServerAvailable() && !process.env.CI)(
       const inConnect = proxy.holdOn('will:');
       const back = mqtt.connect(`mqtt://127.0.0.1:${b.port}`, {
         ...DEV,
-        clientId: 'reg-1-resume',
+        clientId: REG1,
         clean: false,
         reconnectPeriod: 0,
       });

@@ -3,9 +3,11 @@
  * keeps is what the ACL granted, and overlapping subscriptions neither drop the client nor leave
  * copies behind (broker/aedes-fixes/subscription-store.ts, broker/aedes-fixes/dedupe.ts; faults of aedes 1.2 worked around).
  */
+
 import { Redis } from 'ioredis';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import type { StoreBroker } from '../broker/store-broker.ts';
 import { skipWithout } from './support/binaries.ts';
 import { MqttClients, recordPayloads } from './support/mqtt-clients.ts';
@@ -14,6 +16,8 @@ import { CTL, DEV, storeBroker } from './support/store-brokers.ts';
 import { until } from './support/waits.ts';
 
 const NS = 'stores/9';
+// A device user connects with its own client id only (contract 6.1).
+const REG1 = deviceClientId(NS, DEV.username);
 
 const clients = new MqttClients();
 
@@ -50,7 +54,7 @@ describe.each(backends)('persistent sessions on the store broker ($name)', ({ re
   it('keeps only the granted filters of a SUBSCRIBE: a refused one never delivers, not even queued', async () => {
     const own = `${NS}/devices/reg-1/scripts`;
     const other = `${NS}/devices/reg-2/scripts`;
-    const device = await connect(broker.port, { ...DEV, clientId: 'reg-1-acl', clean: false });
+    const device = await connect(broker.port, { ...DEV, clientId: REG1, clean: false });
     const refused = await device.subscribeAsync([own, other], { qos: 1 }).then(
       () => undefined,
       (error: Error & { packet?: { granted?: number[] } }) => error.packet?.granted,
@@ -63,7 +67,7 @@ describe.each(backends)('persistent sessions on the store broker ($name)', ({ re
     await ctl.publishAsync(own, 'for reg-1', { qos: 1 });
     const back = mqtt.connect(`mqtt://127.0.0.1:${broker.port}`, {
       ...DEV,
-      clientId: 'reg-1-acl',
+      clientId: REG1,
       clean: false,
       reconnectPeriod: 0,
     });

@@ -3,8 +3,10 @@
  * certificates made by the test (openssl). Passwords over TLS; device certificates (`clientCa`):
  * the CN is the device, no password; a certificate of another CA and an expired one are refused.
  */
+
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import { StoreBroker } from '../broker/store-broker.ts';
 import { type Pem, TestPki } from './support/certs.ts';
 import { silent } from './support/loggers.ts';
@@ -79,7 +81,16 @@ describe('MQTT over TLS', () => {
         if (topic === `${NS}/devices/d1/state`) resolve(payload.toString());
       }),
     );
-    const d1 = await connect(url, { ca: ca.cert, cert: device.cert, key: device.key });
+    const d1 = await connect(url, {
+      ca: ca.cert,
+      cert: device.cert,
+      key: device.key,
+      clientId: deviceClientId(NS, 'd1'),
+    });
+    // The certificate's device, like a device user, holds its own client id only (contract 6.1).
+    expect(
+      await refusal(url, { ca: ca.cert, cert: device.cert, key: device.key, clientId: 'd1-other' }),
+    ).toBe('CONNACK 5');
     await d1.publishAsync(`${NS}/devices/d1/state`, '{"online":true}', { qos: 1, retain: true });
     expect(await state).toBe('{"online":true}');
     // It is d1, a device: d2's topics are not its own.
@@ -100,7 +111,7 @@ describe('MQTT over TLS', () => {
       cert: device.cert,
       key: device.key,
       username: 'd1',
-      clientId: 'd1-named',
+      clientId: deviceClientId(NS, 'd1'),
     });
   });
 
@@ -132,7 +143,7 @@ describe('MQTT over TLS', () => {
 
   it('keeps the plain TCP listener, where a certificate means nothing', async () => {
     const plain = `mqtt://127.0.0.1:${broker.port}`;
-    await connect(plain, { username: 'd2', password: 'd2-pw' });
+    await connect(plain, { username: 'd2', password: 'd2-pw', clientId: deviceClientId(NS, 'd2') });
     expect(await refusal(plain, {})).toBe('CONNACK 5');
   });
 });

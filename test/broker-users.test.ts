@@ -3,12 +3,14 @@
  * dropping clients whose entry did not change (docs/broker.md, "Users file"): hashing in process,
  * then `regbridge hash-password` and `regbridge broker` as real child processes.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import { hashPassword, parsePasswordHash } from '../broker/password-hash.ts';
 import { parseUserSpec, UserDirectory, UserSpecError } from '../broker/users.ts';
 import { RawClient } from './support/raw-mqtt.ts';
@@ -39,7 +41,8 @@ function spawnCli(args: string[], input?: string) {
 
 async function login(port: number, username: string, password: string) {
   const result = await RawClient.connected(port, {
-    clientId: `${username}-${Math.random()}`,
+    // A device user connects with its own client id only (contract 6.1).
+    clientId: username.startsWith('reg-') ? deviceClientId('pos', username) : `${username}-${Math.random()}`,
     username,
     password,
   });

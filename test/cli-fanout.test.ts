@@ -214,7 +214,7 @@ describe('regbridge fanout / watch (child processes)', () => {
     expect(denied.code).toBe(2);
     expect(denied.stderr).toMatch(/cannot connect/);
     expect(denied.stderr).not.toContain('wrong-pw-123');
-    // A device user may not subscribe to every device's topics: the broker refuses, exit 2.
+    // A device user may connect only with its register's client id (contract 6.1): refused, exit 2.
     const creds = broker.deviceCreds('reg1');
     const device = await runCli([
       'fanout',
@@ -229,7 +229,7 @@ describe('regbridge fanout / watch (child processes)', () => {
       '1s',
     ]);
     expect(device.code).toBe(2);
-    expect(device.stderr).toMatch(/refused the subscription to .* user reg1 has the controller role/);
+    expect(device.stderr).toMatch(/Not authorized \(a controller needs a user with the controller role/);
   });
 
   it('watch --once prints the device table after discovery and exits 0', async () => {

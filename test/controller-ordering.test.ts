@@ -51,13 +51,13 @@ describe.each([brokersByName.embedded, brokersByName.mosquitto])('controller rul
     const ghost = await fake('ghost');
     const results = await controller.submit('PRINT hello', { to: ['ghost'], deadlineMs: 800 });
     expect(results).toEqual([{ deviceId: 'ghost', status: 'NO_ANSWER', detail: 'no reply' }]);
-    // It did get the script, with a reply topic of this controller and the requestId.
+    // It did get the script with its requestId, and nothing naming the controller (contract 3.1, 6.1).
     const got = await ghost.waitForScript();
+    expect(Object.keys(got).sort()).toEqual(['requestId', 'script']);
     expect(got.script).toBe('PRINT hello');
-    expect(got.replyTo).toBe(controller.replyTopic(got.requestId!));
   });
 
-  it('a refusal on replyTo is FAILURE with the device error and no task id', async () => {
+  it('a refusal on the reply topic is FAILURE with the device error and no task id', async () => {
     const picky = await fake('picky');
     const pending = controller.submit('PRINT x', { to: ['picky'], deadlineMs: 10_000 });
     await picky.reply(await picky.waitForScript(), { error: 'QUEUE_FULL: too many queued tasks' });

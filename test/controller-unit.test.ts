@@ -162,7 +162,6 @@ describe('decodeControllerMessage', () => {
   const decode = (topic: string, body: unknown) =>
     decodeControllerMessage(
       'pos',
-      'ctl1',
       topic,
       Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
     );
@@ -183,8 +182,9 @@ describe('decodeControllerMessage', () => {
     ).toMatchObject({
       kind: 'status',
     });
-    expect(decode('pos/replies/ctl1/r-1', { deviceId: 'reg1', id: 3, status: 'RUNNING' })).toEqual({
+    expect(decode('pos/devices/reg1/replies/r-1', { deviceId: 'reg1', id: 3, status: 'RUNNING' })).toEqual({
       kind: 'reply',
+      deviceId: 'reg1',
       requestId: 'r-1',
       reply: { requestId: 'r-1', deviceId: 'reg1', id: 3, status: 'RUNNING' },
     });
@@ -199,10 +199,25 @@ describe('decodeControllerMessage', () => {
     expect(
       decode('pos/devices/reg1/tasks/4/status', status({ id: 3, seq: 1, status: 'RUNNING' }))?.kind,
     ).toBe('invalid');
-    expect(decode('pos/replies/ctl1/r-1', { requestId: 'r-2', deviceId: 'reg1', error: 'x' })?.kind).toBe(
-      'invalid',
-    );
-    expect(decode('pos/replies/other/r-1', { deviceId: 'reg1', error: 'x' })).toBeUndefined();
+    // Contract 3.1: a reply is bound to the register of its topic.
+    expect(
+      decode('pos/devices/reg1/replies/r-1', { requestId: 'r-2', deviceId: 'reg1', error: 'x' }),
+    ).toEqual({
+      kind: 'badReply',
+      deviceId: 'reg1',
+      error: 'reply requestId differs from its topic',
+    });
+    expect(
+      decode('pos/devices/evil/replies/r-1', { requestId: 'r-1', deviceId: 'reg1', error: 'x' }),
+    ).toEqual({
+      kind: 'badReply',
+      deviceId: 'evil',
+      error: 'reply deviceId differs from its topic',
+    });
+    expect(decode('pos/devices/reg1/replies/r-1', '{nope')?.kind).toBe('badReply');
+    // The v1.1 reply topic is no longer read.
+    expect(decode('pos/replies/ctl1/r-1', { deviceId: 'reg1', error: 'x' })).toBeUndefined();
+    expect(decode('pos/devices/reg1/replies/r-1/x', { deviceId: 'reg1', error: 'x' })).toBeUndefined();
     expect(decode('pos/devices/reg1/scripts', { script: 'x' })).toBeUndefined();
   });
 });
@@ -289,6 +304,24 @@ describe('Fanout bookkeeping', () => {
     expect(fanout.expire()).toEqual([{ deviceId: 'b', status: 'NO_ANSWER', detail: 'no reply' }]);
     expect(fanout.results().map((r) => r.deviceId)).toEqual(['a', 'b', 'c']);
     expect(fanout.complete).toBe(true);
+  });
+
+  it("knows whom it was sent to; a cancel's refusal on the reply topic ends nothing, the script's does", () => {
+    const fanout = new Fanout('r1', 1000, [{ deviceId: 'a', bootId: 'ba' }], ['c']);
+    expect([fanout.wasSentTo('a'), fanout.wasSentTo('c'), fanout.wasSentTo('z')]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    for (const code of ['TASK_RUNNING', 'TASK_ENDED', 'TASK_DOES_NOT_EXIST']) {
+      expect(fanout.onReply({ requestId: 'r1', deviceId: 'a', error: `${code}: x` }, 1100)).toBeUndefined();
+    }
+    expect(fanout.onReply({ requestId: 'r1', deviceId: 'a', error: 'CANCELLED: y' }, 1100)).toEqual({
+      deviceId: 'a',
+      status: 'FAILURE',
+      error: 'CANCELLED: y',
+      durationMs: 100,
+    });
   });
 });
 

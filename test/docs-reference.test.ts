@@ -143,12 +143,13 @@ describe('docs/mqtt.md is the MQTT reference', () => {
         .replaceAll('NSX', '<ns>')
         .replaceAll('DEVX', '<deviceId>')
         .replaceAll('GRPX', '<group>')
+        .replaceAll('REQX', '<requestId>')
         .replaceAll('424242', '<id>');
     const used = Object.entries(topics).map(([name, build]) => {
       const topic = (build as (...args: unknown[]) => string)(
         'NSX',
         name.startsWith('group') ? 'GRPX' : 'DEVX',
-        424242,
+        name === 'deviceReply' ? 'REQX' : 424242,
       );
       return shown(topic);
     });

@@ -35,14 +35,12 @@ async function controller(broker: RunningBroker, filters: string[]): Promise<Tes
   return client;
 }
 
-/** A script published to `d` with a replyTo is accepted (the device is connected and subscribed). */
+/** A script published to `d` is accepted (the device is connected and subscribed). */
 async function runsScripts(broker: RunningBroker, d: TestDevice): Promise<void> {
-  const reply = `${ns}/replies/${uniqueId('r')}`;
+  const requestId = uniqueId('r');
+  const reply = topics.deviceReply(ns, d.deviceId, requestId);
   const live = await controller(broker, [reply]);
-  await live.publish(
-    topics.deviceScripts(ns, d.deviceId),
-    JSON.stringify({ script: 'PRINT hi', replyTo: reply }),
-  );
+  await live.publish(topics.deviceScripts(ns, d.deviceId), JSON.stringify({ script: 'PRINT hi', requestId }));
   expect(jsonOf(await live.waitFor((m) => m.topic === reply, 'reply'))).toMatchObject({ status: 'RUNNING' });
 }
 
@@ -58,11 +56,11 @@ describe('on mosquitto (speaks MQTT 5)', () => {
     expect(d.device.bridge!.health()).toMatchObject({ state: 'connected', protocol: '5' });
     const health = (await (await fetch(`${d.baseUrl}/health`)).json()) as { mqtt: unknown };
     expect(health.mqtt).toMatchObject({ state: 'connected', protocol: '5' });
-    const reply = `${ns}/replies/${uniqueId('r')}`;
+    const reply = topics.deviceReply(ns, d.deviceId, 'ret');
     const live = await controller(broker, [reply]);
     const scripts = topics.deviceScripts(ns, d.deviceId);
     stops.push(() => live.publish(scripts, '', { retain: true }));
-    await live.publish(scripts, JSON.stringify({ script: 'PRINT stale', requestId: 'ret', replyTo: reply }), {
+    await live.publish(scripts, JSON.stringify({ script: 'PRINT stale', requestId: 'ret' }), {
       retain: true,
     });
     const refusal = jsonOf(await live.waitFor((m) => m.topic === reply, 'refusal'));

@@ -38,18 +38,18 @@ describe.skipIf(skipWithout(['nats-server'], 'nats-server tuned for large stores
         await first.stop();
       }
 
-      const controller = await TestClient.connect(nats.url, [`${ns}/replies/away`]);
+      const controller = await TestClient.connect(nats.url, [topics.deviceReply(ns, deviceId, 'away-1')]);
       cleanups.push(() => controller.close());
       // QoS 1 and acknowledged by nats-server: stored for the register's durable consumer.
       await controller.publish(
         topics.deviceScripts(ns, deviceId),
-        JSON.stringify({ script: 'PRINT away', requestId: 'away-1', replyTo: `${ns}/replies/away` }),
+        JSON.stringify({ script: 'PRINT away', requestId: 'away-1' }),
       );
 
       const again = directBridge({ url: nats.url, ns, deviceId });
       cleanups.push(() => again.stop());
       await again.bridge.start();
-      const reply = await controller.waitFor((m) => m.topic === `${ns}/replies/away`, 'the reply');
+      const reply = await controller.waitFor((m) => m.topic.endsWith('/replies/away-1'), 'the reply');
       expect((reply.json as { error?: string }).error).toBeUndefined();
       expect(again.queue.list().map((t) => t.requestId)).toEqual(['away-1']);
 

@@ -20,7 +20,7 @@ describe('serve --mqtt-protocol 5', () => {
   beforeAll(async () => {
     broker = await brokersByName.mosquitto.start(ns);
     device = await startTestDevice(broker, { ns, deviceId: uniqueId('v5'), mqttProtocol: '5' });
-    live = await TestClient.connect(broker.controllerUrl, [`${ns}/replies/#`], {
+    live = await TestClient.connect(broker.controllerUrl, [`${ns}/replies/#`, `${ns}/devices/+/replies/+`], {
       ...broker.controllerCreds,
       protocolVersion: 5,
     });
@@ -32,34 +32,32 @@ describe('serve --mqtt-protocol 5', () => {
     await broker?.stop();
   });
 
-  it('answers on the response topic with the correlation data', async () => {
+  it('ignores the response topic: answers on its own reply topic, without correlation data (contract 3.1)', async () => {
     await live.publish(
       topics.deviceScripts(ns, device.deviceId),
       JSON.stringify({ script: 'PRINT five', requestId: 'v5-a' }),
       { properties: { responseTopic: `${ns}/replies/rt`, correlationData: Buffer.from('corr-7') } },
     );
-    const answer = await live.waitFor((m) => m.topic === `${ns}/replies/rt`, 'MQTT 5 response');
+    const own = topics.deviceReply(ns, device.deviceId, 'v5-a');
+    const answer = await live.waitFor((m) => m.topic === own, 'the reply');
     expect(jsonOf(answer)).toEqual({
       requestId: 'v5-a',
       deviceId: device.deviceId,
       id: expect.any(Number),
       status: 'RUNNING',
     });
-    expect(answer.packet.properties?.correlationData?.toString()).toBe('corr-7');
+    expect(answer.packet.properties?.correlationData).toBeUndefined();
+    expect(live.messages.filter((m) => m.topic === `${ns}/replies/rt`)).toEqual([]);
   });
 
   it('refuses a retained script delivered live (Retain As Published), creating no task', async () => {
     const scripts = topics.deviceScripts(ns, device.deviceId);
     const before = device.device.queue.list().length;
-    await live.publish(
-      scripts,
-      JSON.stringify({ script: 'PRINT stale', requestId: 'v5-r', replyTo: `${ns}/replies/r` }),
-      {
-        retain: true,
-      },
-    );
+    await live.publish(scripts, JSON.stringify({ script: 'PRINT stale', requestId: 'v5-r' }), {
+      retain: true,
+    });
     try {
-      const refusal = await live.waitFor((m) => m.topic === `${ns}/replies/r`, 'refusal');
+      const refusal = await live.waitFor((m) => m.topic.endsWith('/replies/v5-r'), 'refusal');
       expect(jsonOf(refusal)).toEqual({
         requestId: 'v5-r',
         deviceId: device.deviceId,

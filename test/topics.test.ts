@@ -23,6 +23,8 @@ describe('topic contract (docs/mqtt.md)', () => {
     expect(() => topics.deviceCancel('pos', 'a/b')).toThrow(/invalid device id/);
     expect(() => topics.groupCancel('pos', '#')).toThrow(/invalid group id/);
     expect(topics.allStates('pos')).toBe('pos/devices/+/state');
+    expect(topics.deviceReply('stores/042', 'r', 'q-1')).toBe('stores/042/devices/r/replies/q-1');
+    expect(topics.allReplies('pos')).toBe('pos/devices/+/replies/#');
   });
 
   it('never lets a wildcard or a slash into a topic level', () => {
@@ -49,6 +51,13 @@ describe('topic contract (docs/mqtt.md)', () => {
     expect(parseTopic('pos', 'pos/devices/r1/scripts')).toEqual({ kind: 'deviceScripts', deviceId: 'r1' });
     expect(parseTopic('pos', 'pos/groups/all/scripts')).toEqual({ kind: 'groupScripts', group: 'all' });
     expect(parseTopic('pos', 'pos/devices/r1/cancel')).toEqual({ kind: 'deviceCancel', deviceId: 'r1' });
+    expect(parseTopic('a/b', 'a/b/devices/r1/replies/q-1')).toEqual({
+      kind: 'reply',
+      deviceId: 'r1',
+      requestId: 'q-1',
+    });
+    expect(parseTopic('pos', 'pos/devices/r1/replies/')).toBeUndefined();
+    expect(parseTopic('pos', 'pos/devices/r1/replies/q/x')).toBeUndefined();
     expect(parseTopic('a/b', 'a/b/groups/front/cancel')).toEqual({ kind: 'groupCancel', group: 'front' });
     expect(parseTopic('pos', 'pos/groups/front/cancel/x')).toBeUndefined();
     expect(parseTopic('pos', 'other/devices/r1/state')).toBeUndefined();
@@ -59,7 +68,7 @@ describe('topic contract (docs/mqtt.md)', () => {
 
   it('cancel payloads: exactly one of id and requestId on a device topic, requestId only on a group topic', () => {
     expect(deviceCancelSchema.safeParse({ id: 5 }).success).toBe(true);
-    expect(deviceCancelSchema.safeParse({ requestId: 'r', replyTo: 'pos/replies/x' }).success).toBe(true);
+    expect(deviceCancelSchema.safeParse({ requestId: 'r', replyTo: 'pos/+' }).success).toBe(true);
     expect(deviceCancelSchema.safeParse({ id: 5, requestId: 'r' }).success).toBe(false);
     expect(deviceCancelSchema.safeParse({}).success).toBe(false);
     expect(deviceCancelSchema.safeParse({ id: 0 }).success).toBe(false);
@@ -89,9 +98,14 @@ describe('topic contract (docs/mqtt.md)', () => {
       ok: true,
       value: { script: '' },
     });
-    const bad = decodePayload(scriptSubmissionSchema, Buffer.from('{"script":7,"replyTo":"a/+/b"}'));
+    const bad = decodePayload(scriptSubmissionSchema, Buffer.from('{"script":7,"requestId":""}'));
     expect(bad.ok).toBe(false);
-    expect(!bad.ok && bad.error).toMatch(/script.*replyTo/);
+    expect(!bad.ok && bad.error).toMatch(/script.*requestId/);
+    // A v1.1 replyTo is ignored (contract 3.1): stripped, whatever it holds.
+    expect(decodePayload(scriptSubmissionSchema, '{"script":"x","replyTo":"a/+/b"}')).toEqual({
+      ok: true,
+      value: { script: 'x' },
+    });
     const status = decodePayload(statusMessageSchema, {
       toString: () => '',
     } as unknown as string);

@@ -1,6 +1,6 @@
 /**
  * Scenario 5: one device fed from MQTT (QoS 1) faster than it executes, until its queue is
- * full: it must refuse with QUEUE_FULL on replyTo, keep memory bounded and keep serving. A
+ * full: it must refuse with QUEUE_FULL on its reply topic, keep memory bounded and keep serving. A
  * controller client in this process publishes scripts with up to 1,000 unacknowledged; the
  * device (own process, embedded broker, maxQueue 1000) reports memory every 100 ms. Three floods:
  * - at boot: right after the device started (its first seconds on the broker are special: the
@@ -31,7 +31,7 @@ interface FloodResult {
   accepted: number;
   refusedFull: number;
   refusedOther: number;
-  /** Scripts never answered on replyTo within the wait. */
+  /** Scripts never answered on the device's reply topic within the wait. */
   unanswered: number;
   created: number;
   executed: number;
@@ -46,7 +46,6 @@ interface FloodResult {
 
 const MiB = 2 ** 20;
 const IN_FLIGHT = 1000;
-const REPLY_TO = 'pos/replies/bench-flooder/r';
 
 class Flooder {
   private readonly ctx: ScenarioContext;
@@ -82,7 +81,7 @@ class Flooder {
         this.replies.otherText = reply.error ?? '';
       }
     });
-    await this.client.subscribeAsync('pos/replies/bench-flooder/#', { qos: 1 });
+    await this.client.subscribeAsync('pos/devices/flood/replies/#', { qos: 1 });
     const deadline = Date.now() + 10_000;
     while (!this.last && Date.now() < deadline) await sleep(20);
     if (!this.last) throw new Error('no memory sample from the device');
@@ -111,7 +110,6 @@ class Flooder {
             const payload = JSON.stringify({
               script,
               requestId: `p${this.phase}-${sent}`,
-              replyTo: REPLY_TO,
             });
             this.client.publishAsync('pos/devices/flood/scripts', payload, { qos: 1 }).then(() => {
               acked += 1;
@@ -242,7 +240,7 @@ runScenario('overload', async (ctx) => {
     note: `${slow.total} scripts published at ${round(slow.publishRate, 0)}/s`,
   });
   ctx.report({
-    figure: '2 ms scripts: refused with QUEUE_FULL (replyTo)',
+    figure: '2 ms scripts: refused with QUEUE_FULL (reply topic)',
     value: slow.refusedFull,
     unit: 'scripts',
     goal: '> 0, every script answered',

@@ -38,6 +38,20 @@ export function assertNamespace(ns: string): string {
 
 export const ALL_GROUP = 'all';
 
+/**
+ * The client id of a register: `regbridge_<ns with every character outside [A-Za-z0-9_-] as _>_<deviceId>`.
+ * Stable across restarts (the broker keeps its session) and reserved to the device user
+ * `<deviceId>` on the store broker (contract 6.1).
+ */
+export function deviceClientId(ns: string, deviceId: string): string {
+  return `${deviceClientIdPrefix(ns)}${deviceId}`;
+}
+
+/** What every register's client id in `ns` starts with; the rest is its device id. */
+export function deviceClientIdPrefix(ns: string): string {
+  return `regbridge_${ns.replace(/[^A-Za-z0-9_-]/g, '_')}_`;
+}
+
 export const topics = {
   state: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/state`,
   taskStatus: (ns: string, deviceId: string, taskId: number) =>
@@ -47,9 +61,16 @@ export const topics = {
   /** Cancels (docs/api.md): one device (by id or requestId), or a group (by requestId). */
   deviceCancel: (ns: string, deviceId: string) => `${ns}/devices/${assertId('device', deviceId)}/cancel`,
   groupCancel: (ns: string, group: string) => `${ns}/groups/${assertId('group', group)}/cancel`,
+  /**
+   * Every answer of a device to a script or a cancel (contract 3.1): under its own subtree, so
+   * the store broker's ACL binds the topic's deviceId to the user who published it.
+   */
+  deviceReply: (ns: string, deviceId: string, requestId: string) =>
+    `${ns}/devices/${assertId('device', deviceId)}/replies/${requestId}`,
   /** Subscription filters. */
   allStates: (ns: string) => `${ns}/devices/+/state`,
   allTaskStatuses: (ns: string) => `${ns}/devices/+/tasks/+/status`,
+  allReplies: (ns: string) => `${ns}/devices/+/replies/#`,
   deviceTaskStatuses: (ns: string, deviceId: string) =>
     `${ns}/devices/${assertId('device', deviceId)}/tasks/+/status`,
   everything: (ns: string) => `${ns}/#`,
@@ -61,6 +82,7 @@ export type ParsedTopic =
   | { kind: 'deviceScripts'; deviceId: string }
   | { kind: 'groupScripts'; group: string }
   | { kind: 'deviceCancel'; deviceId: string }
+  | { kind: 'reply'; deviceId: string; requestId: string }
   | { kind: 'groupCancel'; group: string };
 
 /** Parses a topic under `ns`; undefined for anything that is not part of the contract. */
@@ -73,6 +95,8 @@ export function parseTopic(ns: string, topic: string): ParsedTopic | undefined {
     if (levels.length === 3 && third === 'state') return { kind: 'state', deviceId: id };
     if (levels.length === 3 && third === 'scripts') return { kind: 'deviceScripts', deviceId: id };
     if (levels.length === 3 && third === 'cancel') return { kind: 'deviceCancel', deviceId: id };
+    if (levels.length === 4 && third === 'replies' && fourth !== undefined && isReplyLevel(fourth))
+      return { kind: 'reply', deviceId: id, requestId: fourth };
     if (
       levels.length === 5 &&
       third === 'tasks' &&
@@ -101,7 +125,8 @@ export const onlineStateSchema = z.object({
   deviceId: idSchema,
   bootId: z.string().min(1),
   installation: installationSchema,
-  version: z.string(),
+  /** Contract 6.1: at most 64 characters (the store broker refuses a longer one too). */
+  version: z.string().max(64),
   startedAt: isoDate,
   groups: z.array(idSchema),
 });
@@ -134,41 +159,27 @@ export const statusMessageSchema = z.object({
 /** requestIds are echoed into replies and status messages; bounded so they cannot bloat either. */
 export const requestIdSchema = z.string().min(1).max(200);
 
-/** A reply topic is a concrete topic name: no wildcards ([MQTT-3.3.2-2]), not a `$` topic. */
-export const replyTopicSchema = z
-  .string()
-  .min(1)
-  .max(1024)
-  .refine(
-    (t) => !/[+#]/.test(t) && !t.includes(String.fromCharCode(0)) && !t.startsWith('$'),
-    'replyTo must be a topic name without wildcards',
-  );
+// Built from a string: a NUL in a regex literal is a lint error (noControlCharactersInRegex).
+const REPLY_LEVEL = new RegExp(`^[^/+#${String.fromCharCode(0)}]{1,200}$`);
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
- * Why a device must not answer on `replyTo` (or the MQTT 5 response topic), or undefined when it
- * may. Everything under `<ns>/devices/` and `<ns>/groups/` is refused: a reply there would
- * overwrite a device's retained state or task status (its own or, on a broker without access
- * rules, another's) or land on a script or cancel topic. Replies belong under `<ns>/replies/`
- * (the store broker lets devices publish only there) or any topic outside the namespace.
+ * Whether a requestId can be the last level of a reply topic: no `/`, no wildcard
+ * ([MQTT-4.7.1-1]), no NUL and well-formed UTF-16 ([MQTT-1.5.4-1], [MQTT-1.5.4-2]). A submission
+ * whose requestId is not runs as any other; it just cannot be answered.
  */
-export function replyTopicProblem(ns: string, topic: string): string | undefined {
-  for (const tree of ['devices', 'groups']) {
-    const prefix = `${ns}/${tree}/`;
-    if (topic.startsWith(prefix) || topic === `${ns}/${tree}`) {
-      return `replyTo must not be under ${prefix} (device and group topics); use ${ns}/replies/...`;
-    }
-  }
-  return undefined;
+export function isReplyLevel(requestId: string): boolean {
+  return REPLY_LEVEL.test(requestId) && !LONE_SURROGATE.test(requestId);
 }
 
 /**
  * The shape of a submission. Whether its script is acceptable (not blank, well-formed, within
- * the size limit) is the device's decision, the same for REST and MQTT.
+ * the size limit) is the device's decision, the same for REST and MQTT. A v1.1 `replyTo` is
+ * stripped like any unknown key: replies go to the device's own reply topic (contract 3.1).
  */
 export const scriptSubmissionSchema = z.object({
   script: z.string(),
   requestId: requestIdSchema.optional(),
-  replyTo: replyTopicSchema.optional(),
   notAfter: z.number().int().nonnegative().optional(),
 });
 
@@ -180,7 +191,6 @@ export const deviceCancelSchema = z
   .object({
     id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
     requestId: requestIdSchema.optional(),
-    replyTo: replyTopicSchema.optional(),
   })
   .refine((cancel) => (cancel.id === undefined) !== (cancel.requestId === undefined), {
     message: 'exactly one of id and requestId',
@@ -190,7 +200,6 @@ export const deviceCancelSchema = z
 export const groupCancelSchema = z.object({
   id: z.never({ error: 'a group cancel names a requestId, not a task id' }).optional(),
   requestId: requestIdSchema,
-  replyTo: replyTopicSchema.optional(),
 });
 
 export const replyAcceptedSchema = z.object({
@@ -225,15 +234,10 @@ export type Reply = z.infer<typeof replySchema>;
 export type DeviceCancel = z.infer<typeof deviceCancelSchema>;
 export type GroupCancel = z.infer<typeof groupCancelSchema>;
 
-/**
- * Parses a JSON payload against a schema; a message for the log on failure, never a throw.
- * `accepts`: a cheap check that returns true only for what the schema accepts unchanged; the
- * parsed JSON is then taken as it is (controller/message-checks.ts).
- */
+/** Parses a JSON payload against a schema; a message for the log on failure, never a throw. */
 export function decodePayload<T>(
   schema: z.ZodType<T>,
   payload: Buffer | string,
-  accepts?: (json: unknown) => boolean,
 ): { ok: true; value: T } | { ok: false; error: string } {
   let json: unknown;
   try {
@@ -241,7 +245,6 @@ export function decodePayload<T>(
   } catch {
     return { ok: false, error: 'payload is not valid JSON' };
   }
-  if (accepts?.(json)) return { ok: true, value: json as T };
   const parsed = schema.safeParse(json);
   if (parsed.success) return { ok: true, value: parsed.data };
   // A field's issue names the field; one about the payload as a whole is just its message.

@@ -42,6 +42,8 @@ export interface DirectoryView {
   readonly connection: ConnectionState;
   /** While disconnected: the reconnect attempt awaited and when it starts (StoreController). */
   readonly reconnect?: { attempt: number; inMs: number } | undefined;
+  /** Replies dropped by reason (StoreController.droppedReplies, contract 3.1). */
+  readonly droppedReplies?: Readonly<Record<string, number>>;
   devices(): DeviceEntry[];
   device(deviceId: string): DeviceEntry | undefined;
   taskSummary(deviceId: string): TaskSummary;

@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics of the controller service, next to the HTTP ones of src/metrics.ts:
- * results by final status, jobs by final status, jobs in progress, registers known and online.
+ * results by final status, jobs by final status, jobs in progress, registers known and online,
+ * replies dropped because no result may be decided by them (contract 3.1).
  * They follow the engine's and the directory's events; stop() removes them from the registry.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -13,6 +14,7 @@ export const SERVICE_METRICS = {
   jobs: 'regbridge_controller_jobs_ended_total',
   active: 'regbridge_controller_jobs_in_progress',
   devices: 'regbridge_controller_devices',
+  droppedReplies: 'regbridge_controller_replies_dropped_total',
 } as const;
 
 export function createServiceMetrics(
@@ -51,6 +53,18 @@ export function createServiceMetrics(
       const online = devices.filter((d) => d.online).length;
       this.set({ online: 'true' }, online);
       this.set({ online: 'false' }, devices.length - online);
+    },
+  });
+  new Counter({
+    name: SERVICE_METRICS.droppedReplies,
+    help: 'MQTT replies dropped: forged (topic and payload disagree, or invalid), not_sent (the submission was not sent to that register), unknown_request (no submission in flight)',
+    labelNames: ['reason'] as const,
+    registers,
+    collect() {
+      // The controller counts; the counter shows its totals.
+      this.reset();
+      for (const [reason, count] of Object.entries(directory.droppedReplies ?? {}))
+        this.inc({ reason }, count);
     },
   });
   const onJob = (job: JobSummary, result: JobResult | undefined): void => {

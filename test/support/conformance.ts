@@ -5,7 +5,9 @@
  * serves both; `store` says where the store broker differs on purpose (docs/broker.md,
  * "Conformance").
  */
+
 import { randomUUID } from 'node:crypto';
+import { deviceClientId } from '../../bridge/contract/topics.ts';
 import { StoreBroker } from '../../broker/store-broker.ts';
 import { brokersByName } from './brokers.ts';
 import { brokerLogger } from './loggers.ts';
@@ -78,7 +80,8 @@ export async function open(
   options: ConnectOptions = {},
 ): Promise<{ client: RawClient; connack: Received }> {
   const result = await RawClient.connected(target.port, {
-    clientId: clientId(who),
+    // The store broker lets a device user connect with its own client id only (contract 6.1).
+    clientId: who === 'device' ? deviceClientId(NS, DEVICE) : clientId(who),
     ...USERS[who],
     ...options,
   });

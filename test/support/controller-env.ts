@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
 import type { OnlineState, ScriptSubmission, StatusMessage } from '../../bridge/contract/topics.ts';
-import { topics } from '../../bridge/contract/topics.ts';
+import { deviceClientId, topics } from '../../bridge/contract/topics.ts';
 import { type RunningDevice, startDevice } from '../../cli/device.ts';
 import { parseServeConfig, type ServeConfigInput } from '../../cli/serve-config.ts';
 import { StoreController } from '../../controller/store-controller.ts';
@@ -79,7 +79,8 @@ export class FakeDevice {
   async start(groups: string[] = []): Promise<void> {
     const client = connect(this.url, {
       ...this.creds,
-      clientId: `fake-${this.deviceId}-${randomUUID().slice(0, 8)}`,
+      // A device user connects with its own client id only (contract 6.1).
+      clientId: deviceClientId(this.ns, this.deviceId),
       protocolVersion: 4,
       reconnectPeriod: 0,
     });
@@ -141,9 +142,11 @@ export class FakeDevice {
     return seq;
   }
 
+  /** On this device's own reply topic (contract 3.1). */
   async reply(to: ScriptSubmission, body: Record<string, unknown>): Promise<void> {
-    if (!to.replyTo) throw new Error('submission without replyTo');
-    await this.publish(to.replyTo, { requestId: to.requestId, deviceId: this.deviceId, ...body }, false);
+    if (!to.requestId) throw new Error('submission without requestId');
+    const topic = topics.deviceReply(this.ns, this.deviceId, to.requestId);
+    await this.publish(topic, { requestId: to.requestId, deviceId: this.deviceId, ...body }, false);
   }
 
   async waitForScript(count = 1): Promise<ScriptSubmission> {
@@ -157,7 +160,8 @@ export class FakeDevice {
     if (client) await client.endAsync();
   }
 
-  private async publish(topic: string, body: unknown, retain: boolean): Promise<void> {
+  /** Publishes anything as this device user (an attacker's register in the trust suites). */
+  async publish(topic: string, body: unknown, retain: boolean): Promise<void> {
     if (!this.client) throw new Error('fake device not started');
     await this.client.publishAsync(topic, JSON.stringify(body), { qos: 1, retain });
   }
