@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
 import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
+import { type ControllerUser, loadControllerUsersFile, parseControllerUser } from '../controller/users.ts';
 import { durationIn, port, userSpecSchema } from '../src/config.ts';
 import {
   caFileFlag,
@@ -29,6 +30,27 @@ const brokerUserSpec = z.string().transform((spec, ctx): BrokerUser => {
     ctx.addIssue({ code: 'custom', message: (error as Error).message });
     return z.NEVER;
   }
+});
+
+/** `--user NAME:PASSWORD[:ROLE[:SCOPE]]`; messages never echo the spec. */
+const controllerUserSpec = z.string().transform((spec, ctx): ControllerUser => {
+  try {
+    return parseControllerUser(spec);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** `--users FILE`: read once here so its problems are reported with the others; SIGHUP reads it again. */
+const usersFileSchema = z.string().transform((path, ctx) => {
+  try {
+    loadControllerUsersFile(path);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+  return path;
 });
 
 export const controllerFlags = {
@@ -62,9 +84,15 @@ export const controllerFlags = {
   ),
   ns: nsFlag(),
   users: repeatableFlag(
-    '--user <NAME:PASSWORD>',
-    'who may log in to the API and the dashboard; none: admin with a printed random password',
-    userSpecSchema,
+    '--user <NAME:PASSWORD[:ROLE[:SCOPE]]>',
+    'who may log in to the API and the dashboard (ROLE: viewer, operator, author, approver, admin (default); SCOPE: group=G1,G2 or store=S1,S2); none: admin with a printed random password',
+    controllerUserSpec,
+  ),
+  usersFile: flag(
+    '--users <file>',
+    'users file, one NAME:PASSWORD-OR-HASH:ROLE[:SCOPE] per line; SIGHUP reloads it',
+    usersFileSchema,
+    { defaultHelp: 'none' },
   ),
   db: flag(
     '--db <file>',

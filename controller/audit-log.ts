@@ -12,7 +12,11 @@ export type AuditAction =
   | 'job_created'
   | 'job_cancelled'
   | 'job_aborted'
-  | 'job_completed';
+  | 'job_completed'
+  // Users and roles, the script library and approval (docs/controller.md).
+  | 'forbidden'
+  | 'out_of_scope'
+  | 'users_reloaded';
 
 export interface AuditEntry {
   at: string;

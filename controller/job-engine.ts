@@ -20,8 +20,10 @@ import {
   type JobSummary,
   type StoredResult,
 } from './job-types.ts';
+import { insideScope } from './permissions.ts';
 import { type PacingClock, realClock } from './rollout.ts';
 import type { DeviceEntry } from './types.ts';
+import type { Scope } from './users.ts';
 
 /** What the engine needs of the store controller: a JobLink plus the directory and its events. */
 export interface EngineLink extends JobLink {
@@ -44,16 +46,20 @@ export interface JobEngineOptions {
 export interface Caller {
   user: string;
   address: string;
+  /** An operator's scope: every register the job reaches must be inside it. */
+  scope?: Scope | undefined;
 }
 
 export type CreateOutcome =
   | { kind: 'created'; job: Job }
   | { kind: 'replayed'; job: Job }
   | { kind: 'conflict'; jobId: string }
-  | { kind: 'noTarget'; message: string };
+  | { kind: 'noTarget'; message: string }
+  | { kind: 'outOfScope'; deviceIds: string[] };
 
 export type CancelOutcome =
   | { kind: 'cancelled'; job: Job }
+  | { kind: 'outOfScope'; deviceIds: string[] }
   | { kind: 'ended'; job: Job }
   | { kind: 'unknown' };
 
@@ -136,6 +142,8 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       const target = 'group' in spec.target ? `group ${spec.target.group}` : 'the device list';
       return { kind: 'noTarget', message: `no register is known in ${target}` };
     }
+    const outside = this.outsideScope(caller.scope, deviceIds);
+    if (outside.length > 0) return { kind: 'outOfScope', deviceIds: outside };
     const now = Date.now();
     const job: StoredJob = {
       jobId: randomUUID(),
@@ -179,6 +187,16 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   cancel(jobId: string, caller: Caller): CancelOutcome {
     const run = this.runs.get(jobId);
     this.batch.flush();
+    if (caller.scope !== undefined) {
+      const job = this.options.history.get(jobId);
+      const outside = job
+        ? this.outsideScope(
+            caller.scope,
+            job.results.map((r) => r.deviceId),
+          )
+        : [];
+      if (outside.length > 0) return { kind: 'outOfScope', deviceIds: outside };
+    }
     if (run?.status !== 'IN_PROGRESS') {
       const job = this.options.history.get(jobId);
       return job ? { kind: 'ended', job } : { kind: 'unknown' };
@@ -198,6 +216,13 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   list(limit: number, before?: string): JobSummary[] | undefined {
     this.batch.flushForRead();
     return this.options.history.list(limit, before);
+  }
+
+  /** The registers of `deviceIds` outside `scope` (unknown ones included). */
+  private outsideScope(scope: Scope | undefined, deviceIds: readonly string[]): string[] {
+    if (scope === undefined) return [];
+    const known = new Map(this.options.link.devices().map((entry) => [entry.deviceId, entry]));
+    return deviceIds.filter((id) => !insideScope(scope, known.get(id)));
   }
 
   /** The devices known now in the target's group (online or not), or the listed ids. */

@@ -46,6 +46,18 @@ export const errorRegistry = {
     mqtt: [],
     description: 'Missing, malformed, unknown or expired bearer token. Carries `WWW-Authenticate: Bearer`.',
   },
+  FORBIDDEN: {
+    statusCode: 403,
+    error: 'Forbidden',
+    mqtt: [],
+    description: "Controller service: the caller's role may not do this (docs/controller.md, role table).",
+  },
+  OUT_OF_SCOPE: {
+    statusCode: 403,
+    error: 'Forbidden',
+    mqtt: [],
+    description: "Controller service: an operator's job would reach registers outside its scope.",
+  },
   TASK_DOES_NOT_EXIST: {
     statusCode: 404,
     error: 'Not Found',

@@ -13,8 +13,10 @@ import {
   JSON_CONTENT_TYPE,
   jsonResponse,
 } from '../../src/routes/schemas.ts';
+import type { AuditLog } from '../audit-log.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { JobSpec } from '../job-types.ts';
+import { accessOf, outOfScope } from './access.ts';
 import { requireToken, userOf } from './auth-routes.ts';
 import { MAX_SCRIPT_BYTES } from './limits.ts';
 import {
@@ -29,6 +31,7 @@ import {
 export interface JobRoutesOptions {
   auth: AuthService;
   engine: JobEngine;
+  audit: AuditLog;
 }
 
 const security = [{ bearerAuth: [] }];
@@ -38,7 +41,7 @@ function jobDoesNotExist(jobId: string): ApiError {
   return new ApiError('JOB_DOES_NOT_EXIST', `Job ${jobId} does not exist`, { extra: { jobId } });
 }
 
-export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { auth, engine }) => {
+export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { auth, engine, audit }) => {
   app.addHook('onRequest', requireToken(auth));
 
   app.post('/api/jobs', {
@@ -68,9 +71,11 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
           `body field 'script' is ${bytes} bytes; the limit is ${MAX_SCRIPT_BYTES}`,
         );
       }
-      const caller = { user: userOf(request), address: request.ip };
+      const caller = { user: userOf(request), address: request.ip, scope: accessOf(request).scope };
       const outcome = engine.create(spec, caller, request.headers['idempotency-key']);
       switch (outcome.kind) {
+        case 'outOfScope':
+          throw outOfScope(request, audit, 'the job', outcome.deviceIds);
         case 'conflict':
           throw new ApiError('IDEMPOTENCY_CONFLICT', 'Idempotency-Key was used before for another request', {
             extra: { jobId: outcome.jobId },
@@ -146,8 +151,13 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
     },
     handler: async (request) => {
       const { jobId } = request.params;
-      const outcome = engine.cancel(jobId, { user: userOf(request), address: request.ip });
+      const outcome = engine.cancel(jobId, {
+        user: userOf(request),
+        address: request.ip,
+        scope: accessOf(request).scope,
+      });
       if (outcome.kind === 'unknown') throw jobDoesNotExist(jobId);
+      if (outcome.kind === 'outOfScope') throw outOfScope(request, audit, `job ${jobId}`, outcome.deviceIds);
       if (outcome.kind === 'ended') {
         throw new ApiError('JOB_ENDED', `Job ${jobId} has already ended (${outcome.job.status})`, {
           extra: { jobId, status: outcome.job.status },

@@ -24,6 +24,8 @@ import type { AuditLog } from '../audit-log.ts';
 import type { TaskSummary } from '../directory.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
+import type { ControllerUsers } from '../users.ts';
+import { installAccessControl, meRoutes } from './access.ts';
 import { serviceAuthRoutes } from './auth-routes.ts';
 import { EventStream } from './event-stream.ts';
 import { jobRoutes } from './job-routes.ts';
@@ -49,7 +51,8 @@ export interface ControllerAppOptions {
   engine: JobEngine;
   directory: DirectoryView;
   audit: AuditLog;
-  users: readonly { readonly name: string; readonly password: string }[];
+  /** Who may log in, with their roles; a reload (SIGHUP) replaces them and ends changed users' tokens. */
+  users: ControllerUsers;
   /** Seconds. */
   tokenTtl: number;
   logger: Logger;
@@ -87,7 +90,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   installErrorHandling(app, bodyLimit);
 
   const auth = new AuthService({
-    users: options.users,
+    users: options.users.all(),
     enabled: true,
     tokenTtlSeconds: options.tokenTtl,
     maxFailures: options.authMaxFailures ?? DEFAULT_AUTH_MAX_FAILURES,
@@ -95,6 +98,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     windowMs: options.authWindowMs ?? DEFAULT_AUTH_WINDOW_MS,
   });
   auth.start();
+  options.users.onReplace((users, gone) => auth.replaceUsers(users, gone));
   const events = new EventStream(options.engine, options.directory, logger);
   const httpMetrics = createHttpMetrics(registry);
   const serviceMetrics = createServiceMetrics(registry, options.engine, options.directory);
@@ -128,8 +132,10 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
       { name: 'service', description: 'Health, metrics, events, this description' },
     ],
   });
+  installAccessControl(app, (name) => options.users.get(name), options.audit);
   await app.register(serviceAuthRoutes, { auth, audit: options.audit });
-  await app.register(jobRoutes, { auth, engine: options.engine });
+  await app.register(meRoutes, { auth });
+  await app.register(jobRoutes, { auth, engine: options.engine, audit: options.audit });
   await app.register(readRoutes, {
     auth,
     engine: options.engine,

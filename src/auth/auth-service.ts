@@ -58,7 +58,7 @@ function bearerToken(authorization: string): { token: string; shaped: boolean } 
 
 export class AuthService {
   readonly enabled: boolean;
-  private readonly credentials: Credentials;
+  private credentials: Credentials;
   private readonly tokens: TokenStore;
   private readonly limiter: AttemptLimiter;
   private readonly userLimiter: AttemptLimiter;
@@ -117,7 +117,7 @@ export class AuthService {
    * A success clears the failures of that user name only: the address keeps its count, so a
    * caller who knows one valid login cannot interleave it to guess another user's password.
    */
-  authenticate(address: string, userName: string, password: string): IssuedToken {
+  async authenticate(address: string, userName: string, password: string): Promise<IssuedToken> {
     if (!this.enabled) return this.tokens.issue(userName);
     const userKey = this.userNameDigest(userName);
     const byAddress = this.limiter.retryAfterSeconds(address);
@@ -131,7 +131,7 @@ export class AuthService {
         { headers: { 'retry-after': String(retryAfter) } },
       );
     }
-    if (!this.credentials.verify(userName, password)) {
+    if (!(await this.credentials.verify(userName, password))) {
       this.limiter.recordFailure(address);
       this.userLimiter.recordFailure(userKey);
       // RFC 9110 section 15.5.2: every 401 names its scheme.
@@ -139,6 +139,16 @@ export class AuthService {
     }
     this.userLimiter.recordSuccess(userKey);
     return this.tokens.issue(userName);
+  }
+
+  /**
+   * Replaces the users (a reload of the users file, docs/controller.md); the tokens of the users
+   * named in `revoke` (removed or changed) stop working at once. Throws, changing nothing, for
+   * a malformed hash.
+   */
+  replaceUsers(users: readonly UserSpec[], revoke: Iterable<string>): void {
+    this.credentials = new Credentials(users);
+    for (const name of revoke) this.tokens.revokeUser(name);
   }
 
   /** Whether `userName` is a configured user (for log lines; never for the answer). */
