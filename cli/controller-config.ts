@@ -92,7 +92,6 @@ export const controllerFlags = {
     '--users <file>',
     'users file, one NAME:PASSWORD-OR-HASH:ROLE[:SCOPE] per line; SIGHUP reloads it',
     usersFileSchema,
-    { defaultHelp: 'none' },
   ),
   db: flag(
     '--db <file>',
