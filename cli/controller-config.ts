@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
+import { APPROVAL_MODES, SCRIPT_DIALECTS } from '../controller/script-intake.ts';
 import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
 import { type ControllerUser, loadControllerUsersFile, parseControllerUser } from '../controller/users.ts';
 import { durationIn, port, userSpecSchema } from '../src/config.ts';
@@ -92,6 +93,18 @@ export const controllerFlags = {
     '--users <file>',
     'users file, one NAME:PASSWORD-OR-HASH:ROLE[:SCOPE] per line; SIGHUP reloads it',
     usersFileSchema,
+  ),
+  scriptDialect: flag(
+    '--script-dialect <simulator|none>',
+    "check every job's script against the simulator's commands before sending (none: registers speak another dialect)",
+    z.enum(SCRIPT_DIALECTS),
+    { default: 'simulator' },
+  ),
+  approval: flag(
+    '--approval <library|all>',
+    'which jobs wait for an approver: library (scripts marked requiresApproval) or all',
+    z.enum(APPROVAL_MODES),
+    { default: 'library' },
   ),
   db: flag(
     '--db <file>',

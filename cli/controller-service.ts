@@ -16,6 +16,8 @@ import { type HistoryDb, openHistory } from '../controller/history-db.ts';
 import { JobEngine } from '../controller/job-engine.ts';
 import { JobHistory } from '../controller/job-history.ts';
 import type { PacingClock } from '../controller/rollout.ts';
+import type { ApprovalMode, ScriptDialect } from '../controller/script-intake.ts';
+import { ScriptLibrary } from '../controller/script-library.ts';
 import { buildControllerApp } from '../controller/service/service-app.ts';
 import { StoreController } from '../controller/store-controller.ts';
 import {
@@ -53,6 +55,10 @@ export interface ControllerServiceSettings {
   usersFile?: string | undefined;
   db: string;
   tokenTtl: number;
+  /** `--script-dialect` (default simulator). */
+  scriptDialect?: ScriptDialect | undefined;
+  /** `--approval` (default library). */
+  approval?: ApprovalMode | undefined;
   https?: ServerOptions | undefined;
   settleMs?: number;
 }
@@ -193,6 +199,9 @@ export async function startControllerService(
       directory: controller,
       audit,
       users: accounts,
+      library: new ScriptLibrary(db),
+      ...(settings.scriptDialect && { scriptDialect: settings.scriptDialect }),
+      ...(settings.approval && { approval: settings.approval }),
       tokenTtl: settings.tokenTtl,
       logger,
       registry: new Registry(),

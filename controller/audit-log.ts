@@ -16,7 +16,12 @@ export type AuditAction =
   // Users and roles, the script library and approval (docs/controller.md).
   | 'forbidden'
   | 'out_of_scope'
-  | 'users_reloaded';
+  | 'users_reloaded'
+  | 'script_created'
+  | 'script_updated'
+  | 'script_archived'
+  | 'job_approved'
+  | 'job_denied';
 
 export interface AuditEntry {
   at: string;

@@ -57,6 +57,13 @@ export type CreateOutcome =
   | { kind: 'noTarget'; message: string }
   | { kind: 'outOfScope'; deviceIds: string[] };
 
+export type DecideOutcome =
+  | { kind: 'decided'; job: Job }
+  | { kind: 'notWaiting'; job: Job }
+  | { kind: 'selfApproval' }
+  | { kind: 'outOfScope'; deviceIds: string[] }
+  | { kind: 'unknown' };
+
 export type CancelOutcome =
   | { kind: 'cancelled'; job: Job }
   | { kind: 'outOfScope'; deviceIds: string[] }
@@ -77,8 +84,14 @@ export function specHash(spec: JobSpec): string {
     rollout: spec.rollout ?? null,
     abort: spec.abort ?? null,
     deadlineMs: spec.deadlineMs ?? null,
+    scriptRef: spec.scriptRef ?? null,
   };
   return createHash('sha256').update(JSON.stringify(normal)).digest('hex');
+}
+
+function summaryOf(job: Job): JobSummary {
+  const { results: _results, ...summary } = job;
+  return summary;
 }
 
 export class JobEngine extends EventEmitter<EngineEvents> {
@@ -128,7 +141,16 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     }
   }
 
-  create(spec: JobSpec, caller: Caller, idempotencyKey?: string): CreateOutcome {
+  /**
+   * Creates a job; with `waitForApproval` it is stored WAITING_FOR_APPROVAL and nothing is sent
+   * until an approver approves it (docs/controller.md, "Approval").
+   */
+  create(
+    spec: JobSpec,
+    caller: Caller,
+    idempotencyKey?: string,
+    options: { waitForApproval?: boolean } = {},
+  ): CreateOutcome {
     const { history, audit } = this.options;
     this.batch.flush();
     const hash = specHash(spec);
@@ -156,10 +178,26 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       ...(spec.rollout !== undefined && { rollout: spec.rollout }),
       ...(spec.abort !== undefined && { abort: spec.abort }),
       deadlineAt: new Date(now + (spec.deadlineMs ?? DEFAULT_DEADLINE_MS)).toISOString(),
+      ...(spec.scriptRef !== undefined && { scriptRef: spec.scriptRef }),
       results: deviceIds.map((deviceId): StoredResult => ({ deviceId, status: 'PENDING' })),
     };
     const name = job.name !== undefined ? ` "${job.name}"` : '';
     const target = 'group' in job.target ? `group ${job.target.group}` : `devices ${deviceIds.join(',')}`;
+    const library = job.scriptRef ? ` from script ${job.scriptRef.scriptId} v${job.scriptRef.version}` : '';
+    if (options.waitForApproval) {
+      job.status = 'WAITING_FOR_APPROVAL';
+      history.transaction(() => {
+        history.insert(job, idempotencyKey !== undefined ? { key: idempotencyKey, hash } : undefined);
+        audit.record({
+          ...caller,
+          action: 'job_created',
+          detail: `job ${job.jobId}${name}${library} to ${target} (${deviceIds.length} registers), waiting for approval`,
+        });
+      });
+      const created = history.get(job.jobId)!;
+      this.emit('job', summaryOf(created), undefined);
+      return { kind: 'created', job: created };
+    }
     const run = this.track(job);
     try {
       // The job and the results it sends at once, in one insert; then the scripts are published.
@@ -168,7 +206,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
         audit.record({
           ...caller,
           action: 'job_created',
-          detail: `job ${job.jobId}${name} to ${target} (${deviceIds.length} registers)`,
+          detail: `job ${job.jobId}${name}${library} to ${target} (${deviceIds.length} registers)`,
         });
       });
     } catch (error) {
@@ -199,12 +237,98 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     }
     if (run?.status !== 'IN_PROGRESS') {
       const job = this.options.history.get(jobId);
+      if (job?.status === 'WAITING_FOR_APPROVAL') return this.cancelWaiting(job, caller);
       return job ? { kind: 'ended', job } : { kind: 'unknown' };
     }
     this.options.audit.record({ ...caller, action: 'job_cancelled', detail: `job ${jobId}` });
     run.halt('CANCELLED');
     this.batch.flush();
     return { kind: 'cancelled', job: this.options.history.get(jobId)! };
+  }
+
+  /**
+   * An approver's decision on a waiting job (never its creator's): approved, it starts with a
+   * new deadline (the job's own duration from now); denied, it ends DENIED, nothing sent.
+   */
+  decide(jobId: string, decision: 'approve' | 'deny', caller: Caller, comment?: string): DecideOutcome {
+    this.batch.flush();
+    const { history, audit } = this.options;
+    const job = history.get(jobId);
+    if (!job) return { kind: 'unknown' };
+    if (job.status !== 'WAITING_FOR_APPROVAL') return { kind: 'notWaiting', job };
+    if (job.createdBy === caller.user) return { kind: 'selfApproval' };
+    const outside = this.outsideScope(
+      caller.scope,
+      job.results.map((r) => r.deviceId),
+    );
+    if (outside.length > 0) return { kind: 'outOfScope', deviceIds: outside };
+    const now = Date.now();
+    const duration = Date.parse(job.deadlineAt) - Date.parse(job.createdAt);
+    const approval = {
+      decision: decision === 'approve' ? ('approved' as const) : ('denied' as const),
+      by: caller.user,
+      at: new Date(now).toISOString(),
+      ...(comment !== undefined && { comment }),
+    };
+    const deadlineAt = new Date(now + duration).toISOString();
+    let decided = false;
+    history.transaction(() => {
+      decided = history.decide(
+        jobId,
+        decision === 'approve' ? 'IN_PROGRESS' : 'DENIED',
+        approval,
+        deadlineAt,
+      );
+      if (!decided) return;
+      if (decision === 'deny') {
+        for (const result of job.results) {
+          history.saveResult(jobId, {
+            ...result,
+            status: 'CANCELLED',
+            error: 'not sent: the job was denied',
+            endedAt: approval.at,
+          });
+        }
+      }
+      audit.record({
+        ...caller,
+        action: decision === 'approve' ? 'job_approved' : 'job_denied',
+        detail: `job ${jobId}${comment !== undefined ? `: ${comment}` : ''}`,
+      });
+    });
+    if (!decided) return { kind: 'notWaiting', job: history.get(jobId)! };
+    const updated = history.get(jobId)!;
+    if (decision === 'approve') {
+      const { counts: _counts, ...stored } = updated;
+      this.track({ ...stored, results: updated.results }).start();
+      this.batch.flush();
+    } else this.emit('job', summaryOf(updated), undefined);
+    return { kind: 'decided', job: this.options.history.get(jobId)! };
+  }
+
+  /** A job still waiting for approval is withdrawn: CANCELLED, nothing was sent. */
+  private cancelWaiting(job: Job, caller: Caller): CancelOutcome {
+    const { history, audit } = this.options;
+    const at = new Date().toISOString();
+    history.transaction(() => {
+      history.saveStatus(job.jobId, 'CANCELLED', at);
+      for (const result of job.results) {
+        history.saveResult(job.jobId, {
+          ...result,
+          status: 'CANCELLED',
+          error: 'not sent: the job was cancelled',
+          endedAt: at,
+        });
+      }
+      audit.record({
+        ...caller,
+        action: 'job_cancelled',
+        detail: `job ${job.jobId} (was waiting for approval)`,
+      });
+    });
+    const cancelled = history.get(job.jobId)!;
+    this.emit('job', summaryOf(cancelled), undefined);
+    return { kind: 'cancelled', job: cancelled };
   }
 
   get(jobId: string): Job | undefined {

@@ -9,6 +9,7 @@
 import { type HistoryDb, prepare } from './history-db.ts';
 import {
   type AbortRule,
+  type Approval,
   addToCounts,
   emptyCounts,
   type Job,
@@ -19,6 +20,7 @@ import {
   publicResult,
   type ResultStatus,
   type Rollout,
+  type ScriptRef,
   type StoredResult,
 } from './job-types.ts';
 
@@ -35,6 +37,10 @@ interface JobRow {
   rollout: string | null;
   abort_rule: string | null;
   deadline_at: string;
+  script_ref: string | null;
+  decided_by: string | null;
+  decided_at: string | null;
+  decision_comment: string | null;
 }
 
 interface ResultRow {
@@ -79,7 +85,18 @@ function toSummary(row: JobRow, counts: JobCounts): JobSummary {
     ...(row.rollout !== null && { rollout: JSON.parse(row.rollout) as Rollout }),
     ...(row.abort_rule !== null && { abort: JSON.parse(row.abort_rule) as AbortRule }),
     deadlineAt: row.deadline_at,
+    ...(row.script_ref !== null && { scriptRef: JSON.parse(row.script_ref) as ScriptRef }),
+    ...(row.decided_by !== null && { approval: approvalOf(row) }),
     counts,
+  };
+}
+
+function approvalOf(row: JobRow): Approval {
+  return {
+    decision: row.status === 'DENIED' ? 'denied' : 'approved',
+    by: row.decided_by!,
+    at: row.decided_at!,
+    ...(row.decision_comment !== null && { comment: row.decision_comment }),
   };
 }
 
@@ -95,9 +112,9 @@ export class JobHistory {
       insertJob: prepare(
         db,
         `INSERT INTO jobs (job_id, name, created_by, created_at, status, script, target, rollout, abort_rule,
-           deadline_at, idempotency_key, request_hash)
+           deadline_at, idempotency_key, request_hash, script_ref)
          VALUES (@jobId, @name, @createdBy, @createdAt, @status, @script, @target, @rollout, @abort,
-           @deadlineAt, @idempotencyKey, @requestHash)`,
+           @deadlineAt, @idempotencyKey, @requestHash, @scriptRef)`,
       ),
       insertResult: prepare(
         db,
@@ -110,6 +127,11 @@ export class JobHistory {
       ),
       seqOf: prepare(db, `SELECT seq FROM jobs WHERE job_id = ?`).pluck(),
       updateJob: prepare(db, `UPDATE jobs SET status = ?, ended_at = ? WHERE job_id = ?`),
+      decide: prepare(
+        db,
+        `UPDATE jobs SET status = ?, ended_at = ?, deadline_at = ?, decided_by = ?, decided_at = ?,
+           decision_comment = ? WHERE job_id = ? AND status = 'WAITING_FOR_APPROVAL'`,
+      ),
       jobById: prepare(db, `SELECT * FROM jobs WHERE job_id = ?`),
       jobByKey: prepare(db, `SELECT job_id, request_hash FROM jobs WHERE idempotency_key = ?`),
       resultsOf: prepare(db, `SELECT * FROM results WHERE job_seq = ? ORDER BY position`),
@@ -118,8 +140,8 @@ export class JobHistory {
       newestBefore: prepare(db, `SELECT * FROM jobs WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
       unfinished: prepare(
         db,
-        `SELECT * FROM jobs WHERE status = 'IN_PROGRESS' OR seq IN
-           (SELECT DISTINCT job_seq FROM results WHERE status IN ('PENDING', 'RUNNING'))
+        `SELECT * FROM jobs WHERE status = 'IN_PROGRESS' OR (status != 'WAITING_FOR_APPROVAL' AND seq IN
+           (SELECT DISTINCT job_seq FROM results WHERE status IN ('PENDING', 'RUNNING')))
          ORDER BY seq`,
       ),
       count: prepare(db, `SELECT count(*) AS n FROM jobs`),
@@ -142,6 +164,7 @@ export class JobHistory {
         deadlineAt: job.deadlineAt,
         idempotencyKey: idempotency?.key ?? null,
         requestHash: idempotency?.hash ?? null,
+        scriptRef: job.scriptRef ? JSON.stringify(job.scriptRef) : null,
       });
       const seq = Number(info.lastInsertRowid);
       job.results.forEach((result, position) => {
@@ -194,6 +217,24 @@ export class JobHistory {
       this.seqs.set(jobId, seq);
     }
     return seq;
+  }
+
+  /**
+   * Records an approver's decision on a waiting job: approved, it is IN_PROGRESS with a new
+   * deadline; denied, it ends DENIED. False when the job was not waiting (any more).
+   */
+  decide(jobId: string, status: 'IN_PROGRESS' | 'DENIED', approval: Approval, deadlineAt: string): boolean {
+    const endedAt = status === 'DENIED' ? approval.at : null;
+    const info = this.statements.decide.run(
+      status,
+      endedAt,
+      deadlineAt,
+      approval.by,
+      approval.at,
+      approval.comment ?? null,
+      jobId,
+    );
+    return info.changes === 1;
   }
 
   saveStatus(jobId: string, status: JobStatus, endedAt: string | undefined): void {

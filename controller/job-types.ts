@@ -4,7 +4,13 @@
  * register. These are the shapes the engine, the SQLite history and the HTTP API share.
  */
 
-export type JobStatus = 'IN_PROGRESS' | 'COMPLETED' | 'ABORTED' | 'CANCELLED';
+export type JobStatus =
+  | 'WAITING_FOR_APPROVAL'
+  | 'IN_PROGRESS'
+  | 'COMPLETED'
+  | 'ABORTED'
+  | 'CANCELLED'
+  | 'DENIED';
 export type ResultStatus =
   | 'PENDING'
   | 'RUNNING'
@@ -14,7 +20,29 @@ export type ResultStatus =
   | 'NO_ANSWER'
   | 'CANCELLED';
 
-export const JOB_STATUSES: readonly JobStatus[] = ['IN_PROGRESS', 'COMPLETED', 'ABORTED', 'CANCELLED'];
+export const JOB_STATUSES: readonly JobStatus[] = [
+  'WAITING_FOR_APPROVAL',
+  'IN_PROGRESS',
+  'COMPLETED',
+  'ABORTED',
+  'CANCELLED',
+  'DENIED',
+];
+
+/** The library script a job was rendered from (docs/controller.md, "Script library"). */
+export interface ScriptRef {
+  scriptId: string;
+  version: number;
+  params: Record<string, string | number>;
+}
+
+/** An approver's decision on a job that waited for approval. */
+export interface Approval {
+  decision: 'approved' | 'denied';
+  by: string;
+  at: string;
+  comment?: string;
+}
 export const RESULT_STATUSES: readonly ResultStatus[] = [
   'PENDING',
   'RUNNING',
@@ -55,6 +83,8 @@ export interface JobSpec {
   abort?: AbortRule;
   /** From creation; default DEFAULT_DEADLINE_MS. */
   deadlineMs?: number;
+  /** Set when `script` was rendered from the library. */
+  scriptRef?: ScriptRef;
 }
 
 export const DEFAULT_DEADLINE_MS = 10 * 60_000;
@@ -97,6 +127,8 @@ export interface JobSummary {
   rollout?: Rollout;
   abort?: AbortRule;
   deadlineAt: string;
+  scriptRef?: ScriptRef;
+  approval?: Approval;
   counts: JobCounts;
 }
 

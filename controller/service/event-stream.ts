@@ -37,6 +37,10 @@ function jobEvents({ job, results, statusChanged }: JobChanges): string {
   let events = '';
   for (const result of results) events += `event: job\ndata: ${open},"result":${JSON.stringify(result)}}\n\n`;
   if (statusChanged) events += `event: job\ndata: ${head}\n\n`;
+  // Approvers' dashboards and integrators wait for this one (docs/controller.md, "Approval").
+  if (statusChanged && job.status === 'WAITING_FOR_APPROVAL') {
+    events += `event: job.waiting_for_approval\ndata: ${head}\n\n`;
+  }
   return events;
 }
 

@@ -23,6 +23,8 @@ import { registerOpenApi } from '../../src/routes/openapi.ts';
 import type { AuditLog } from '../audit-log.ts';
 import type { TaskSummary } from '../directory.ts';
 import type { JobEngine } from '../job-engine.ts';
+import type { ApprovalMode, ScriptDialect } from '../script-intake.ts';
+import type { ScriptLibrary } from '../script-library.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
 import type { ControllerUsers } from '../users.ts';
 import { installAccessControl, meRoutes } from './access.ts';
@@ -31,6 +33,7 @@ import { EventStream } from './event-stream.ts';
 import { jobRoutes } from './job-routes.ts';
 import { BODY_LIMIT } from './limits.ts';
 import { readRoutes } from './read-routes.ts';
+import { scriptRoutes } from './script-routes.ts';
 import { createServiceMetrics } from './service-metrics.ts';
 
 /** What the HTTP API reads of the store controller. */
@@ -68,6 +71,12 @@ export interface ControllerAppOptions {
   /** Failed logins per user name before 429 (docs/security.md); default as `serve`'s. */
   authUserMaxFailures?: number;
   authWindowMs?: number;
+  /** The script library (its tables are in the history file). */
+  library: ScriptLibrary;
+  /** `--script-dialect`: check every job's script against the simulator's commands, or not. */
+  scriptDialect?: ScriptDialect;
+  /** `--approval`: `library` (the scripts' flag) or `all` (every job waits for approval). */
+  approval?: ApprovalMode;
   /** Deepest JSON body nesting parsed (docs/security.md); default as `serve`'s. */
   maxJsonDepth?: number;
 }
@@ -127,6 +136,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     tags: [
       { name: 'auth', description: 'Bearer tokens' },
       { name: 'jobs', description: 'Scripts fanned out to registers, with rollout control' },
+      { name: 'scripts', description: 'The script library: versioned scripts with typed parameters' },
       { name: 'devices', description: 'The registers the controller knows' },
       { name: 'audit', description: 'Who did what' },
       { name: 'service', description: 'Health, metrics, events, this description' },
@@ -135,7 +145,16 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   installAccessControl(app, (name) => options.users.get(name), options.audit);
   await app.register(serviceAuthRoutes, { auth, audit: options.audit });
   await app.register(meRoutes, { auth });
-  await app.register(jobRoutes, { auth, engine: options.engine, audit: options.audit });
+  const dialect = options.scriptDialect ?? 'simulator';
+  await app.register(jobRoutes, {
+    auth,
+    engine: options.engine,
+    audit: options.audit,
+    library: options.library,
+    dialect,
+    approval: options.approval ?? 'library',
+  });
+  await app.register(scriptRoutes, { auth, library: options.library, audit: options.audit, dialect });
   await app.register(readRoutes, {
     auth,
     engine: options.engine,
