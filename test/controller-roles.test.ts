@@ -206,6 +206,17 @@ describe('scopes', () => {
   });
 });
 
+describe('OpenAPI', () => {
+  it('documents /api/me, the library, approval and the 403 of every role-checked route', async () => {
+    const { body } = await http(undefined, 'GET', '/openapi.json');
+    for (const path of ['/api/me', '/api/scripts', '/api/scripts/validate', '/api/jobs/{jobId}/approve']) {
+      expect(Object.keys(body.paths), path).toContain(path);
+    }
+    expect(Object.keys(body.paths['/api/jobs'].post.responses)).toContain('403');
+    expect(Object.keys(body.paths['/api/authenticate'].post.responses)).not.toContain('403');
+  });
+});
+
 describe('GET /api/me and passwords', () => {
   it('answers user, role and scope', async () => {
     expect((await http(tokens.viewer, 'GET', '/api/me')).body).toEqual({ user: 'viewer', role: 'viewer' });
