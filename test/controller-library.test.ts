@@ -94,7 +94,9 @@ afterAll(async () => {
 
 describe('the library', () => {
   it('authors create versions, never change them, and archive; operators may not write', async () => {
-    expect((await http('operator', 'POST', '/api/scripts', zReport)).body.code).toBe('FORBIDDEN');
+    for (const role of ['viewer', 'operator', 'approver']) {
+      expect((await http(role, 'POST', '/api/scripts', zReport)).body.code, role).toBe('FORBIDDEN');
+    }
     const created = await http('author', 'POST', '/api/scripts', zReport);
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
@@ -361,7 +363,8 @@ describe('approval', () => {
     service = await start();
     expect((await http('viewer', 'GET', `/api/jobs/${job.jobId}`)).body.status).toBe('WAITING_FOR_APPROVAL');
     expect(device.queue.list().some((task) => task.requestId?.startsWith(job.jobId))).toBe(false);
-    await http('approver', 'POST', `/api/jobs/${job.jobId}/approve`);
+    const approved = await http('admin', 'POST', `/api/jobs/${job.jobId}/approve`);
+    expect(approved.body.approval).toMatchObject({ decision: 'approved', by: 'admin' });
     const done = await waitForJob(service, tokens.admin!, job.jobId, ended, 'approved after restart');
     expect(done.status).toBe('COMPLETED');
   });

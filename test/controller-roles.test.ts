@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../cli/controller-service.ts';
 import type { RunningDevice } from '../cli/device.ts';
+import { may } from '../controller/permissions.ts';
+import { actionOf } from '../controller/service/access.ts';
 import { parseControllerUser } from '../controller/users.ts';
 import { hashPassword } from '../src/auth/password-hash.ts';
 import { brokersByName, type RunningBroker } from './support/brokers.ts';
@@ -138,6 +140,22 @@ describe('the role table', () => {
       expect(cancelled.status, role).toBe(200);
       expect(cancelled.body.status).toBe('CANCELLED');
     }
+  });
+
+  it('schedules, webhooks and any unlisted change: admin only; unlisted reads: every role', () => {
+    for (const [method, url] of [
+      ['POST', '/api/schedules'],
+      ['PUT', '/api/webhooks/:webhookId'],
+      ['DELETE', '/api/anything-new'],
+    ] as const) {
+      expect(actionOf(method, url)).toBe('administer');
+      for (const role of ['viewer', 'operator', 'author', 'approver'] as const)
+        expect(may(role, 'administer')).toBe(false);
+      expect(may('admin', 'administer')).toBe(true);
+    }
+    expect(actionOf('POST', '/api/schedules/:scheduleId/run')).toBe('operate');
+    expect(actionOf('POST', '/api/jobs/:jobId/pause')).toBe('operate');
+    expect(actionOf('GET', '/api/schedules')).toBe('read');
   });
 
   it('a refused body is not looked at: 403 before 400', async () => {
