@@ -11,7 +11,7 @@ import {
   parsePasswordHash,
   type ScryptHash,
   verifyPasswordHash,
-} from './password-hash.ts';
+} from '../src/auth/password-hash.ts';
 
 export const BROKER_ROLES = ['device', 'controller', 'observer'] as const;
 export type BrokerRole = (typeof BROKER_ROLES)[number];
@@ -146,7 +146,7 @@ const DUMMY_HASH: ScryptHash = {
 
 /**
  * The users a broker accepts. A password is either given (compared in constant time through
- * SHA-256 digests) or an scrypt hash (broker/password-hash.ts, checked on the thread pool).
+ * SHA-256 digests) or an scrypt hash (src/auth/password-hash.ts, checked on the thread pool).
  */
 export class UserDirectory {
   readonly #users = new Map<string, { user: BrokerUser; digest: Buffer; scrypt?: ScryptHash }>();

@@ -33,7 +33,7 @@ export function registerControllerCommand(program: Command): void {
     let generatedPassword: string | undefined;
     const { input, sources } = flagInput(cmd, controllerFlags);
     try {
-      if (!(input.users as unknown[] | undefined)?.length) {
+      if (!(input.users as unknown[] | undefined)?.length && input.usersFile === undefined) {
         generatedPassword = randomBytes(12).toString('base64url');
         input.users = [`admin:${generatedPassword}`];
       }
@@ -57,6 +57,21 @@ export function registerControllerCommand(program: Command): void {
       onShutdownSignal(async () => {
         logger.info('shutting down');
         await service.stop();
+      });
+      // SIGHUP reads --users again; a refused file leaves the users as they were.
+      process.on('SIGHUP', () => {
+        if (config.usersFile === undefined) {
+          logger.warn('SIGHUP: no --users file to reload');
+          return;
+        }
+        try {
+          service.reloadUsers();
+        } catch (error) {
+          logger.error(
+            { reason: (error as Error).message },
+            'SIGHUP: users file not reloaded, the previous users stay',
+          );
+        }
       });
       const scheme = config.tlsCert ? 'https' : 'http';
       console.log(`regbridge controller listening on ${scheme}://${shown(config.host)}:${service.httpPort}`);

@@ -7,8 +7,10 @@
  */
 import * as z from 'zod';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
+import { APPROVAL_MODES, SCRIPT_DIALECTS } from '../controller/script-intake.ts';
 import { DEFAULT_MAX_EVENT_STREAMS } from '../controller/service/event-stream.ts';
 import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
+import { type ControllerUser, loadControllerUsersFile, parseControllerUser } from '../controller/users.ts';
 import { durationIn, port, userSpecSchema, wholeNumber } from '../src/config.ts';
 import { restAuthFlags } from './auth-flags.ts';
 import {
@@ -31,6 +33,27 @@ const brokerUserSpec = z.string().transform((spec, ctx): BrokerUser => {
     ctx.addIssue({ code: 'custom', message: (error as Error).message });
     return z.NEVER;
   }
+});
+
+/** `--user NAME:PASSWORD[:ROLE[:SCOPE]]`; messages never echo the spec. */
+const controllerUserSpec = z.string().transform((spec, ctx): ControllerUser => {
+  try {
+    return parseControllerUser(spec);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** `--users FILE`: read once here so its problems are reported with the others; SIGHUP reads it again. */
+const usersFileSchema = z.string().transform((path, ctx) => {
+  try {
+    loadControllerUsersFile(path);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+  return path;
 });
 
 export const controllerFlags = {
@@ -64,9 +87,26 @@ export const controllerFlags = {
   ),
   ns: nsFlag(),
   users: repeatableFlag(
-    '--user <NAME:PASSWORD>',
-    'who may log in to the API and the dashboard; none: admin with a printed random password',
-    userSpecSchema,
+    '--user <NAME:PASSWORD[:ROLE[:SCOPE]]>',
+    'who may log in to the API and the dashboard (ROLE: viewer, operator, author, approver, admin (default); SCOPE: group=G1,G2 or store=S1,S2); none: admin with a printed random password',
+    controllerUserSpec,
+  ),
+  usersFile: flag(
+    '--users <file>',
+    'users file, one NAME:PASSWORD-OR-HASH:ROLE[:SCOPE] per line; SIGHUP reloads it',
+    usersFileSchema,
+  ),
+  scriptDialect: flag(
+    '--script-dialect <simulator|none>',
+    "check every job's script against the simulator's commands before sending (none: registers speak another dialect)",
+    z.enum(SCRIPT_DIALECTS),
+    { default: 'simulator' },
+  ),
+  approval: flag(
+    '--approval <library|all>',
+    'which jobs wait for an approver: library (scripts marked requiresApproval) or all',
+    z.enum(APPROVAL_MODES),
+    { default: 'library' },
   ),
   db: flag(
     '--db <file>',

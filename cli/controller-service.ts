@@ -18,8 +18,17 @@ import { JobHistory } from '../controller/job-history.ts';
 import { type PacingClock, realClock } from '../controller/rollout.ts';
 import { ScheduleStore } from '../controller/schedule-store.ts';
 import { Scheduler } from '../controller/scheduler.ts';
+import type { ApprovalMode, ScriptDialect } from '../controller/script-intake.ts';
+import { ScriptLibrary } from '../controller/script-library.ts';
 import { buildControllerApp } from '../controller/service/service-app.ts';
 import { StoreController } from '../controller/store-controller.ts';
+import {
+  type ControllerUser,
+  ControllerUsers,
+  loadControllerUsersFile,
+  type UserInput,
+  withRole,
+} from '../controller/users.ts';
 import { WalCheckpointer } from '../controller/wal-checkpointer.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
@@ -42,7 +51,10 @@ export interface ControllerServiceSettings {
   /** Users of the embedded broker besides the API users (who are controllers on it). */
   brokerUsers: readonly BrokerUser[];
   ns: string;
-  users: readonly { name: string; password: string }[];
+  /** `--user`: a user without a role is an admin. */
+  users: readonly UserInput[];
+  /** `--users FILE`: read at start and again by reloadUsers() (SIGHUP). */
+  usersFile?: string | undefined;
   db: string;
   tokenTtl: number;
   /** `--auth-*`: the login limits, as on `serve` (cli/auth-flags.ts); defaults there. */
@@ -53,6 +65,10 @@ export interface ControllerServiceSettings {
   authBodyLimit?: number | undefined;
   /** `--max-event-streams`; default 8. */
   maxEventStreams?: number | undefined;
+  /** `--script-dialect` (default simulator). */
+  scriptDialect?: ScriptDialect | undefined;
+  /** `--approval` (default library). */
+  approval?: ApprovalMode | undefined;
   https?: ServerOptions | undefined;
   settleMs?: number;
 }
@@ -65,7 +81,38 @@ export interface RunningControllerService {
   readonly broker: StoreBroker | undefined;
   readonly httpPort: number;
   readonly brokerPort: number | undefined;
+  /**
+   * Reads `--users FILE` again (SIGHUP): tokens of users removed or changed end at once, and the
+   * embedded broker takes the new list. Throws, changing nothing, when the file is unreadable or
+   * malformed. Answers the user names whose tokens ended.
+   */
+  reloadUsers(): string[];
   stop(): Promise<void>;
+}
+
+/** `--user` entries and the users file's, checked together (a name given twice is refused). */
+export function controllerUsersOf(
+  settings: Pick<ControllerServiceSettings, 'users' | 'usersFile'>,
+): ControllerUser[] {
+  const users = [
+    ...settings.users.map(withRole),
+    ...(settings.usersFile !== undefined ? loadControllerUsersFile(settings.usersFile) : []),
+  ];
+  const seen = new Set<string>();
+  for (const user of users) {
+    if (seen.has(user.name)) throw new Error(`user ${user.name} is given twice (--user and --users)`);
+    seen.add(user.name);
+  }
+  return users;
+}
+
+/** API users are controllers on the embedded broker; a viewer only observes. */
+function asBrokerUsers(users: readonly ControllerUser[]): BrokerUser[] {
+  return users.map((u) => ({
+    name: u.name,
+    password: u.password,
+    role: u.role === 'viewer' ? ('observer' as const) : ('controller' as const),
+  }));
 }
 
 function loopback(host: string): string {
@@ -94,6 +141,7 @@ export async function startControllerService(
     }
   };
   try {
+    const accounts = new ControllerUsers(controllerUsersOf(settings));
     const db: HistoryDb = openHistory(settings.db);
     cleanup.push(() => {
       db.close();
@@ -108,6 +156,7 @@ export async function startControllerService(
     const audit = new AuditLog(db);
 
     let broker: StoreBroker | undefined;
+    let ownBrokerUser: BrokerUser | undefined;
     let url = settings.mqttUrl;
     let credentials = settings.mqttUser;
     if (settings.brokerPort !== undefined) {
@@ -120,11 +169,7 @@ export async function startControllerService(
         port: settings.brokerPort,
         host: settings.brokerHost,
         ns: settings.ns,
-        users: [
-          ...settings.brokerUsers,
-          ...settings.users.map((u) => ({ ...u, role: 'controller' as const })),
-          { ...own, role: 'controller' },
-        ],
+        users: [...settings.brokerUsers, ...asBrokerUsers(accounts.all()), { ...own, role: 'controller' }],
         logger: logger.child({ component: 'broker' }),
         portFlag: '--broker-port',
       });
@@ -133,6 +178,7 @@ export async function startControllerService(
       await broker.start();
       url = `mqtt://${loopback(settings.brokerHost)}:${broker.port}`;
       credentials = own;
+      ownBrokerUser = { ...own, role: 'controller' };
     }
     if (url === undefined) throw new Error('no broker: give --mqtt-url or --broker-port');
 
@@ -174,7 +220,10 @@ export async function startControllerService(
       scheduler,
       directory: controller,
       audit,
-      users: settings.users,
+      users: accounts,
+      library: new ScriptLibrary(db),
+      ...(settings.scriptDialect && { scriptDialect: settings.scriptDialect }),
+      ...(settings.approval && { approval: settings.approval }),
       tokenTtl: settings.tokenTtl,
       ...(settings.maxEventStreams !== undefined && { maxEventStreams: settings.maxEventStreams }),
       ...(settings.authMaxFailures !== undefined && { authMaxFailures: settings.authMaxFailures }),
@@ -206,6 +255,22 @@ export async function startControllerService(
       broker,
       httpPort: typeof address === 'object' && address ? address.port : settings.port,
       brokerPort: broker?.port,
+      reloadUsers: () => {
+        const users = controllerUsersOf(settings);
+        // The broker first: it checks the whole list and changes nothing when it refuses it.
+        if (broker && ownBrokerUser) {
+          broker.reloadUsers([...settings.brokerUsers, ...asBrokerUsers(users), ownBrokerUser]);
+        }
+        const gone = accounts.replace(users);
+        audit.record({
+          user: 'system',
+          address: '',
+          action: 'users_reloaded',
+          detail: `${users.length} users; tokens ended for ${gone.length ? gone.join(', ') : 'nobody'}`,
+        });
+        logger.info({ users: users.length, revoked: gone.length }, 'users reloaded');
+        return gone;
+      },
       stop,
     };
   } catch (error) {

@@ -4,17 +4,21 @@
  * every targeted device FINISHED; 1 otherwise (also when nothing was targeted); 2 on usage,
  * configuration and connection errors.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import * as z from 'zod';
+import { openHistory } from '../controller/history-db.ts';
+import { renderRef } from '../controller/script-intake.ts';
+import { ScriptLibrary } from '../controller/script-library.ts';
 import type { StoreController } from '../controller/store-controller.ts';
 import { parseTarget } from '../controller/targets.ts';
 import { type FanoutResult, type FanoutTarget, summarize } from '../controller/types.ts';
 import { ConfigError, positiveDuration, wholeNumber } from '../src/config.ts';
 import { connectionFlags, controllerFor } from './controller-flags.ts';
 import { fanoutAsJob, wantsJob } from './fanout-job.ts';
-import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
+import { addFlags, flag, flagSchema, parseFlags, repeatableFlag, switchFlag } from './flags.ts';
 import { renderResults, renderSummary } from './format-table.ts';
 import { cliLogger } from './logging.ts';
 import { reportStartError } from './options.ts';
@@ -44,8 +48,39 @@ const ratioValue = z.union([z.number(), z.string()]).transform((value, ctx) => {
   return z.NEVER;
 });
 
+/** `--param NAME=VALUE`. */
+const paramSchema = z.string().transform((spec, ctx): [string, string] => {
+  const equals = spec.indexOf('=');
+  if (equals <= 0) {
+    ctx.addIssue({ code: 'custom', message: `expected NAME=VALUE, got ${JSON.stringify(spec)}` });
+    return z.NEVER;
+  }
+  return [spec.slice(0, equals), spec.slice(equals + 1)];
+});
+
 export const fanoutFlags = {
   ...connectionFlags,
+  scriptId: flag(
+    '--script-id <id>',
+    "send a library script of the controller service's --db instead of <scriptFile>",
+    z.string().min(1),
+    {
+      defaultHelp: 'off',
+    },
+  ),
+  params: repeatableFlag(
+    '--param <NAME=VALUE>',
+    "a library script's parameter (with --script-id; repeatable)",
+    paramSchema,
+  ),
+  db: flag(
+    '--db <file>',
+    'the controller service history holding the library (with --script-id)',
+    z.string().min(1),
+    {
+      default: './regbridge-controller.db',
+    },
+  ),
   to: flag('--to <target>', 'all | group:<G> | <id>,<id>,...', targetSchema, { default: 'all' }),
   deadline: flag(
     '--deadline <duration>',
@@ -90,6 +125,47 @@ async function readScript(file: string): Promise<string> {
   }
   if (script.trim().length === 0) throw new ConfigError([`<scriptFile>: ${file} is empty`]);
   return script;
+}
+
+/**
+ * The script: a file (or stdin), or a library script rendered from the controller service's
+ * history file (docs/controller.md, "Script library"). A script that needs approval is refused:
+ * it goes through the service, where an approver sees it.
+ */
+async function scriptToSend(
+  scriptFile: string | undefined,
+  config: { scriptId?: string | undefined; params?: [string, string][] | undefined; db: string },
+): Promise<string> {
+  if (config.scriptId === undefined) {
+    if (scriptFile === undefined) throw new ConfigError(['<scriptFile>: required (or --script-id ID)']);
+    return readScript(scriptFile);
+  }
+  if (scriptFile !== undefined)
+    throw new ConfigError(['--script-id: give either <scriptFile> or --script-id']);
+  if (config.db === ':memory:' || !existsSync(config.db)) {
+    throw new ConfigError([
+      `--db: ${config.db} does not exist (the controller service's history holds the library)`,
+    ]);
+  }
+  const outcome = renderRef(new ScriptLibrary(openHistory(config.db)), {
+    scriptId: config.scriptId,
+    params: Object.fromEntries(config.params ?? []),
+  });
+  switch (outcome.kind) {
+    case 'unknown':
+      throw new ConfigError([`--script-id: no library script ${config.scriptId} in ${config.db}`]);
+    case 'archived':
+      throw new ConfigError([`--script-id: library script ${config.scriptId} is archived`]);
+    case 'invalid':
+      throw new ConfigError(outcome.problems.map((p) => `--param: ${p.message}`));
+    default:
+      if (outcome.requiresApproval) {
+        throw new ConfigError([
+          `--script-id: library script ${config.scriptId} needs approval: start it as a job of the controller service`,
+        ]);
+      }
+      return outcome.script;
+  }
 }
 
 /** A progress bar on stderr when it is a terminal; nothing otherwise (pipes, CI, --json). */
@@ -138,14 +214,14 @@ export function registerFanoutCommand(program: Command): void {
   const command = program
     .command('fanout')
     .description('send one script to many devices through the store broker and wait for every result')
-    .argument('<scriptFile>', 'the script to send (- reads standard input)');
+    .argument('[scriptFile]', 'the script to send (- reads standard input); or --script-id');
   addFlags(command, fanoutFlags);
-  command.action(async (scriptFile: string, _flags: unknown, cmd: Command) => {
+  command.action(async (scriptFile: string | undefined, _flags: unknown, cmd: Command) => {
     let config: z.infer<typeof fanoutSchema>;
     let script: string;
     try {
       config = parseFlags(cmd, fanoutFlags, fanoutSchema);
-      script = await readScript(scriptFile);
+      script = await scriptToSend(scriptFile, config);
     } catch (error) {
       reportStartError(cmd, error);
       return;

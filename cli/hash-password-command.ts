@@ -4,7 +4,7 @@
  * land in the shell history and the process list); on a terminal it is typed without echo.
  */
 import type { Command } from 'commander';
-import { hashPassword } from '../broker/password-hash.ts';
+import { hashPassword } from '../src/auth/password-hash.ts';
 import { addFlags, type FlagTable, flagSchema, parseFlags } from './flags.ts';
 import { reportStartError } from './options.ts';
 

@@ -16,7 +16,7 @@ import {
   durationIn,
   parseConfig,
   port,
-  userSpecSchema,
+  serviceUserSpecSchema,
   wholeNumber,
 } from '../src/config.ts';
 import { EXECUTOR_DEFAULTS } from '../src/executors/executor.ts';
@@ -60,7 +60,7 @@ export const serveFlags = {
   users: repeatableFlag(
     '--user <NAME:PASSWORD>',
     'a REST user, also a controller on the embedded broker; none: admin with a printed random password',
-    userSpecSchema,
+    serviceUserSpecSchema,
   ),
   auth: flag('--auth <on|off>', 'off: no tokens needed (logs a warning)', z.enum(['on', 'off']), {
     default: 'on',

@@ -20,7 +20,16 @@ export type AuditAction =
   | 'schedule_created'
   | 'schedule_changed'
   | 'schedule_deleted'
-  | 'schedule_missed';
+  | 'schedule_missed'
+  // Users and roles, the script library and approval (docs/controller.md).
+  | 'forbidden'
+  | 'out_of_scope'
+  | 'users_reloaded'
+  | 'script_created'
+  | 'script_updated'
+  | 'script_archived'
+  | 'job_approved'
+  | 'job_denied';
 
 export interface AuditEntry {
   at: string;

@@ -106,6 +106,32 @@ export const MIGRATIONS: readonly string[] = [
     last_fire_at TEXT
   );
   `,
+  // Branch roles-library: the script library (versions never change), and jobs' library
+  // script, parameters and approval decision.
+  `
+  CREATE TABLE scripts (
+    script_id TEXT PRIMARY KEY,
+    latest_version INTEGER NOT NULL,
+    archived_at TEXT,
+    archived_by TEXT
+  );
+  CREATE TABLE script_versions (
+    script_id TEXT NOT NULL REFERENCES scripts(script_id),
+    version INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT,
+    body TEXT NOT NULL,
+    params TEXT NOT NULL,
+    requires_approval INTEGER NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (script_id, version)
+  ) WITHOUT ROWID;
+  ALTER TABLE jobs ADD COLUMN script_ref TEXT;
+  ALTER TABLE jobs ADD COLUMN decided_by TEXT;
+  ALTER TABLE jobs ADD COLUMN decided_at TEXT;
+  ALTER TABLE jobs ADD COLUMN decision_comment TEXT;
+  `,
 ];
 
 export class HistoryVersionError extends Error {

@@ -24,8 +24,10 @@ import {
   type StoredResult,
 } from './job-types.ts';
 import { firstStart } from './job-window.ts';
+import { insideScope } from './permissions.ts';
 import { type PacingClock, realClock } from './rollout.ts';
 import type { DeviceEntry } from './types.ts';
+import type { Scope } from './users.ts';
 
 /** What the engine needs of the store controller: a JobLink plus the directory and its events. */
 export interface EngineLink extends JobLink {
@@ -48,16 +50,30 @@ export interface JobEngineOptions {
 export interface Caller {
   user: string;
   address: string;
+  /** An operator's scope: every register the job reaches must be inside it. */
+  scope?: Scope | undefined;
 }
 
 export type CreateOutcome =
   | { kind: 'created'; job: Job }
   | { kind: 'replayed'; job: Job }
   | { kind: 'conflict'; jobId: string }
-  | { kind: 'noTarget'; message: string };
+  | { kind: 'noTarget'; message: string }
+  | { kind: 'outOfScope'; deviceIds: string[] };
 
-/** cancel, pause, resume: done, or the job had ended, or there is no such job. */
-export type ControlOutcome = { kind: 'done'; job: Job } | { kind: 'ended'; job: Job } | { kind: 'unknown' };
+export type DecideOutcome =
+  | { kind: 'decided'; job: Job }
+  | { kind: 'notWaiting'; job: Job }
+  | { kind: 'selfApproval' }
+  | { kind: 'outOfScope'; deviceIds: string[] }
+  | { kind: 'unknown' };
+
+/** cancel, pause, resume: done, the job had ended, it reaches outside the caller's scope, or no such job. */
+export type ControlOutcome =
+  | { kind: 'done'; job: Job }
+  | { kind: 'ended'; job: Job }
+  | { kind: 'outOfScope'; deviceIds: string[] }
+  | { kind: 'unknown' };
 
 export type RerunOutcome = CreateOutcome | { kind: 'unknown' } | { kind: 'open'; job: Job };
 
@@ -79,8 +95,14 @@ export function specHash(spec: JobSpec): string {
     startAt: spec.startAt ?? null,
     window: spec.window ?? null,
     endAt: spec.endAt ?? null,
+    scriptRef: spec.scriptRef ?? null,
   };
   return createHash('sha256').update(JSON.stringify(normal)).digest('hex');
+}
+
+function summaryOf(job: Job): JobSummary {
+  const { results: _results, ...summary } = job;
+  return summary;
 }
 
 export class JobEngine extends EventEmitter<EngineEvents> {
@@ -130,7 +152,17 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     }
   }
 
-  create(spec: JobSpec, caller: Caller, idempotencyKey?: string, origin: JobOrigin = {}): CreateOutcome {
+  /**
+   * Creates a job; with `waitForApproval` it is stored WAITING_FOR_APPROVAL and nothing is sent
+   * until an approver approves it (docs/controller.md, "Approval").
+   */
+  create(
+    spec: JobSpec,
+    caller: Caller,
+    idempotencyKey?: string,
+    options: JobOrigin & { waitForApproval?: boolean } = {},
+  ): CreateOutcome {
+    const origin = options;
     const { history, audit } = this.options;
     this.batch.flush();
     const hash = specHash(spec);
@@ -144,6 +176,8 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       const target = 'group' in spec.target ? `group ${spec.target.group}` : 'the device list';
       return { kind: 'noTarget', message: `no register is known in ${target}` };
     }
+    const outside = this.outsideScope(caller.scope, deviceIds);
+    if (outside.length > 0) return { kind: 'outOfScope', deviceIds: outside };
     const now = Date.now();
     const job: StoredJob = {
       jobId: randomUUID(),
@@ -161,12 +195,28 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       ...(spec.endAt !== undefined && { endAt: new Date(spec.endAt).toISOString() }),
       ...(origin.scheduleId !== undefined && { scheduleId: origin.scheduleId }),
       ...(origin.rerunOf !== undefined && { rerunOf: origin.rerunOf }),
+      ...(spec.scriptRef !== undefined && { scriptRef: spec.scriptRef }),
       deadlineAt: new Date(this.deadlineOf(spec, now)).toISOString(),
       results: deviceIds.map((deviceId): StoredResult => ({ deviceId, status: 'PENDING', attempts: 0 })),
       openWave: 0,
     };
     const name = job.name !== undefined ? ` "${job.name}"` : '';
     const target = 'group' in job.target ? `group ${job.target.group}` : `devices ${deviceIds.join(',')}`;
+    const library = job.scriptRef ? ` from script ${job.scriptRef.scriptId} v${job.scriptRef.version}` : '';
+    if (options.waitForApproval) {
+      job.status = 'WAITING_FOR_APPROVAL';
+      history.transaction(() => {
+        history.insert(job, idempotencyKey !== undefined ? { key: idempotencyKey, hash } : undefined);
+        audit.record({
+          ...caller,
+          action: 'job_created',
+          detail: `job ${job.jobId}${name}${library} to ${target} (${deviceIds.length} registers), waiting for approval`,
+        });
+      });
+      const created = history.get(job.jobId)!;
+      this.emit('job', summaryOf(created), undefined);
+      return { kind: 'created', job: created };
+    }
     const run = this.track(job);
     try {
       // The job and the results it sends at once, in one insert; then the scripts are published.
@@ -175,7 +225,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
         audit.record({
           ...caller,
           action: 'job_created',
-          detail: `job ${job.jobId}${name} to ${target} (${deviceIds.length} registers)`,
+          detail: `job ${job.jobId}${name}${library} to ${target} (${deviceIds.length} registers)`,
         });
       });
     } catch (error) {
@@ -192,14 +242,19 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   }
 
   cancel(jobId: string, caller: Caller): ControlOutcome {
-    return this.control(jobId, (run) => {
-      this.options.audit.record({ ...caller, action: 'job_cancelled', detail: `job ${jobId}` });
-      run.halt('CANCELLED');
-    });
+    return this.control(
+      jobId,
+      caller,
+      (run) => {
+        this.options.audit.record({ ...caller, action: 'job_cancelled', detail: `job ${jobId}` });
+        run.halt('CANCELLED');
+      },
+      (job) => this.cancelWaiting(job, caller),
+    );
   }
 
   pause(jobId: string, caller: Caller): ControlOutcome {
-    return this.control(jobId, (run) => {
+    return this.control(jobId, caller, (run) => {
       if (run.status === 'PAUSED') return;
       this.options.audit.record({ ...caller, action: 'job_paused', detail: `job ${jobId}` });
       run.pause(`paused by ${caller.user}`);
@@ -207,7 +262,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   }
 
   resume(jobId: string, caller: Caller): ControlOutcome {
-    return this.control(jobId, (run) => {
+    return this.control(jobId, caller, (run) => {
       if (run.status !== 'PAUSED') return;
       this.options.audit.record({ ...caller, action: 'job_resumed', detail: `job ${jobId}` });
       run.resume();
@@ -240,11 +295,27 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     return this.create(spec, caller, undefined, { rerunOf: job.rerunOf ?? job.jobId });
   }
 
-  private control(jobId: string, act: (run: JobRun) => void): ControlOutcome {
+  private control(
+    jobId: string,
+    caller: Caller,
+    act: (run: JobRun) => void,
+    onWaiting: (job: Job) => ControlOutcome = (job) => ({ kind: 'done', job }),
+  ): ControlOutcome {
     const run = this.runs.get(jobId);
     this.batch.flush();
+    if (caller.scope !== undefined) {
+      const job = this.options.history.get(jobId);
+      const outside = job
+        ? this.outsideScope(
+            caller.scope,
+            job.results.map((r) => r.deviceId),
+          )
+        : [];
+      if (outside.length > 0) return { kind: 'outOfScope', deviceIds: outside };
+    }
     if (!run || jobEnded(run.status)) {
       const job = this.options.history.get(jobId);
+      if (job?.status === 'WAITING_FOR_APPROVAL') return onWaiting(job);
       return job ? { kind: 'ended', job } : { kind: 'unknown' };
     }
     act(run);
@@ -265,6 +336,91 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     return firstStart(startAt, spec.window, clockNow) + deadlineMs;
   }
 
+  /**
+   * An approver's decision on a waiting job (never its creator's): approved, it starts with a
+   * new deadline (the job's own duration from now); denied, it ends DENIED, nothing sent.
+   */
+  decide(jobId: string, decision: 'approve' | 'deny', caller: Caller, comment?: string): DecideOutcome {
+    this.batch.flush();
+    const { history, audit } = this.options;
+    const job = history.get(jobId);
+    if (!job) return { kind: 'unknown' };
+    if (job.status !== 'WAITING_FOR_APPROVAL') return { kind: 'notWaiting', job };
+    if (job.createdBy === caller.user) return { kind: 'selfApproval' };
+    const outside = this.outsideScope(
+      caller.scope,
+      job.results.map((r) => r.deviceId),
+    );
+    if (outside.length > 0) return { kind: 'outOfScope', deviceIds: outside };
+    const now = Date.now();
+    const duration = Date.parse(job.deadlineAt) - Date.parse(job.createdAt);
+    const approval = {
+      decision: decision === 'approve' ? ('approved' as const) : ('denied' as const),
+      by: caller.user,
+      at: new Date(now).toISOString(),
+      ...(comment !== undefined && { comment }),
+    };
+    const deadlineAt = new Date(now + duration).toISOString();
+    let decided = false;
+    history.transaction(() => {
+      decided = history.decide(
+        jobId,
+        decision === 'approve' ? 'IN_PROGRESS' : 'DENIED',
+        approval,
+        deadlineAt,
+      );
+      if (!decided) return;
+      if (decision === 'deny') {
+        for (const result of job.results) {
+          history.saveResult(jobId, {
+            ...result,
+            status: 'CANCELLED',
+            error: 'not sent: the job was denied',
+            endedAt: approval.at,
+          });
+        }
+      }
+      audit.record({
+        ...caller,
+        action: decision === 'approve' ? 'job_approved' : 'job_denied',
+        detail: `job ${jobId}${comment !== undefined ? `: ${comment}` : ''}`,
+      });
+    });
+    if (!decided) return { kind: 'notWaiting', job: history.get(jobId)! };
+    const updated = history.get(jobId)!;
+    if (decision === 'approve') {
+      const { counts: _counts, ...stored } = updated;
+      this.track({ ...stored, results: updated.results }).start();
+      this.batch.flush();
+    } else this.emit('job', summaryOf(updated), undefined);
+    return { kind: 'decided', job: this.options.history.get(jobId)! };
+  }
+
+  /** A job still waiting for approval is withdrawn: CANCELLED, nothing was sent. */
+  private cancelWaiting(job: Job, caller: Caller): ControlOutcome {
+    const { history, audit } = this.options;
+    const at = new Date().toISOString();
+    history.transaction(() => {
+      history.saveStatus(job.jobId, 'CANCELLED', at);
+      for (const result of job.results) {
+        history.saveResult(job.jobId, {
+          ...result,
+          status: 'CANCELLED',
+          error: 'not sent: the job was cancelled',
+          endedAt: at,
+        });
+      }
+      audit.record({
+        ...caller,
+        action: 'job_cancelled',
+        detail: `job ${job.jobId} (was waiting for approval)`,
+      });
+    });
+    const cancelled = history.get(job.jobId)!;
+    this.emit('job', summaryOf(cancelled), undefined);
+    return { kind: 'done', job: cancelled };
+  }
+
   get(jobId: string): Job | undefined {
     this.batch.flushForRead();
     return this.options.history.get(jobId);
@@ -274,6 +430,13 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   list(limit: number, before?: string): JobSummary[] | undefined {
     this.batch.flushForRead();
     return this.options.history.list(limit, before);
+  }
+
+  /** The registers of `deviceIds` outside `scope` (unknown ones included). */
+  private outsideScope(scope: Scope | undefined, deviceIds: readonly string[]): string[] {
+    if (scope === undefined) return [];
+    const known = new Map(this.options.link.devices().map((entry) => [entry.deviceId, entry]));
+    return deviceIds.filter((id) => !insideScope(scope, known.get(id)));
   }
 
   /** The devices known now in the target's group (online or not), or the listed ids. */

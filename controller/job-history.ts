@@ -9,6 +9,7 @@
 import { type HistoryDb, prepare } from './history-db.ts';
 import {
   type AbortRule,
+  type Approval,
   addToCounts,
   attemptsOf,
   emptyCounts,
@@ -23,6 +24,7 @@ import {
   type ResultStatus,
   type RetryRule,
   type Rollout,
+  type ScriptRef,
   type StoredResult,
 } from './job-types.ts';
 import { waveProgress } from './waves.ts';
@@ -48,6 +50,10 @@ interface JobRow {
   rerun_of: string | null;
   paused_reason: string | null;
   open_wave: number;
+  script_ref: string | null;
+  decided_by: string | null;
+  decided_at: string | null;
+  decision_comment: string | null;
 }
 
 interface ResultRow {
@@ -116,7 +122,18 @@ function toSummary(row: JobRow, counts: JobCounts): JobSummary {
     ...(row.paused_reason !== null && { pausedReason: row.paused_reason }),
     ...(wave !== undefined && { wave }),
     deadlineAt: row.deadline_at,
+    ...(row.script_ref !== null && { scriptRef: JSON.parse(row.script_ref) as ScriptRef }),
+    ...(row.decided_by !== null && { approval: approvalOf(row) }),
     counts,
+  };
+}
+
+function approvalOf(row: JobRow): Approval {
+  return {
+    decision: row.status === 'DENIED' ? 'denied' : 'approved',
+    by: row.decided_by!,
+    at: row.decided_at!,
+    ...(row.decision_comment !== null && { comment: row.decision_comment }),
   };
 }
 
@@ -133,10 +150,10 @@ export class JobHistory {
         db,
         `INSERT INTO jobs (job_id, name, created_by, created_at, status, script, target, rollout, abort_rule,
            deadline_at, idempotency_key, request_hash, retry, start_at, window, end_at, schedule_id,
-           rerun_of, paused_reason, open_wave)
+           rerun_of, paused_reason, open_wave, script_ref)
          VALUES (@jobId, @name, @createdBy, @createdAt, @status, @script, @target, @rollout, @abort,
            @deadlineAt, @idempotencyKey, @requestHash, @retry, @startAt, @window, @endAt, @scheduleId,
-           @rerunOf, @pausedReason, @openWave)`,
+           @rerunOf, @pausedReason, @openWave, @scriptRef)`,
       ),
       insertResult: prepare(
         db,
@@ -155,6 +172,11 @@ export class JobHistory {
         `UPDATE jobs SET status = ?, ended_at = ?, paused_reason = ?, open_wave = ? WHERE job_id = ?`,
       ),
       resultCount: prepare(db, `SELECT count(*) FROM results WHERE job_seq = ?`).pluck(),
+      decide: prepare(
+        db,
+        `UPDATE jobs SET status = ?, ended_at = ?, deadline_at = ?, decided_by = ?, decided_at = ?,
+           decision_comment = ? WHERE job_id = ? AND status = 'WAITING_FOR_APPROVAL'`,
+      ),
       jobById: prepare(db, `SELECT * FROM jobs WHERE job_id = ?`),
       jobByKey: prepare(db, `SELECT job_id, request_hash FROM jobs WHERE idempotency_key = ?`),
       resultsOf: prepare(db, `SELECT * FROM results WHERE job_seq = ? ORDER BY position`),
@@ -163,8 +185,9 @@ export class JobHistory {
       newestBefore: prepare(db, `SELECT * FROM jobs WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
       unfinished: prepare(
         db,
-        `SELECT * FROM jobs WHERE status IN (${OPEN_JOB_STATUSES.map((status) => `'${status}'`).join(', ')}) OR seq IN
-           (SELECT DISTINCT job_seq FROM results WHERE status IN ('PENDING', 'RUNNING'))
+        `SELECT * FROM jobs WHERE status IN (${OPEN_JOB_STATUSES.map((status) => `'${status}'`).join(', ')}) OR
+           (status != 'WAITING_FOR_APPROVAL' AND seq IN
+           (SELECT DISTINCT job_seq FROM results WHERE status IN ('PENDING', 'RUNNING')))
          ORDER BY seq`,
       ),
       count: prepare(db, `SELECT count(*) AS n FROM jobs`),
@@ -195,6 +218,7 @@ export class JobHistory {
         rerunOf: job.rerunOf ?? null,
         pausedReason: job.pausedReason ?? null,
         openWave: job.openWave ?? 0,
+        scriptRef: job.scriptRef ? JSON.stringify(job.scriptRef) : null,
       });
       const seq = Number(info.lastInsertRowid);
       job.results.forEach((result, position) => {
@@ -268,6 +292,24 @@ export class JobHistory {
       this.seqs.set(jobId, seq);
     }
     return seq;
+  }
+
+  /**
+   * Records an approver's decision on a waiting job: approved, it is IN_PROGRESS with a new
+   * deadline; denied, it ends DENIED. False when the job was not waiting (any more).
+   */
+  decide(jobId: string, status: 'IN_PROGRESS' | 'DENIED', approval: Approval, deadlineAt: string): boolean {
+    const endedAt = status === 'DENIED' ? approval.at : null;
+    const info = this.statements.decide.run(
+      status,
+      endedAt,
+      deadlineAt,
+      approval.by,
+      approval.at,
+      approval.comment ?? null,
+      jobId,
+    );
+    return info.changes === 1;
   }
 
   saveStatus(jobId: string, status: JobStatus, endedAt: string | undefined): void {

@@ -9,6 +9,7 @@
  * ones after. A new status is added here and in ENDED_JOB_STATUSES when it ends a job.
  */
 export const JOB_STATUSES: readonly [JobStatusName, ...JobStatusName[]] = [
+  'WAITING_FOR_APPROVAL',
   'SCHEDULED',
   'WAITING_FOR_WINDOW',
   'PAUSED',
@@ -16,21 +17,27 @@ export const JOB_STATUSES: readonly [JobStatusName, ...JobStatusName[]] = [
   'COMPLETED',
   'ABORTED',
   'CANCELLED',
+  'DENIED',
 ];
 type JobStatusName =
+  | 'WAITING_FOR_APPROVAL'
   | 'SCHEDULED'
   | 'WAITING_FOR_WINDOW'
   | 'PAUSED'
   | 'IN_PROGRESS'
   | 'COMPLETED'
   | 'ABORTED'
-  | 'CANCELLED';
+  | 'CANCELLED'
+  | 'DENIED';
 export type JobStatus = JobStatusName;
 /** Statuses after which nothing more happens to a job. */
-export const ENDED_JOB_STATUSES: readonly JobStatus[] = ['COMPLETED', 'ABORTED', 'CANCELLED'];
-/** Statuses of a job the engine runs (and resumes after a restart). */
+export const ENDED_JOB_STATUSES: readonly JobStatus[] = ['COMPLETED', 'ABORTED', 'CANCELLED', 'DENIED'];
+/**
+ * Statuses of a job the engine runs (and resumes after a restart); a job waiting for approval
+ * stays in the history until an approver starts it.
+ */
 export const OPEN_JOB_STATUSES: readonly JobStatus[] = JOB_STATUSES.filter(
-  (status) => !ENDED_JOB_STATUSES.includes(status),
+  (status) => !ENDED_JOB_STATUSES.includes(status) && status !== 'WAITING_FOR_APPROVAL',
 );
 
 export function jobEnded(status: JobStatus): boolean {
@@ -45,6 +52,20 @@ export type ResultStatus =
   | 'NO_ANSWER'
   | 'CANCELLED';
 
+/** The library script a job was rendered from (docs/controller.md, "Script library"). */
+export interface ScriptRef {
+  scriptId: string;
+  version: number;
+  params: Record<string, string | number>;
+}
+
+/** An approver's decision on a job that waited for approval. */
+export interface Approval {
+  decision: 'approved' | 'denied';
+  by: string;
+  at: string;
+  comment?: string;
+}
 export const RESULT_STATUSES: readonly ResultStatus[] = [
   'PENDING',
   'RUNNING',
@@ -127,6 +148,8 @@ export interface JobSpec {
   window?: JobWindow;
   /** ISO time a continuous job ends (required with target.continuous). */
   endAt?: string;
+  /** Set when `script` was rendered from the library. */
+  scriptRef?: ScriptRef;
 }
 
 /** Set by the engine, not asked for: where a job comes from. */
@@ -189,6 +212,8 @@ export interface JobSummary {
   /** With waves: the wave being sent (1-based) and how many there are. */
   wave?: { current: number; count: number };
   deadlineAt: string;
+  scriptRef?: ScriptRef;
+  approval?: Approval;
   counts: JobCounts;
 }
 

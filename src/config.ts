@@ -6,6 +6,7 @@
  */
 import { hostname } from 'node:os';
 import * as z from 'zod';
+import { passwordProblem } from './auth/credentials.ts';
 import { durationMs } from './duration.ts';
 
 /**
@@ -44,6 +45,15 @@ export const userSpecSchema = z.string().transform((spec, ctx) => {
     return z.NEVER;
   }
   return { name: spec.slice(0, colon), password: spec.slice(colon + 1) };
+});
+
+/**
+ * `NAME:PASSWORD` of a user a service accepts (`serve --user`): the password may be a hash from
+ * `regbridge hash-password`, which is then a hash, never a literal; a malformed one is refused.
+ */
+export const serviceUserSpecSchema = userSpecSchema.superRefine((user, ctx) => {
+  const problem = passwordProblem(user.password);
+  if (problem) ctx.addIssue({ code: 'custom', message: `user ${user.name}: ${problem}` });
 });
 
 /** Durations in milliseconds: `500ms`, `120s`, `2m`, `1h`, or a bare number of seconds. */

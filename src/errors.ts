@@ -34,6 +34,20 @@ export const errorRegistry = {
     mqtt: [],
     description: 'A request the HTTP parser refuses (an unknown method, a malformed request line or header).',
   },
+  INVALID_SCRIPT: {
+    statusCode: 400,
+    error: 'Bad Request',
+    mqtt: [],
+    description:
+      "Controller service: a job's script has lines the simulator does not know. The body carries `problems`.",
+  },
+  INVALID_PARAMS: {
+    statusCode: 400,
+    error: 'Bad Request',
+    mqtt: [],
+    description:
+      "Controller service: a library script's parameters cannot be rendered. The body carries `problems`.",
+  },
   INVALID_CREDENTIALS: {
     statusCode: 401,
     error: 'Unauthorized',
@@ -45,6 +59,24 @@ export const errorRegistry = {
     error: 'Unauthorized',
     mqtt: [],
     description: 'Missing, malformed, unknown or expired bearer token. Carries `WWW-Authenticate: Bearer`.',
+  },
+  FORBIDDEN: {
+    statusCode: 403,
+    error: 'Forbidden',
+    mqtt: [],
+    description: "Controller service: the caller's role may not do this (docs/controller.md, role table).",
+  },
+  OUT_OF_SCOPE: {
+    statusCode: 403,
+    error: 'Forbidden',
+    mqtt: [],
+    description: "Controller service: an operator's job would reach registers outside its scope.",
+  },
+  SELF_APPROVAL: {
+    statusCode: 403,
+    error: 'Forbidden',
+    mqtt: [],
+    description: 'Controller service: the creator of a job may not approve or deny it.',
   },
   TASK_DOES_NOT_EXIST: {
     statusCode: 404,
@@ -70,6 +102,13 @@ export const errorRegistry = {
     error: 'Not Found',
     mqtt: [],
     description: 'Controller service: unknown schedule id. The body also carries `scheduleId`.',
+  },
+  SCRIPT_DOES_NOT_EXIST: {
+    statusCode: 404,
+    error: 'Not Found',
+    mqtt: [],
+    description:
+      'Controller service: no library script (or version) with this id. The body carries `scriptId`.',
   },
   IDEMPOTENCY_CONFLICT: {
     statusCode: 409,
@@ -102,6 +141,18 @@ export const errorRegistry = {
     mqtt: [],
     description:
       'Controller service: a rerun of a job that has not ended. The body also carries `jobId` and `status`.',
+  },
+  SCRIPT_ARCHIVED: {
+    statusCode: 409,
+    error: 'Conflict',
+    mqtt: [],
+    description: 'Controller service: the library script is archived: no new job or version may use it.',
+  },
+  JOB_NOT_WAITING: {
+    statusCode: 409,
+    error: 'Conflict',
+    mqtt: [],
+    description: 'Controller service: approve or deny of a job that is not waiting for approval.',
   },
   REQUEST_TIMEOUT: {
     statusCode: 408,

@@ -3,9 +3,11 @@
  * through the app with an injected clock, so expiry and windows need no sleeping.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parseServeConfig } from '../cli/serve-config.ts';
 import { AttemptLimiter } from '../src/auth/attempt-limiter.ts';
 import { AuthService } from '../src/auth/auth-service.ts';
 import { Credentials } from '../src/auth/credentials.ts';
+import { hashPassword } from '../src/auth/password-hash.ts';
 import { isTokenShaped, TokenStore } from '../src/auth/token-store.ts';
 import { bearer, login, startTestApp, type TestApp, USER } from './support/http.ts';
 
@@ -23,16 +25,16 @@ describe('Credentials', () => {
     { name: 'bob', password: 'x' },
   ]);
 
-  it('accepts the right password only', () => {
-    expect(credentials.verify('alice', 'pa:ss wörd')).toBe(true);
-    expect(credentials.verify('alice', 'pa:ss word')).toBe(false);
-    expect(credentials.verify('alice', '')).toBe(false);
-    expect(credentials.verify('bob', 'pa:ss wörd')).toBe(false);
+  it('accepts the right password only', async () => {
+    expect(await credentials.verify('alice', 'pa:ss wörd')).toBe(true);
+    expect(await credentials.verify('alice', 'pa:ss word')).toBe(false);
+    expect(await credentials.verify('alice', '')).toBe(false);
+    expect(await credentials.verify('bob', 'pa:ss wörd')).toBe(false);
   });
 
-  it('refuses an unknown user whatever the password', () => {
-    expect(credentials.verify('carol', 'x')).toBe(false);
-    expect(credentials.verify('', '')).toBe(false);
+  it('refuses an unknown user whatever the password', async () => {
+    expect(await credentials.verify('carol', 'x')).toBe(false);
+    expect(await credentials.verify('', '')).toBe(false);
   });
 });
 
@@ -100,7 +102,7 @@ describe('token shape and the Authorization header', () => {
       expect(isTokenShaped(sample), JSON.stringify(sample)).toBe(pattern.test(sample));
   });
 
-  it('a bearer header is read as /^Bearer +(\\S+) *$/i reads it, fast path or not', () => {
+  it('a bearer header is read as /^Bearer +(\\S+) *$/i reads it, fast path or not', async () => {
     const auth = new AuthService({
       users: [{ name: 'u', password: 'p' }],
       enabled: true,
@@ -109,7 +111,7 @@ describe('token shape and the Authorization header', () => {
       userMaxFailures: 5,
       windowMs: 60_000,
     });
-    const { token } = auth.authenticate('127.0.0.1', 'u', 'p');
+    const { token } = await auth.authenticate('127.0.0.1', 'u', 'p');
     for (const header of [`Bearer ${token}`, `bearer ${token}`, `BEARER  ${token}`, `Bearer ${token}  `]) {
       expect(auth.check(header), header).toBe('u');
     }
@@ -276,6 +278,29 @@ describe('through the app', () => {
     expect(response.statusCode).toBe(401);
     expect(t.logs.some((line) => line.includes('"level":40') && line.includes('no user configured'))).toBe(
       true,
+    );
+  });
+
+  it('a --user value in hash-password format is a hash on REST too: the password logs in, the hash text does not', async () => {
+    const hash = await hashPassword('the-password', { ln: 10, r: 8, p: 1 });
+    t = await startTestApp({ users: [`admin:${hash}`] });
+    const ok = await t.app.inject({
+      method: 'POST',
+      url: '/api/authenticate',
+      payload: { userName: 'admin', password: 'the-password' },
+    });
+    expect(ok.statusCode).toBe(200);
+    const literal = await t.app.inject({
+      method: 'POST',
+      url: '/api/authenticate',
+      payload: { userName: 'admin', password: hash },
+    });
+    expect(literal.statusCode).toBe(401);
+  });
+
+  it('a malformed hash is refused at start, never taken as a literal password', () => {
+    expect(() => parseServeConfig({ deviceId: 'd', users: ['admin:$scrypt$ln=14$nope'] })).toThrow(
+      'user admin: the password hash is malformed',
     );
   });
 });

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { deviceClientId } from '../bridge/contract/topics.ts';
-import { hashPassword, parsePasswordHash } from '../broker/password-hash.ts';
 import { parseUserSpec, UserDirectory, UserSpecError } from '../broker/users.ts';
+import { hashPassword, parsePasswordHash } from '../src/auth/password-hash.ts';
 import { RawClient } from './support/raw-mqtt.ts';
 import { until } from './support/waits.ts';
 

@@ -174,7 +174,11 @@ describe('regbridge fanout / watch (child processes)', () => {
 
   it.each([
     ['an unknown flag', ['fanout', 'x.txt', '--mqtt-url', 'mqtt://127.0.0.1:1', '--bogus'], /unknown option/],
-    ['no script argument', ['fanout', '--mqtt-url', 'mqtt://127.0.0.1:1'], /missing required argument/],
+    [
+      'no script argument',
+      ['fanout', '--mqtt-url', 'mqtt://127.0.0.1:1'],
+      /<scriptFile>: required \(or --script-id ID\)/,
+    ],
     ['no --mqtt-url', ['fanout', 'SCRIPT'], /--mqtt-url: required/],
     [
       'a bad --to',

@@ -80,7 +80,7 @@ export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = asyn
       handler: async (request) => {
         const { userName, password } = request.body;
         try {
-          const issued = auth.authenticate(request.ip, userName, password);
+          const issued = await auth.authenticate(request.ip, userName, password);
           audit.record({ user: userName, address: request.ip, action: 'login', detail: 'token issued' });
           return issued;
         } catch (error) {

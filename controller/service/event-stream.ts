@@ -39,6 +39,10 @@ function jobEvents({ job, results, statusChanged }: JobChanges, write: (events: 
   const open = head.slice(0, -1);
   for (const result of results) write(`event: job\ndata: ${open},"result":${JSON.stringify(result)}}\n\n`);
   if (statusChanged) write(`event: job\ndata: ${head}\n\n`);
+  // Approvers' dashboards and integrators wait for this one (docs/controller.md, "Approval").
+  if (statusChanged && job.status === 'WAITING_FOR_APPROVAL') {
+    write(`event: job.waiting_for_approval\ndata: ${head}\n\n`);
+  }
 }
 
 /** Events are written to the clients in pieces of about this many characters. */

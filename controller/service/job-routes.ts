@@ -13,12 +13,17 @@ import {
   JSON_CONTENT_TYPE,
   jsonResponse,
 } from '../../src/routes/schemas.ts';
+import type { AuditLog } from '../audit-log.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { JobSpec } from '../job-types.ts';
+import { type ApprovalMode, dialectProblems, renderRef, type ScriptDialect } from '../script-intake.ts';
+import type { ScriptLibrary } from '../script-library.ts';
+import { accessOf, outOfScope } from './access.ts';
 import { requireToken, userOf } from './auth-routes.ts';
 import { MAX_SCRIPT_BYTES } from './limits.ts';
 import {
   DEFAULT_PAGE,
+  decisionBodySchema,
   jobIdParamsSchema,
   jobListQuerySchema,
   jobListSchema,
@@ -26,10 +31,15 @@ import {
   jobSpecSchema,
   rerunSchema,
 } from './schemas.ts';
+import { problemsError, renderedOrThrow } from './script-routes.ts';
 
 export interface JobRoutesOptions {
   auth: AuthService;
   engine: JobEngine;
+  audit: AuditLog;
+  library: ScriptLibrary;
+  dialect: ScriptDialect;
+  approval: ApprovalMode;
 }
 
 const security = [{ bearerAuth: [] }];
@@ -45,7 +55,8 @@ function jobDoesNotExist(jobId: string): ApiError {
   return new ApiError('JOB_DOES_NOT_EXIST', `Job ${jobId} does not exist`, { extra: { jobId } });
 }
 
-export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { auth, engine }) => {
+export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, options) => {
+  const { auth, engine, audit, library } = options;
   app.addHook('onRequest', requireToken(auth));
 
   app.post('/api/jobs', {
@@ -58,16 +69,29 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
       response: {
         201: jsonResponse('Created; its Location is /api/jobs/<jobId>', jobSchema),
         200: jsonResponse('The same Idempotency-Key and request again: the first job', jobSchema),
-        400: errorResponses.invalid,
+        400: errorResponse(
+          'INVALID_REQUEST: a malformed body; INVALID_PARAMS: the scriptRef cannot be rendered; INVALID_SCRIPT: lines the simulator refuses (problems)',
+        ),
         401: errorResponses.unauthorized,
-        409: errorResponse('IDEMPOTENCY_CONFLICT: the Idempotency-Key was used for another request'),
+        404: errorResponse('SCRIPT_DOES_NOT_EXIST: the scriptRef names no library script'),
+        409: errorResponse(
+          'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used for another request; SCRIPT_ARCHIVED: the scriptRef is archived',
+        ),
         413: errorResponses.tooLarge,
         415: errorResponses.mediaType,
         500: errorResponses.internal,
       },
     },
     handler: async (request, reply) => {
-      const spec = request.body as JobSpec;
+      const body = request.body;
+      let spec: JobSpec;
+      let waitForApproval = options.approval === 'all';
+      if (body.scriptRef !== undefined) {
+        const rendered = renderedOrThrow(renderRef(library, body.scriptRef));
+        const { scriptRef: _ref, ...rest } = body;
+        spec = { ...rest, script: rendered.script, scriptRef: rendered.ref } as JobSpec;
+        waitForApproval ||= rendered.requiresApproval;
+      } else spec = body as JobSpec;
       const bytes = Buffer.byteLength(spec.script, 'utf8');
       if (bytes > MAX_SCRIPT_BYTES) {
         throw new ApiError(
@@ -75,9 +99,13 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
           `body field 'script' is ${bytes} bytes; the limit is ${MAX_SCRIPT_BYTES}`,
         );
       }
-      const caller = { user: userOf(request), address: request.ip };
-      const outcome = engine.create(spec, caller, request.headers['idempotency-key']);
+      const problems = dialectProblems(spec.script, options.dialect);
+      if (problems.length > 0) throw problemsError('INVALID_SCRIPT', problems);
+      const caller = { user: userOf(request), address: request.ip, scope: accessOf(request).scope };
+      const outcome = engine.create(spec, caller, request.headers['idempotency-key'], { waitForApproval });
       switch (outcome.kind) {
+        case 'outOfScope':
+          throw outOfScope(request, audit, 'the job', outcome.deviceIds);
         case 'conflict':
           throw new ApiError('IDEMPOTENCY_CONFLICT', 'Idempotency-Key was used before for another request', {
             extra: { jobId: outcome.jobId },
@@ -161,14 +189,23 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
           200: jsonResponse(`The job, now ${now}`, jobSchema),
           401: errorResponses.unauthorized,
           404: notFound,
+          403: errorResponse(
+            'FORBIDDEN: the role may not; OUT_OF_SCOPE: the job reaches registers outside your scope',
+          ),
           409: errorResponse('JOB_ENDED: the job had already ended'),
           500: errorResponses.internal,
         },
       },
       handler: async (request) => {
         const { jobId } = request.params;
-        const outcome = engine[action](jobId, { user: userOf(request), address: request.ip });
+        const outcome = engine[action](jobId, {
+          user: userOf(request),
+          address: request.ip,
+          scope: accessOf(request).scope,
+        });
         if (outcome.kind === 'unknown') throw jobDoesNotExist(jobId);
+        if (outcome.kind === 'outOfScope')
+          throw outOfScope(request, audit, `job ${jobId}`, outcome.deviceIds);
         if (outcome.kind === 'ended') throw jobEnded(jobId, outcome.job.status);
         return outcome.job;
       },
@@ -199,8 +236,11 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
       const outcome = engine.rerun(jobId, request.body.statuses, {
         user: userOf(request),
         address: request.ip,
+        scope: accessOf(request).scope,
       });
       switch (outcome.kind) {
+        case 'outOfScope':
+          throw outOfScope(request, audit, `job ${jobId}`, outcome.deviceIds);
         case 'unknown':
           throw jobDoesNotExist(jobId);
         case 'open':
@@ -221,4 +261,67 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
       }
     },
   });
+
+  for (const decision of ['approve', 'deny'] as const) {
+    app.post(`/api/jobs/:jobId/${decision}`, {
+      schema: {
+        tags: ['jobs'],
+        summary:
+          decision === 'approve'
+            ? 'Approve a job waiting for approval (not its creator): it starts'
+            : 'Deny a job waiting for approval (not its creator): it ends DENIED, nothing sent',
+        security,
+        params: jobIdParamsSchema,
+        body: decisionBodySchema,
+        response: {
+          200: jsonResponse(
+            decision === 'approve' ? 'The job, now IN_PROGRESS' : 'The job, now DENIED',
+            jobSchema,
+          ),
+          400: errorResponses.invalid,
+          401: errorResponses.unauthorized,
+          403: errorResponse("FORBIDDEN: the role may not decide; SELF_APPROVAL: the job's creator may not"),
+          404: notFound,
+          409: errorResponse('JOB_NOT_WAITING: the job is not waiting for approval'),
+          500: errorResponses.internal,
+        },
+      },
+      handler: async (request) => {
+        const { jobId } = request.params;
+        const access = accessOf(request);
+        const caller = { user: access.user, address: request.ip, scope: access.scope };
+        const outcome = engine.decide(jobId, decision, caller, request.body?.comment);
+        switch (outcome.kind) {
+          case 'unknown':
+            throw jobDoesNotExist(jobId);
+          case 'selfApproval':
+            audit.record({
+              user: access.user,
+              address: request.ip,
+              action: 'forbidden',
+              detail: `${decision} of job ${jobId}: SELF_APPROVAL`,
+            });
+            throw new ApiError(
+              'SELF_APPROVAL',
+              `You created job ${jobId}: someone else must ${decision} it`,
+              {
+                extra: { jobId },
+              },
+            );
+          case 'outOfScope':
+            throw outOfScope(request, audit, `job ${jobId}`, outcome.deviceIds);
+          case 'notWaiting':
+            throw new ApiError(
+              'JOB_NOT_WAITING',
+              `Job ${jobId} is not waiting for approval (${outcome.job.status})`,
+              {
+                extra: { jobId, status: outcome.job.status },
+              },
+            );
+          default:
+            return outcome.job;
+        }
+      },
+    });
+  }
 };

@@ -114,11 +114,27 @@ export const abortSchema = named(
   'Once minEnded (default 1) results have ended and failed/ended >= failureRatio, the job is ABORTED',
 );
 
+const paramValue = z.union([z.string(), z.number()]);
+
+export const scriptRefSchema = named(
+  z.strictObject({
+    scriptId: z.string().min(1).max(100),
+    version: z.number().int().min(1).optional(),
+    params: z.record(z.string().max(64), paramValue).optional(),
+  }),
+  'ScriptRef',
+  'A library script (its latest version unless `version` is given) and its parameters',
+);
+
 export const jobSpecSchema = named(
   z
     .strictObject(
       {
-        script: z.string({ error: 'is required' }).refine((s) => s.trim() !== '', 'must not be empty'),
+        script: z
+          .string()
+          .refine((s) => s.trim() !== '', 'must not be empty')
+          .optional(),
+        scriptRef: scriptRefSchema.optional(),
         target: targetSchema,
         name: z.string().min(1).max(200).optional(),
         rollout: rolloutSchema.optional(),
@@ -138,9 +154,88 @@ export const jobSpecSchema = named(
       if (spec.endAt !== undefined && spec.target?.continuous !== true) {
         ctx.addIssue({ code: 'custom', message: 'is only for a continuous target', path: ['endAt'] });
       }
+      if (spec.script === undefined && spec.scriptRef === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['script'],
+          message: "is required (or 'scriptRef', a library script)",
+        });
+      } else if (spec.script !== undefined && spec.scriptRef !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['script'],
+          message: "give either 'script' or 'scriptRef', not both",
+        });
+      }
     }),
   'JobRequest',
 );
+
+export const paramSpecSchema = named(
+  z.strictObject({
+    name: z.string().min(1).max(64),
+    type: z.enum(['string', 'integer', 'enum']),
+    values: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
+    pattern: z.string().min(1).max(200).optional(),
+    required: z.boolean().optional(),
+    default: paramValue.optional(),
+  }),
+  'ScriptParam',
+  'A parameter {{name}} of a library script; required unless it has a default or required is false',
+);
+
+export const scriptDraftSchema = named(
+  z.strictObject({
+    name: z.string().min(1).max(200),
+    description: z.string().max(2000).optional(),
+    body: z.string().refine((s) => s.trim() !== '', 'must not be empty'),
+    params: z.array(paramSpecSchema).max(50).optional(),
+    requiresApproval: z.boolean().optional(),
+  }),
+  'ScriptDraft',
+);
+
+export const libraryScriptSchema = named(
+  z.object({
+    scriptId: z.string(),
+    version: z.number().int(),
+    latestVersion: z.number().int(),
+    name: z.string(),
+    description: z.string().optional(),
+    body: z.string(),
+    params: z.array(paramSpecSchema),
+    requiresApproval: z.boolean(),
+    createdBy: z.string(),
+    createdAt: timestamp,
+    archived: z.boolean(),
+    archivedAt: timestamp.optional(),
+  }),
+  'LibraryScript',
+);
+export const scriptListSchema = named(z.object({ scripts: z.array(libraryScriptSchema) }), 'ScriptList');
+export const scriptIdParamsSchema = z.object({ scriptId: z.string().min(1).max(100) });
+export const scriptVersionParamsSchema = z.object({
+  scriptId: z.string().min(1).max(100),
+  version: z
+    .string()
+    .regex(/^[1-9][0-9]{0,8}$/, 'must be a version number')
+    .transform(Number),
+});
+
+export const problemSchema = named(
+  z.object({ line: z.number().int().optional(), message: z.string() }),
+  'ScriptProblem',
+);
+export const validateBodySchema = z.union([
+  z.strictObject({ script: z.string().min(1) }),
+  z.strictObject({ scriptRef: scriptRefSchema }),
+]);
+export const validationSchema = named(
+  z.object({ valid: z.boolean(), script: z.string().optional(), problems: z.array(problemSchema) }),
+  'ScriptValidation',
+);
+/** The body of approve/deny; none at all is as good as {} (fastify hands a missing body on as null). */
+export const decisionBodySchema = z.strictObject({ comment: z.string().max(1000).optional() }).nullish();
 
 export const resultSchema = named(
   z.object({
@@ -191,6 +286,17 @@ const summaryShape = {
   pausedReason: z.string().optional(),
   wave: z.object({ current: z.number().int(), count: z.number().int() }).optional(),
   deadlineAt: timestamp,
+  scriptRef: z
+    .object({ scriptId: z.string(), version: z.number().int(), params: z.record(z.string(), paramValue) })
+    .optional(),
+  approval: z
+    .object({
+      decision: z.enum(['approved', 'denied']),
+      by: z.string(),
+      at: timestamp,
+      comment: z.string().optional(),
+    })
+    .optional(),
   counts: countsSchema,
 };
 
@@ -232,6 +338,11 @@ export const jobListQuerySchema = z.object({
   before: z.string().min(1).max(100).optional(),
 });
 export const auditQuerySchema = z.object({ limit: pageSize.optional() });
+export const scriptListQuerySchema = z.strictObject({
+  limit: pageSize.optional(),
+  before: z.string().min(1).max(100).optional(),
+  archived: z.enum(['true', 'false']).optional(),
+});
 
 export const deviceSchema = named(
   z.object({

@@ -25,7 +25,11 @@ import type { AuditLog } from '../audit-log.ts';
 import type { TaskSummary } from '../directory.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { MissedRun, Scheduler } from '../scheduler.ts';
+import type { ApprovalMode, ScriptDialect } from '../script-intake.ts';
+import type { ScriptLibrary } from '../script-library.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
+import type { ControllerUsers } from '../users.ts';
+import { installAccessControl, meRoutes } from './access.ts';
 import { serviceAuthRoutes } from './auth-routes.ts';
 import { eventRoutes } from './event-routes.ts';
 import { EventStream } from './event-stream.ts';
@@ -34,6 +38,7 @@ import { jobRoutes } from './job-routes.ts';
 import { BODY_LIMIT } from './limits.ts';
 import { readRoutes } from './read-routes.ts';
 import { scheduleRoutes } from './schedule-routes.ts';
+import { scriptRoutes } from './script-routes.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { createServiceMetrics } from './service-metrics.ts';
 
@@ -59,7 +64,8 @@ export interface ControllerAppOptions {
   scheduler?: Scheduler;
   directory: DirectoryView;
   audit: AuditLog;
-  users: readonly { readonly name: string; readonly password: string }[];
+  /** Who may log in, with their roles; a reload (SIGHUP) replaces them and ends changed users' tokens. */
+  users: ControllerUsers;
   /** Seconds. */
   tokenTtl: number;
   logger: Logger;
@@ -77,6 +83,12 @@ export interface ControllerAppOptions {
   authWindowMs?: number;
   /** Bytes of body /api/authenticate reads (`--auth-body-limit`); default as `serve`'s. */
   authBodyLimit?: number;
+  /** The script library (its tables are in the history file). */
+  library: ScriptLibrary;
+  /** `--script-dialect`: check every job's script against the simulator's commands, or not. */
+  scriptDialect?: ScriptDialect;
+  /** `--approval`: `library` (the scripts' flag) or `all` (every job waits for approval). */
+  approval?: ApprovalMode;
   /** Deepest JSON body nesting parsed (docs/security.md); default as `serve`'s. */
   maxJsonDepth?: number;
   /** `--max-event-streams`: open event streams per user; default DEFAULT_MAX_EVENT_STREAMS. */
@@ -102,7 +114,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   installSecurityHeaders(app);
 
   const auth = new AuthService({
-    users: options.users,
+    users: options.users.all(),
     enabled: true,
     tokenTtlSeconds: options.tokenTtl,
     maxFailures: options.authMaxFailures ?? DEFAULT_AUTH_MAX_FAILURES,
@@ -110,6 +122,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     windowMs: options.authWindowMs ?? DEFAULT_AUTH_WINDOW_MS,
   });
   auth.start();
+  options.users.onReplace((users, gone) => auth.replaceUsers(users, gone));
   const events = new EventStream(options.engine, options.directory, logger, {
     sessions: auth,
     ...(options.maxEventStreams !== undefined && { maxPerUser: options.maxEventStreams }),
@@ -147,17 +160,29 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
       { name: 'auth', description: 'Bearer tokens' },
       { name: 'jobs', description: 'Scripts fanned out to registers, with rollout control' },
       { name: 'schedules', description: 'Jobs created at the times of a cron, in a time zone' },
+      { name: 'scripts', description: 'The script library: versioned scripts with typed parameters' },
       { name: 'devices', description: 'The registers the controller knows' },
       { name: 'audit', description: 'Who did what' },
       { name: 'service', description: 'Health, metrics, events, this description' },
     ],
   });
+  installAccessControl(app, (name) => options.users.get(name), options.audit);
   await app.register(serviceAuthRoutes, {
     auth,
     audit: options.audit,
     bodyLimit: options.authBodyLimit ?? DEFAULT_AUTH_BODY_LIMIT,
   });
-  await app.register(jobRoutes, { auth, engine: options.engine });
+  await app.register(meRoutes, { auth });
+  const dialect = options.scriptDialect ?? 'simulator';
+  await app.register(jobRoutes, {
+    auth,
+    engine: options.engine,
+    audit: options.audit,
+    library: options.library,
+    dialect,
+    approval: options.approval ?? 'library',
+  });
+  await app.register(scriptRoutes, { auth, library: options.library, audit: options.audit, dialect });
   if (options.scheduler) await app.register(scheduleRoutes, { auth, scheduler: options.scheduler });
   await app.register(eventRoutes, { auth, events, tickets: new EventTickets() });
   await app.register(readRoutes, {

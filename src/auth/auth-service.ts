@@ -67,7 +67,7 @@ function bearerToken(authorization: string): { token: string; shaped: boolean } 
 
 export class AuthService {
   readonly enabled: boolean;
-  private readonly credentials: Credentials;
+  private credentials: Credentials;
   private readonly tokens: TokenStore;
   private readonly limiter: AttemptLimiter;
   private readonly userLimiter: AttemptLimiter;
@@ -130,7 +130,7 @@ export class AuthService {
    * The user name's limit does not hold at an address the user has logged in from before
    * (TrustedAddresses): failing on purpose elsewhere cannot lock a user out of its own desk.
    */
-  authenticate(address: string, userName: string, password: string): IssuedToken {
+  async authenticate(address: string, userName: string, password: string): Promise<IssuedToken> {
     if (!this.enabled) return this.tokens.issue(userName);
     const userKey = this.userNameDigest(userName);
     const byAddress = this.limiter.retryAfterSeconds(address);
@@ -144,7 +144,7 @@ export class AuthService {
         { headers: { 'retry-after': String(retryAfter) } },
       );
     }
-    if (!this.credentials.verify(userName, password)) {
+    if (!(await this.credentials.verify(userName, password))) {
       this.limiter.recordFailure(address);
       this.userLimiter.recordFailure(userKey);
       // RFC 9110 section 15.5.2: every 401 names its scheme.
@@ -186,6 +186,16 @@ export class AuthService {
   /** `listener` hears the key of each token revoked or dropped before its time; returns the way off. */
   onSessionEnd(listener: (key: string) => void): () => void {
     return this.tokens.onDrop(listener);
+  }
+
+  /**
+   * Replaces the users (a reload of the users file, docs/controller.md); the tokens of the users
+   * named in `revoke` (removed or changed) stop working at once. Throws, changing nothing, for
+   * a malformed hash.
+   */
+  replaceUsers(users: readonly UserSpec[], revoke: Iterable<string>): void {
+    this.credentials = new Credentials(users);
+    for (const name of revoke) this.tokens.revokeUser(name);
   }
 
   /** Whether `userName` is a configured user (for log lines; never for the answer). */

@@ -1,42 +1,78 @@
 /**
- * User name / password checks for `/api/authenticate` (docs/api.md). Passwords are
- * compared in constant time: both sides are hashed with sha256 (equal lengths whatever the
- * input) and compared with timingSafeEqual; an unknown user name is compared against a random
- * digest, so the answer takes the same work whether the user exists or not.
+ * User name / password checks for `/api/authenticate` (docs/api.md). A configured password is
+ * either a literal, compared in constant time (both sides hashed with sha256, so equal lengths
+ * whatever the input, then timingSafeEqual), or a value in `regbridge hash-password`'s format,
+ * which is always a hash, never a literal (docs/security.md): checked with scrypt on the thread
+ * pool. An unknown user name costs the same work as a known one.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  DEFAULT_SCRYPT,
+  isPasswordHash,
+  parsePasswordHash,
+  type ScryptHash,
+  verifyPasswordHash,
+} from './password-hash.ts';
 
 export interface UserSpec {
   readonly name: string;
   readonly password: string;
 }
 
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+/** Why `password` cannot be a configured password (never quoting it), or undefined. */
+export function passwordProblem(password: string): string | undefined {
+  if (password.length === 0) return 'the password is empty';
+  if (isPasswordHash(password) && !parsePasswordHash(password)) {
+    return 'the password hash is malformed (expected $scrypt$ln=N,r=R,p=P$salt$hash, as printed by regbridge hash-password)';
+  }
+  return undefined;
+}
+
+function digest(text: string | Buffer): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** Stands in for a hashed user when the name is unknown: the same scrypt work either way. */
+const DECOY_HASH: ScryptHash = { ...DEFAULT_SCRYPT, salt: Buffer.alloc(16, 1), hash: Buffer.alloc(32) };
+
+interface Entry {
+  /** sha256 of the configured value (a literal password, or the hash text for change detection). */
+  readonly digest: Buffer;
+  readonly scrypt?: ScryptHash;
 }
 
 export class Credentials {
-  /** Password digests by user name; the plain passwords are not kept. */
-  private readonly digests = new Map<string, Buffer>();
+  /** By user name; plain passwords are not kept. */
+  private readonly entries = new Map<string, Entry>();
   /** Compared against when the user is unknown, so that path does the same work. */
   private readonly decoy = randomBytes(32);
+  private hashed = 0;
 
+  /** Throws for a malformed hash (the message names the user, never the value). */
   constructor(users: readonly UserSpec[]) {
-    for (const user of users) this.digests.set(user.name, digest(user.password));
+    for (const user of users) {
+      const problem = passwordProblem(user.password);
+      if (problem) throw new Error(`user ${user.name}: ${problem}`);
+      const scrypt = isPasswordHash(user.password) ? parsePasswordHash(user.password) : undefined;
+      if (scrypt) this.hashed++;
+      this.entries.set(user.name, { digest: digest(user.password), ...(scrypt && { scrypt }) });
+    }
   }
 
   get size(): number {
-    return this.digests.size;
+    return this.entries.size;
   }
 
   has(userName: string): boolean {
-    return this.digests.has(userName);
+    return this.entries.has(userName);
   }
 
-  /** True when `userName` exists and `password` is its password. */
-  verify(userName: string, password: string): boolean {
-    const expected = this.digests.get(userName);
-    const matches = timingSafeEqual(digest(password), expected ?? this.decoy);
-    return expected !== undefined && matches;
+  /** True when `userName` exists and `password` is its password (or matches its hash). */
+  async verify(userName: string, password: string): Promise<boolean> {
+    const entry = this.entries.get(userName);
+    if (entry?.scrypt) return verifyPasswordHash(Buffer.from(password, 'utf8'), entry.scrypt);
+    if (!entry && this.hashed > 0) await verifyPasswordHash(Buffer.from(password, 'utf8'), DECOY_HASH);
+    const matches = timingSafeEqual(digest(password), entry?.digest ?? this.decoy);
+    return entry !== undefined && matches;
   }
 }

@@ -145,6 +145,11 @@ export class TokenStore {
     }
   }
 
+  /** Ends every token of `userName` (removed or changed by a reload of the users). */
+  revokeUser(userName: string): void {
+    for (const [key, entry] of this.entries) if (entry.userName === userName) this.entries.delete(key);
+  }
+
   clear(): void {
     this.entries.clear();
   }

@@ -148,6 +148,45 @@ interface Command {
   sleepMs?: number;
 }
 
+/** The problem of one command line (its keyword as written and the rest), or undefined. */
+function lineProblem(word: string, rest: string): string | undefined {
+  const keyword = word.toUpperCase();
+  if (keyword === 'SLEEP') {
+    const argument = rest.trim();
+    const ms = /^\d{1,5}$/.test(argument) ? Number(argument) : Number.NaN;
+    if (!(ms <= MAX_SLEEP_MS)) {
+      return `SLEEP needs a whole number of milliseconds from 0 to ${MAX_SLEEP_MS}, got "${clip(argument)}"`;
+    }
+    return undefined;
+  }
+  if (keyword === 'PRINT' || keyword === 'FAIL') return undefined;
+  return FiscalSession.commandError(word, rest);
+}
+
+/** The command lines of a script: line number, keyword as written, the rest verbatim. */
+function* commandLines(script: string): Generator<{ line: number; word: string; rest: string }> {
+  const lines = script.split(/\r?\n/);
+  for (let index = 0; index < lines.length; index += 1) {
+    const text = lines[index]!.trimStart();
+    if (text === '' || text.startsWith('#')) continue;
+    const match = /^(\S+)(?:\s(.*))?$/s.exec(text)!;
+    yield { line: index + 1, word: match[1]!, rest: match[2] ?? '' };
+  }
+}
+
+/**
+ * Every line the simulator would refuse, with its line number: the same check that runs before
+ * a script runs (parse below), for controllers that check a script before sending it.
+ */
+export function simulatorProblems(script: string): { line: number; message: string }[] {
+  const problems: { line: number; message: string }[] = [];
+  for (const { line, word, rest } of commandLines(script)) {
+    const message = lineProblem(word, rest);
+    if (message !== undefined) problems.push({ line, message });
+  }
+  return problems;
+}
+
 /**
  * Splits the script into commands and checks every command word (and SLEEP's argument) before
  * anything runs, so a typo on line 40 does not leave the first 39 lines' receipts behind.
@@ -155,25 +194,14 @@ interface Command {
 function parse(script: string): { commands: Command[]; waits: boolean } | { line: number; message: string } {
   const commands: Command[] = [];
   let waits = false;
-  const lines = script.split(/\r?\n/);
-  for (let index = 0; index < lines.length; index += 1) {
-    const text = lines[index]!.trimStart();
-    if (text === '' || text.startsWith('#')) continue;
-    const match = /^(\S+)(?:\s(.*))?$/s.exec(text)!;
-    const word = match[1]!;
-    const command: Command = { line: index + 1, keyword: word.toUpperCase(), rest: match[2] ?? '' };
-    let error: string | undefined;
+  for (const { line, word, rest } of commandLines(script)) {
+    const error = lineProblem(word, rest);
+    if (error !== undefined) return { line, message: error };
+    const command: Command = { line, keyword: word.toUpperCase(), rest };
     if (command.keyword === 'SLEEP') {
       waits = true;
-      const argument = command.rest.trim();
-      command.sleepMs = /^\d{1,5}$/.test(argument) ? Number(argument) : Number.NaN;
-      if (!(command.sleepMs <= MAX_SLEEP_MS)) {
-        error = `SLEEP needs a whole number of milliseconds from 0 to ${MAX_SLEEP_MS}, got "${clip(argument)}"`;
-      }
-    } else if (command.keyword !== 'PRINT' && command.keyword !== 'FAIL') {
-      error = FiscalSession.commandError(word, command.rest);
+      command.sleepMs = Number(rest.trim());
     }
-    if (error !== undefined) return { line: command.line, message: error };
     commands.push(command);
   }
   return { commands, waits };

@@ -48,7 +48,7 @@ export const authRoutes: FastifyPluginAsyncZod<AuthRoutesOptions> = async (app, 
       handler: async (request) => {
         const { userName, password } = request.body;
         try {
-          const issued = auth.authenticate(request.ip, userName, password);
+          const issued = await auth.authenticate(request.ip, userName, password);
           request.log.info({ userName }, 'authenticated');
           return issued;
         } catch (error) {

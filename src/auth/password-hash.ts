@@ -54,7 +54,10 @@ function derive(
 
 const b64 = (buffer: Buffer): string => buffer.toString('base64').replace(/=+$/, '');
 
-export async function hashPassword(password: string, parameters = DEFAULT_SCRYPT): Promise<string> {
+export async function hashPassword(
+  password: string,
+  parameters: { ln: number; r: number; p: number } = DEFAULT_SCRYPT,
+): Promise<string> {
   const salt = randomBytes(16);
   const hash = await derive(password, { ...parameters, salt }, KEY_BYTES);
   return `${PREFIX}ln=${parameters.ln},r=${parameters.r},p=${parameters.p}$${b64(salt)}$${b64(hash)}`;
