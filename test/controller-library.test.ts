@@ -289,10 +289,12 @@ describe('approval', () => {
     http('operator', 'POST', '/api/jobs', { scriptRef: { scriptId }, target: { group: 'front' } });
 
   it('waits, refuses self-approval and non-approvers, starts once approved, with an event', async () => {
-    const ticket = await fetch(
-      `http://127.0.0.1:${service.httpPort}/api/events?access_token=${tokens.approver}`,
+    const ticket = await http('approver', 'POST', '/api/events/ticket');
+    expect(ticket.status).toBe(200);
+    const response = await fetch(
+      `http://127.0.0.1:${service.httpPort}/api/events?ticket=${ticket.body.ticket}`,
     );
-    const stream = readEventStream(ticket);
+    const stream = readEventStream(response);
     const created = await waitingJob();
     expect(created.status).toBe(201);
     expect(created.body.status).toBe('WAITING_FOR_APPROVAL');

@@ -106,7 +106,9 @@ describe('the role table', () => {
 
   it('the event stream: every role', async () => {
     for (const role of ROLE_USERS) {
-      const response = await fetch(`${base}/api/events?access_token=${tokens[role]}`);
+      const ticket = await http(tokens[role], 'POST', '/api/events/ticket');
+      expect(ticket.status, role).toBe(200);
+      const response = await fetch(`${base}/api/events?ticket=${ticket.body.ticket}`);
       expect(response.status, role).toBe(200);
       expect(response.headers.get('content-type')).toContain('text/event-stream');
       await response.body?.cancel();

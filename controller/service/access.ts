@@ -38,12 +38,16 @@ const ROUTE_ACTIONS = new Map<string, Action>([
   ['DELETE /api/scripts/:scriptId', 'author'],
   // Checking a script changes nothing: anyone who may read may ask.
   ['POST /api/scripts/validate', 'read'],
-  ['POST /api/logout', 'read'],
-  ['POST /api/events/ticket', 'read'],
 ]);
 
 /** Routes that need no role (they need no token either). */
 const OPEN = new Set(['/api/authenticate']);
+
+/**
+ * Routes every role may use that check their own credentials (the bearer header, or the event
+ * stream's single-use ticket): the check below would see no user for them.
+ */
+const SELF_AUTHENTICATED = new Set(['POST /api/logout', 'POST /api/events/ticket', 'GET /api/events']);
 
 export function actionOf(method: string, url: string): Action {
   return ROUTE_ACTIONS.get(`${method} ${url}`) ?? (method === 'GET' ? 'read' : 'administer');
@@ -72,6 +76,7 @@ export function installAccessControl(app: FastifyInstance, roleOf: RoleLookup, a
   app.addHook('preValidation', async (request) => {
     const url = request.routeOptions.url;
     if (url === undefined || !url.startsWith('/api/') || OPEN.has(url)) return;
+    if (SELF_AUTHENTICATED.has(`${request.method} ${url}`)) return;
     const user = userOf(request);
     const entry = roleOf(user);
     const action = actionOf(request.method, url);
