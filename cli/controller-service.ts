@@ -15,6 +15,7 @@ import { AuditLog } from '../controller/audit-log.ts';
 import { type HistoryDb, openHistory } from '../controller/history-db.ts';
 import { JobEngine } from '../controller/job-engine.ts';
 import { JobHistory } from '../controller/job-history.ts';
+import { ResultSearch } from '../controller/result-search.ts';
 import type { PacingClock } from '../controller/rollout.ts';
 import { buildControllerApp } from '../controller/service/service-app.ts';
 import { StoreController } from '../controller/store-controller.ts';
@@ -158,6 +159,7 @@ export async function startControllerService(
       registry: new Registry(),
       dashboardDir: deps.dashboardDir ?? DASHBOARD_DIR,
       jobCount: () => history.count(),
+      search: new ResultSearch(db),
       ...(settings.https && { https: settings.https }),
     });
     cleanup.push(() => app.close());

@@ -76,6 +76,32 @@ export const MIGRATIONS: readonly string[] = [
     detail TEXT NOT NULL
   );
   `,
+  // Branch `history` (issue 31): search indexes chosen by EXPLAIN QUERY PLAN on a generated
+  // history (docs/decisions/history-search.md); full-text search over reports and errors in a
+  // contentless FTS5 table keyed by RESULT_ROWID (job_seq * 16384 + position, positions stay
+  // below MAX_TARGET_DEVICES), kept in step by triggers; webhooks and their deliveries.
+  `
+  CREATE INDEX results_by_device_id ON results(device_id);
+  CREATE INDEX results_by_status ON results(status);
+  CREATE INDEX jobs_by_created_at ON jobs(created_at);
+  CREATE VIRTUAL TABLE results_text USING fts5(report, error, content='', contentless_delete=1);
+  INSERT INTO results_text(rowid, report, error)
+    SELECT job_seq * 16384 + position, report, error FROM results WHERE report IS NOT NULL OR error IS NOT NULL;
+  CREATE TRIGGER results_text_insert AFTER INSERT ON results
+    WHEN new.report IS NOT NULL OR new.error IS NOT NULL BEGIN
+      INSERT INTO results_text(rowid, report, error) VALUES (new.job_seq * 16384 + new.position, new.report, new.error);
+    END;
+  CREATE TRIGGER results_text_update AFTER UPDATE OF report, error ON results
+    WHEN new.report IS NOT old.report OR new.error IS NOT old.error BEGIN
+      DELETE FROM results_text WHERE rowid = old.job_seq * 16384 + old.position;
+      INSERT INTO results_text(rowid, report, error)
+        SELECT new.job_seq * 16384 + new.position, new.report, new.error
+        WHERE new.report IS NOT NULL OR new.error IS NOT NULL;
+    END;
+  CREATE TRIGGER results_text_delete AFTER DELETE ON results BEGIN
+      DELETE FROM results_text WHERE rowid = old.job_seq * 16384 + old.position;
+    END;
+  `,
 ];
 
 export class HistoryVersionError extends Error {

@@ -91,7 +91,8 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
   app.get('/api/jobs', {
     schema: {
       tags: ['jobs'],
-      summary: 'Jobs newest first, without their results (?limit=, default 50; ?before=<jobId> pages on)',
+      summary:
+        'Jobs newest first, without their results (?limit=, default 50; ?before=<jobId> pages on), filtered by status, outcome, name (substring), createdBy, scheduleId, scriptId, from, to (createdAt); other parameters are refused',
       security,
       querystring: jobListQuerySchema,
       response: {
@@ -103,8 +104,8 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, { 
       },
     },
     handler: async (request) => {
-      const { limit, before } = request.query;
-      const jobs = engine.list(limit ?? DEFAULT_PAGE, before);
+      const { limit, before, ...query } = request.query;
+      const jobs = engine.list(limit ?? DEFAULT_PAGE, before, query);
       if (!jobs) throw jobDoesNotExist(before!);
       return { jobs };
     },

@@ -23,12 +23,14 @@ import { registerOpenApi } from '../../src/routes/openapi.ts';
 import type { AuditLog } from '../audit-log.ts';
 import type { TaskSummary } from '../directory.ts';
 import type { JobEngine } from '../job-engine.ts';
+import type { ResultSearch } from '../result-search.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
 import { serviceAuthRoutes } from './auth-routes.ts';
 import { EventStream } from './event-stream.ts';
 import { jobRoutes } from './job-routes.ts';
 import { BODY_LIMIT } from './limits.ts';
 import { readRoutes } from './read-routes.ts';
+import { searchRoutes } from './search-routes.ts';
 import { createServiceMetrics } from './service-metrics.ts';
 
 /** What the HTTP API reads of the store controller. */
@@ -58,6 +60,8 @@ export interface ControllerAppOptions {
   dashboardDir: string;
   /** Jobs in the history (for /health). */
   jobCount: () => number;
+  /** Searches every job's results (GET /api/results). */
+  search: ResultSearch;
   /** HTTPS instead of HTTP (--tls-cert, --tls-key). */
   https?: ServerOptions;
   /** Failed logins per address (and per user name) before 429; default 5 per 60 s. */
@@ -130,6 +134,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   });
   await app.register(serviceAuthRoutes, { auth, audit: options.audit });
   await app.register(jobRoutes, { auth, engine: options.engine });
+  await app.register(searchRoutes, { auth, engine: options.engine, search: options.search });
   await app.register(readRoutes, {
     auth,
     engine: options.engine,
