@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
 import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
-import { durationIn, port, userSpecSchema } from '../src/config.ts';
+import { durationIn, port, userSpecSchema, wholeNumber } from '../src/config.ts';
 import {
   caFileFlag,
   hostValue,
@@ -73,6 +73,12 @@ export const controllerFlags = {
     {
       default: './regbridge-controller.db',
     },
+  ),
+  historyDays: flag(
+    '--history-days <days>',
+    'delete jobs that ended more than this many days ago, once a day (audited)',
+    wholeNumber(1, 36_500, 'a number of days'),
+    { defaultHelp: 'keep all' },
   ),
   tokenTtl: flag(
     '--token-ttl <duration>',

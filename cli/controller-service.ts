@@ -13,10 +13,11 @@ import { Registry } from 'prom-client';
 import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
 import { AuditLog } from '../controller/audit-log.ts';
 import { type HistoryDb, openHistory } from '../controller/history-db.ts';
+import { HistoryRetention } from '../controller/history-retention.ts';
 import { JobEngine } from '../controller/job-engine.ts';
 import { JobHistory } from '../controller/job-history.ts';
 import { ResultSearch } from '../controller/result-search.ts';
-import type { PacingClock } from '../controller/rollout.ts';
+import { type PacingClock, realClock } from '../controller/rollout.ts';
 import { buildControllerApp } from '../controller/service/service-app.ts';
 import { StoreController } from '../controller/store-controller.ts';
 import { WalCheckpointer } from '../controller/wal-checkpointer.ts';
@@ -43,6 +44,8 @@ export interface ControllerServiceSettings {
   ns: string;
   users: readonly { name: string; password: string }[];
   db: string;
+  /** Jobs that ended more than this many days ago are deleted daily (`--history-days`). */
+  historyDays?: number | undefined;
   tokenTtl: number;
   https?: ServerOptions | undefined;
   settleMs?: number;
@@ -146,6 +149,17 @@ export async function startControllerService(
       ...(deps.clock && { clock: deps.clock }),
     });
     engine.start();
+    if (settings.historyDays !== undefined) {
+      const retention = new HistoryRetention({
+        db,
+        audit,
+        days: settings.historyDays,
+        clock: deps.clock ?? realClock,
+        logger: logger.child({ component: 'history' }),
+      });
+      retention.start();
+      cleanup.push(() => retention.stop());
+    }
     // Before the controller stops: results in flight stay open (resumable), not NO_ANSWER.
     cleanup.push(() => engine.stop());
 

@@ -118,6 +118,9 @@ export function openHistory(file: string): HistoryDb {
   const db = new Database(file);
   retained.add(db);
   try {
+    // Only a new file takes it (before WAL writes its header): purges give pages back
+    // (history-retention.ts); an older file reuses its freed pages instead.
+    db.exec('PRAGMA auto_vacuum = INCREMENTAL');
     if (file !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');

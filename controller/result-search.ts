@@ -176,13 +176,19 @@ function buildQuery(
     conditions.push('r.job_seq = (SELECT seq FROM jobs WHERE job_id = ?)');
     params.push(query.jobId);
   }
-  if (query.from !== undefined) {
-    conditions.push('j.created_at >= ?');
-    params.push(query.from);
-  }
-  if (query.to !== undefined) {
-    conditions.push('j.created_at < ?');
-    params.push(query.to);
+  if (query.from !== undefined || query.to !== undefined) {
+    // The jobs of the period first (jobs_by_created_at), then their results by primary key:
+    // filtering the joined rows instead walked every newer result (bench "history").
+    const period: string[] = [];
+    if (query.from !== undefined) {
+      period.push('created_at >= ?');
+      params.push(query.from);
+    }
+    if (query.to !== undefined) {
+      period.push('created_at < ?');
+      params.push(query.to);
+    }
+    conditions.push(`r.job_seq IN (SELECT seq FROM jobs WHERE ${period.join(' AND ')})`);
   }
   let sql: string;
   if (match !== undefined) {
