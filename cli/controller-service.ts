@@ -21,6 +21,8 @@ import { type PacingClock, realClock } from '../controller/rollout.ts';
 import { buildControllerApp } from '../controller/service/service-app.ts';
 import { StoreController } from '../controller/store-controller.ts';
 import { WalCheckpointer } from '../controller/wal-checkpointer.ts';
+import { announceToWebhooks } from '../controller/webhook-events.ts';
+import { type WebhookOptions, Webhooks } from '../controller/webhooks.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
 
@@ -71,6 +73,10 @@ export async function startControllerService(
     logger: Logger;
     clock?: PacingClock;
     dashboardDir?: string;
+    /** Webhook time-out and backoff (tests shorten them). */
+    webhookOptions?: Partial<
+      Pick<WebhookOptions, 'timeoutMs' | 'firstBackoffMs' | 'maxBackoffMs' | 'retryForMs'>
+    >;
     /** The HTTP port was defaulted, not asked for: when it is taken, listen on a free one (demo). */
     freePortIfTaken?: boolean;
   },
@@ -149,6 +155,19 @@ export async function startControllerService(
       ...(deps.clock && { clock: deps.clock }),
     });
     engine.start();
+    const webhooks = new Webhooks({
+      db,
+      clock: deps.clock ?? realClock,
+      logger: logger.child({ component: 'webhooks' }),
+      ...deps.webhookOptions,
+    });
+    webhooks.start();
+    cleanup.push(() => webhooks.stop());
+    cleanup.push(
+      announceToWebhooks({ engine, audit, directory: controller }, (event, data) =>
+        webhooks.emit(event, data),
+      ),
+    );
     if (settings.historyDays !== undefined) {
       const retention = new HistoryRetention({
         db,
@@ -174,6 +193,7 @@ export async function startControllerService(
       dashboardDir: deps.dashboardDir ?? DASHBOARD_DIR,
       jobCount: () => history.count(),
       search: new ResultSearch(db),
+      webhooks,
       ...(settings.https && { https: settings.https }),
     });
     cleanup.push(() => app.close());

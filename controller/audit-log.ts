@@ -1,7 +1,7 @@
 /**
  * The controller service's audit trail, in the SQLite history: who did what, from where.
  * Actions: `login`, `login_failed`, `job_created`, `job_cancelled`, `job_aborted` (the engine,
- * user `system`), `job_completed`, `history_purged` (--history-days). Details are short human-readable text; passwords and tokens
+ * user `system`), `job_completed`, `history_purged` (--history-days), `webhook_created`, `webhook_deleted`. Details are short human-readable text; passwords and tokens
  * never reach it.
  */
 import { type HistoryDb, prepare } from './history-db.ts';
@@ -13,7 +13,9 @@ export type AuditAction =
   | 'job_cancelled'
   | 'job_aborted'
   | 'job_completed'
-  | 'history_purged';
+  | 'history_purged'
+  | 'webhook_created'
+  | 'webhook_deleted';
 
 export interface AuditEntry {
   at: string;

@@ -101,6 +101,30 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER results_text_delete AFTER DELETE ON results BEGIN
       DELETE FROM results_text WHERE rowid = old.job_seq * 16384 + old.position;
     END;
+  CREATE TABLE webhooks (
+    webhook_id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE webhook_deliveries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id TEXT NOT NULL,
+    webhook_id TEXT NOT NULL REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
+    event TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at INTEGER,
+    last_status INTEGER,
+    last_error TEXT,
+    last_attempt_at INTEGER
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_at) WHERE next_at IS NOT NULL;
+  CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries(webhook_id, seq);
   `,
 ];
 

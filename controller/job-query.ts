@@ -3,7 +3,7 @@
  * `jobs`. An ended job's outcome is read from its results (every one FINISHED: SUCCEEDED; some:
  * PARTIAL; none: FAILED), each test an indexed look-up of the job's results.
  */
-import type { JobStatus } from './job-types.ts';
+import { type JobStatus, RESULT_STATUSES } from './job-types.ts';
 
 export type JobOutcome = 'SUCCEEDED' | 'PARTIAL' | 'FAILED';
 export const JOB_OUTCOMES: readonly JobOutcome[] = ['SUCCEEDED', 'PARTIAL', 'FAILED'];
@@ -25,8 +25,14 @@ export interface JobQuery {
 /** A condition no job meets: the caller answers an empty list without asking SQLite. */
 export const NOTHING = '0';
 
-const SOME_FINISHED = `EXISTS (SELECT 1 FROM results r WHERE r.job_seq = jobs.seq AND r.status = 'FINISHED')`;
-const SOME_NOT_FINISHED = `EXISTS (SELECT 1 FROM results r WHERE r.job_seq = jobs.seq AND r.status <> 'FINISHED')`;
+// Each an index probe on results_by_status (status, job_seq): `status <> 'FINISHED'` would scan
+// the job's results instead (bench "history").
+const SOME_FINISHED = `EXISTS (SELECT 1 FROM results r WHERE r.status = 'FINISHED' AND r.job_seq = jobs.seq)`;
+const SOME_NOT_FINISHED = `EXISTS (SELECT 1 FROM results r WHERE r.status IN (${RESULT_STATUSES.filter(
+  (status) => status !== 'FINISHED',
+)
+  .map((status) => `'${status}'`)
+  .join(', ')}) AND r.job_seq = jobs.seq)`;
 const OUTCOME_SQL: Record<JobOutcome, string> = {
   SUCCEEDED: `NOT ${SOME_NOT_FINISHED}`,
   PARTIAL: `${SOME_FINISHED} AND ${SOME_NOT_FINISHED}`,

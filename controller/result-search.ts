@@ -188,7 +188,15 @@ function buildQuery(
       period.push('created_at < ?');
       params.push(query.to);
     }
-    conditions.push(`r.job_seq IN (SELECT seq FROM jobs WHERE ${period.join(' AND ')})`);
+    // The period's jobs as a range of seq (so pages walk the primary key, no sort) and, as
+    // creation times need not follow seq (a clock set back), each job checked (`+`: no index).
+    const jobs = `FROM jobs WHERE ${period.join(' AND ')}`;
+    conditions.push(
+      `r.job_seq >= (SELECT min(seq) ${jobs})`,
+      `r.job_seq <= (SELECT max(seq) ${jobs})`,
+      `+r.job_seq IN (SELECT seq ${jobs})`,
+    );
+    params.push(...params.slice(-period.length), ...params.slice(-period.length));
   }
   let sql: string;
   if (match !== undefined) {

@@ -65,6 +65,12 @@ export const errorRegistry = {
     mqtt: [],
     description: 'Controller service: unknown job id. The body also carries `jobId`.',
   },
+  WEBHOOK_DOES_NOT_EXIST: {
+    statusCode: 404,
+    error: 'Not Found',
+    mqtt: [],
+    description: 'Controller service: unknown webhook id.',
+  },
   IDEMPOTENCY_CONFLICT: {
     statusCode: 409,
     error: 'Conflict',

@@ -16,10 +16,10 @@ import { DAY_MS, HistoryRetention } from '../controller/history-retention.ts';
 import { JobHistory, type StoredJob } from '../controller/job-history.ts';
 import type { JobStatus } from '../controller/job-types.ts';
 import { ResultSearch } from '../controller/result-search.ts';
-import type { PacingClock } from '../controller/rollout.ts';
 import { brokersByName } from './support/brokers.ts';
 import { api, login, startService } from './support/controller-service.ts';
 import { silent } from './support/loggers.ts';
+import { TestClock } from './support/test-clock.ts';
 import { until } from './support/waits.ts';
 
 const dirs: string[] = [];
@@ -32,33 +32,6 @@ function tempFile(name = 'history.db'): string {
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-/** A clock the test moves; timers fire when it passes their time. */
-class TestClock implements PacingClock {
-  timers = new Map<number, { at: number; callback: () => void }>();
-  private nextId = 1;
-  constructor(public time: number) {}
-  now(): number {
-    return this.time;
-  }
-  setTimeout(callback: () => void, ms: number): unknown {
-    const id = this.nextId++;
-    this.timers.set(id, { at: this.time + ms, callback });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-  advance(ms: number): void {
-    this.time += ms;
-    for (const [id, timer] of [...this.timers]) {
-      if (timer.at <= this.time) {
-        this.timers.delete(id);
-        timer.callback();
-      }
-    }
-  }
-}
 
 const NOW = Date.parse('2026-11-27T03:00:00.000Z');
 const REPORT = 'Z-Bericht Umsatz 1.234,56 EUR '.repeat(20);

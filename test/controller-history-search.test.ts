@@ -284,3 +284,78 @@ describe('CSV export', () => {
     expect(bad.statusCode).toBe(400);
   });
 });
+
+describe('webhooks over HTTP', () => {
+  it('creates one with its secret shown once, lists it without, shows deliveries, deletes it', async () => {
+    const created = await api(service.app, token, 'POST', '/api/webhooks', {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['job.completed', 'device.offline', 'job.completed'],
+    });
+    expect(created.statusCode).toBe(201);
+    const { webhookId, secret, createdAt } = created.body;
+    expect(secret).toMatch(/^whsec_/);
+    expect(created.headers.location).toBe(`/api/webhooks/${webhookId}`);
+    expect(created.body).toEqual({
+      webhookId,
+      url: 'http://127.0.0.1:9/hook',
+      events: ['job.completed', 'device.offline'],
+      createdBy: 'admin',
+      createdAt,
+      secret,
+    });
+    const listed = await api(service.app, token, 'GET', '/api/webhooks');
+    expect(listed.body).toEqual({
+      webhooks: [
+        {
+          webhookId,
+          url: 'http://127.0.0.1:9/hook',
+          events: ['job.completed', 'device.offline'],
+          createdBy: 'admin',
+          createdAt,
+        },
+      ],
+    });
+    expect(JSON.stringify(listed.body)).not.toContain(secret);
+    expect((await api(service.app, token, 'GET', `/api/webhooks/${webhookId}/deliveries`)).body).toEqual({
+      deliveries: [],
+    });
+    const deleted = await service.app.inject({
+      method: 'DELETE',
+      url: `/api/webhooks/${webhookId}`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(deleted.statusCode).toBe(200);
+    const audited = await api(service.app, token, 'GET', '/api/audit?limit=2');
+    expect(audited.body.entries.map((e: { action: string; detail: string }) => [e.action, e.detail])).toEqual(
+      [
+        ['webhook_deleted', `webhook ${webhookId} to http://127.0.0.1:9`],
+        ['webhook_created', `webhook ${webhookId} to http://127.0.0.1:9 for job.completed, device.offline`],
+      ],
+    );
+    const gone = await api(service.app, token, 'GET', `/api/webhooks/${webhookId}/deliveries`);
+    expect(gone.statusCode).toBe(404);
+    expect(gone.body).toEqual({
+      statusCode: 404,
+      error: 'Not Found',
+      code: 'WEBHOOK_DOES_NOT_EXIST',
+      message: `Webhook ${webhookId} does not exist`,
+    });
+  });
+
+  it('refuses a URL that is not http(s), an unknown event, a malformed secret and unknown fields', async () => {
+    for (const body of [
+      { url: 'file:///etc/passwd', events: ['job.completed'] },
+      { url: 'http://127.0.0.1:9/', events: ['job.exploded'] },
+      { url: 'http://127.0.0.1:9/', events: [] },
+      { url: 'http://127.0.0.1:9/', events: ['job.completed'], secret: 'hunter2' },
+      { url: 'http://127.0.0.1:9/', events: ['job.completed'], headers: {} },
+    ]) {
+      const refused = await api(service.app, token, 'POST', '/api/webhooks', body);
+      expect(refused.statusCode, JSON.stringify(body)).toBe(400);
+      expect(refused.body.code).toBe('INVALID_REQUEST');
+      expect(JSON.stringify(refused.body)).not.toContain('hunter2');
+    }
+    const unknown = await api(service.app, token, 'GET', '/api/webhooks?all=1');
+    expect(unknown.statusCode).toBe(400);
+  });
+});

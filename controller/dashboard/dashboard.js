@@ -8,6 +8,7 @@ import { $ } from './dom.js';
 import { startJob } from './job-form.js';
 import { jobRank, keepNewer, loadJob, onJob, renderJob } from './jobs.js';
 import { renderDevice } from './registers.js';
+import './results.js';
 import { loggedOut, setConnection, showFailure } from './session.js';
 import { state, TOKEN_KEY } from './state.js';
 

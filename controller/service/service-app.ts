@@ -25,6 +25,7 @@ import type { TaskSummary } from '../directory.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { ResultSearch } from '../result-search.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
+import type { Webhooks } from '../webhooks.ts';
 import { serviceAuthRoutes } from './auth-routes.ts';
 import { EventStream } from './event-stream.ts';
 import { jobRoutes } from './job-routes.ts';
@@ -32,6 +33,7 @@ import { BODY_LIMIT } from './limits.ts';
 import { readRoutes } from './read-routes.ts';
 import { searchRoutes } from './search-routes.ts';
 import { createServiceMetrics } from './service-metrics.ts';
+import { webhookRoutes } from './webhook-routes.ts';
 
 /** What the HTTP API reads of the store controller. */
 export interface DirectoryView {
@@ -62,6 +64,7 @@ export interface ControllerAppOptions {
   jobCount: () => number;
   /** Searches every job's results (GET /api/results). */
   search: ResultSearch;
+  webhooks: Webhooks;
   /** HTTPS instead of HTTP (--tls-cert, --tls-key). */
   https?: ServerOptions;
   /** Failed logins per address (and per user name) before 429; default 5 per 60 s. */
@@ -129,12 +132,14 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
       { name: 'jobs', description: 'Scripts fanned out to registers, with rollout control' },
       { name: 'devices', description: 'The registers the controller knows' },
       { name: 'audit', description: 'Who did what' },
+      { name: 'webhooks', description: 'Events pushed to HTTP receivers, signed per Standard Webhooks' },
       { name: 'service', description: 'Health, metrics, events, this description' },
     ],
   });
   await app.register(serviceAuthRoutes, { auth, audit: options.audit });
   await app.register(jobRoutes, { auth, engine: options.engine });
   await app.register(searchRoutes, { auth, engine: options.engine, search: options.search });
+  await app.register(webhookRoutes, { auth, webhooks: options.webhooks, audit: options.audit });
   await app.register(readRoutes, {
     auth,
     engine: options.engine,
