@@ -280,6 +280,18 @@ describe('CSV export', () => {
     });
     const rows = parse(response.rawPayload, { bom: true, columns: true }) as Record<string, string>[];
     expect(rows.map((row) => `${row.jobId}/${row.deviceId}`)).toEqual(['job-z-22/reg2', 'job-close-21/reg1']);
+    const none = await service.app.inject({
+      method: 'GET',
+      url: '/api/results?format=csv&q=nowhere',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(none.body).toBe('\uFEFFjobId,jobName,store,deviceId,status,taskId,sentAt,endedAt,report,error,attempts\r\n');
+    const capped = await service.app.inject({
+      method: 'GET',
+      url: '/api/results?format=csv&limit=3',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(parse(capped.rawPayload, { bom: true, columns: true })).toHaveLength(3);
     const bad = await api(service.app, token, 'GET', '/api/results?format=xlsx');
     expect(bad.statusCode).toBe(400);
   });

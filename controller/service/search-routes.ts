@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { stringify } from 'csv-stringify';
+import { stringify as stringifyRows } from 'csv-stringify/sync';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AuthService } from '../../src/auth/auth-service.ts';
@@ -48,22 +48,34 @@ function wantsCsv(format: string | undefined, accept: string | undefined): boole
   return accept !== undefined && /(^|,)\s*text\/csv\b/i.test(accept);
 }
 
-/** The search's rows, a page per step, yielding to the event loop between pages. */
-async function* exportRows(
+const CSV_OPTIONS = {
+  columns: CSV_COLUMNS as string[],
+  record_delimiter: 'windows' as const,
+  cast: { number: (value: number) => String(value) },
+};
+
+/**
+ * The search as CSV, one chunk per page of rows (one socket write per page, not per row),
+ * yielding to the event loop between pages; the stream pulls the next page only when the client
+ * has taken the last (backpressure).
+ */
+async function* exportCsv(
   engine: JobEngine,
   search: ResultSearch,
   query: ResultQuery,
   limit: number | undefined,
   before: { seq: number; position: number } | undefined,
-): AsyncGenerator<FoundResult> {
+): AsyncGenerator<string> {
   let left = limit ?? Number.POSITIVE_INFINITY;
   let cursor = before;
-  while (left > 0) {
+  let first = true;
+  for (;;) {
     const size = Math.min(EXPORT_PAGE, left);
-    const page = engine.readHistory(() => search.page(query, size, cursor));
-    for (const row of page.results) yield row;
+    const page = size > 0 ? engine.readHistory(() => search.page(query, size, cursor)) : { results: [] };
+    yield stringifyRows(page.results, { ...CSV_OPTIONS, header: first, bom: first });
+    first = false;
     left -= page.results.length;
-    if (page.next === undefined) return;
+    if (page.next === undefined || left <= 0) return;
     cursor = parseCursor(page.next);
     await nextTurn();
   }
@@ -105,19 +117,8 @@ export const searchRoutes: FastifyPluginAsyncZod<SearchRoutesOptions> = async (a
       if (!wantsCsv(format, request.headers.accept)) {
         return engine.readHistory(() => search.page(query, limit ?? DEFAULT_PAGE, cursor));
       }
-      const csv = stringify({
-        header: true,
-        columns: CSV_COLUMNS as string[],
-        bom: true,
-        record_delimiter: 'windows',
-        cast: { number: (value) => String(value) },
-      });
-      const rows = Readable.from(exportRows(engine, search, query, limit, cursor));
-      rows.on('error', (error) => {
-        request.log.error({ err: error }, 'results export failed');
-        csv.destroy(error);
-      });
-      rows.pipe(csv);
+      const csv = Readable.from(exportCsv(engine, search, query, limit, cursor), { objectMode: false });
+      csv.on('error', (error) => request.log.error({ err: error }, 'results export failed'));
       return reply
         .type('text/csv; charset=utf-8; header=present')
         .header('content-disposition', 'attachment; filename="results.csv"')
