@@ -270,12 +270,12 @@ runScenario('history', async (ctx: ScenarioContext) => {
   const response = await fetch(`${service.url}/api/results?format=csv&${span}`, { headers });
   if (!response.ok) throw new Error(`export: ${response.status} ${await response.text()}`);
   let crlf = 0;
-  let previous = 0;
+  let carry = false; // the last chunk ended with CR
   for await (const chunk of response.body!) {
-    for (const byte of chunk as Uint8Array) {
-      if (byte === 10 && previous === 13) crlf++;
-      previous = byte;
-    }
+    const bytes = Buffer.from(chunk as Uint8Array);
+    if (carry && bytes[0] === 10) crlf++;
+    for (let at = bytes.indexOf('\r\n'); at >= 0; at = bytes.indexOf('\r\n', at + 2)) crlf++;
+    carry = bytes[bytes.length - 1] === 13;
   }
   // A record ends with CRLF (a report's own line breaks are LF, inside quotes); one is the header.
   const records = crlf - 1;
