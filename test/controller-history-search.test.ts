@@ -285,7 +285,9 @@ describe('CSV export', () => {
       url: '/api/results?format=csv&q=nowhere',
       headers: { authorization: `Bearer ${token}` },
     });
-    expect(none.body).toBe('\uFEFFjobId,jobName,store,deviceId,status,taskId,sentAt,endedAt,report,error,attempts\r\n');
+    expect(none.body).toBe(
+      '\uFEFFjobId,jobName,store,deviceId,status,taskId,sentAt,endedAt,report,error,attempts\r\n',
+    );
     const capped = await service.app.inject({
       method: 'GET',
       url: '/api/results?format=csv&limit=3',
@@ -369,5 +371,30 @@ describe('webhooks over HTTP', () => {
     }
     const unknown = await api(service.app, token, 'GET', '/api/webhooks?all=1');
     expect(unknown.statusCode).toBe(400);
+  });
+});
+
+describe('GET /api/audit filters', () => {
+  it('filters on action, user, from and to, and refuses unknown parameters', async () => {
+    await api(service.app, token, 'POST', '/api/webhooks', {
+      url: 'http://127.0.0.1:9/a',
+      events: ['job.created'],
+    });
+    const created = await api(service.app, token, 'GET', '/api/audit?action=webhook_created');
+    expect(created.statusCode).toBe(200);
+    expect(created.body.entries.length).toBeGreaterThan(0);
+    expect(created.body.entries.every((e: { action: string }) => e.action === 'webhook_created')).toBe(true);
+    const logins = await api(service.app, token, 'GET', '/api/audit?action=login&user=admin&from=2020-01-01');
+    expect(logins.body.entries.length).toBeGreaterThan(0);
+    expect(
+      logins.body.entries.every(
+        (e: { action: string; user: string }) => e.action === 'login' && e.user === 'admin',
+      ),
+    ).toBe(true);
+    expect((await api(service.app, token, 'GET', '/api/audit?user=nobody')).body).toEqual({ entries: [] });
+    expect((await api(service.app, token, 'GET', '/api/audit?to=2020-01-01')).body).toEqual({ entries: [] });
+    const unknown = await api(service.app, token, 'GET', '/api/audit?actoin=login');
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.body.code).toBe('INVALID_REQUEST');
   });
 });

@@ -154,6 +154,14 @@ export const jobListQuerySchema = z.strictObject({
   to: instant.optional(),
 });
 
+export const auditQuerySchema = z.strictObject({
+  limit: pageSize.optional(),
+  action: text.optional(),
+  user: text.optional(),
+  from: instant.optional(),
+  to: instant.optional(),
+});
+
 export const resultQuerySchema = z.strictObject({
   limit: pageSize.optional(),
   before: z.string().min(1).max(20).optional(),
@@ -190,7 +198,6 @@ export const resultListSchema = named(
   'ResultList',
   'One page, newest first; `next` (absent on the last page) is the `before` of the next one',
 );
-export const auditQuerySchema = z.object({ limit: pageSize.optional() });
 
 export const deviceSchema = named(
   z.object({
