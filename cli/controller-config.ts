@@ -78,7 +78,7 @@ export const controllerFlags = {
     '--history-days <days>',
     'delete jobs that ended more than this many days ago, once a day (audited)',
     wholeNumber(1, 36_500, 'a number of days'),
-    { defaultHelp: 'keep all' },
+    { defaultHelp: 'off' },
   ),
   tokenTtl: flag(
     '--token-ttl <duration>',

@@ -17,6 +17,7 @@ import { JobHistory, type StoredJob } from '../controller/job-history.ts';
 import type { JobStatus } from '../controller/job-types.ts';
 import { ResultSearch } from '../controller/result-search.ts';
 import { brokersByName } from './support/brokers.ts';
+import { runCli } from './support/controller-cli.ts';
 import { api, login, startService } from './support/controller-service.ts';
 import { silent } from './support/loggers.ts';
 import { TestClock } from './support/test-clock.ts';
@@ -182,5 +183,22 @@ describe('history-backup', () => {
     expect(again.get('j1')!.results[0]).toMatchObject({ status: 'FINISHED', report: `${REPORT} j1` });
     expect(new ResultSearch(restored).page({ q: 'j1' }, 10).results).toHaveLength(3);
     await expect(backupHistory(file, copy)).rejects.toBeInstanceOf(BackupTargetExists);
+  });
+
+  it('regbridge history-backup copies the file and refuses to overwrite', async () => {
+    const file = tempFile();
+    const db = openHistory(file);
+    addJob(new JobHistory(db), 'j1', 1);
+    const copy = join(dirs[0]!, 'cli-copy.db');
+    const done = await runCli(['history-backup', '--db', file, '--out', copy]);
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout).toMatch(new RegExp(`^copied ${file} to ${copy} \\(\\d+ pages\\)\\n$`));
+    expect(new JobHistory(openHistory(copy)).get('j1')?.status).toBe('COMPLETED');
+    const again = await runCli(['history-backup', '--db', file, '--out', copy]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('exists already');
+    const missing = await runCli(['history-backup', '--db', file]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--out');
   });
 });
