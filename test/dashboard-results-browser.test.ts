@@ -121,4 +121,32 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the results page in C
     ]);
     expect(records[0]!.report).toBe('Z-Bericht 2, "Kasse 3"\nUmsatz 1.234,56 €');
   });
+
+  it('adds a webhook with its secret shown once, lists it without the secret, and deletes it', async () => {
+    await page.getByLabel('Receiver URL').fill('http://127.0.0.1:9/hook');
+    await page.getByLabel('device.offline').check();
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    const secret = page.locator('#webhook-secret');
+    await expect.poll(() => secret.textContent()).toMatch(/^Secret \(shown once, copy it now\): whsec_/);
+    const hook = page.locator('#webhooks li.card', { hasText: 'http://127.0.0.1:9/hook' });
+    await hook.waitFor();
+    expect(await hook.innerText()).toContain('device.offline');
+    expect(await hook.innerText()).toContain('No delivery yet.');
+    const listed = (await fetchJson('/api/webhooks')).webhooks as { webhookId: string }[];
+    expect(listed).toHaveLength(1);
+    expect(JSON.stringify(listed)).not.toContain('whsec_');
+    await page.getByRole('button', { name: 'Delete webhook http://127.0.0.1:9/hook' }).click();
+    await expect.poll(() => page.locator('#webhooks li').count()).toBe(0);
+    expect(await page.locator('#webhooks-empty').isVisible()).toBe(true);
+  });
 });
+
+async function fetchJson(path: string): Promise<Record<string, unknown>> {
+  const token = (await page.evaluate('sessionStorage.getItem("regbridge.token")')) as string;
+  const response = await service.app.inject({
+    method: 'GET',
+    url: path,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return response.json() as Record<string, unknown>;
+}

@@ -11,6 +11,7 @@ import { renderDevice } from './registers.js';
 import './results.js';
 import { loggedOut, setConnection, showFailure } from './session.js';
 import { state, TOKEN_KEY } from './state.js';
+import { loadWebhooks } from './webhooks.js';
 
 const JOB_DETAILS_LOADED = 10;
 
@@ -32,7 +33,7 @@ async function loadAll() {
     renderJob(state.jobs.get(job.jobId));
   }
   $('jobs-empty').hidden = jobs.length > 0;
-  await Promise.all(jobs.slice(0, JOB_DETAILS_LOADED).map((job) => loadJob(job.jobId)));
+  await Promise.all([...jobs.slice(0, JOB_DETAILS_LOADED).map((job) => loadJob(job.jobId)), loadWebhooks()]);
 }
 
 function connectEvents() {
