@@ -71,6 +71,12 @@ export const COMMAND_INDEX: readonly IndexedCommand[] = [
     description: 'read a password on stdin and print its scrypt hash for a users file (NAME:HASH:ROLE)',
     load: async () => (await import('./hash-password-command.ts')).registerHashPasswordCommand,
   },
+  {
+    name: 'history-backup',
+    term: 'history-backup [options]',
+    description: "copy the controller's history while it runs (SQLite online backup)",
+    load: async () => (await import('./history-backup-command.ts')).registerHistoryBackupCommand,
+  },
 ];
 
 /**

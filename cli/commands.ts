@@ -11,6 +11,7 @@ import { demoFlags, registerDemoCommand } from './demo-command.ts';
 import { fanoutFlags, registerFanoutCommand } from './fanout-command.ts';
 import type { FlagTable } from './flags.ts';
 import { hashPasswordFlags, registerHashPasswordCommand } from './hash-password-command.ts';
+import { historyBackupFlags, registerHistoryBackupCommand } from './history-backup-command.ts';
 import { registerRunCommand, runFlags } from './run-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { serveFlags } from './serve-config.ts';
@@ -31,4 +32,5 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'run', flags: runFlags, register: registerRunCommand },
   { name: 'demo', flags: demoFlags, register: registerDemoCommand },
   { name: 'hash-password', flags: hashPasswordFlags, register: registerHashPasswordCommand },
+  { name: 'history-backup', flags: historyBackupFlags, register: registerHistoryBackupCommand },
 ];

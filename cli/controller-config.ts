@@ -116,6 +116,12 @@ export const controllerFlags = {
       default: './regbridge-controller.db',
     },
   ),
+  historyDays: flag(
+    '--history-days <days>',
+    'delete jobs that ended more than this many days ago, once a day (audited)',
+    wholeNumber(1, 36_500, 'a number of days'),
+    { defaultHelp: 'off' },
+  ),
   tokenTtl: flag(
     '--token-ttl <duration>',
     'bearer token lifetime (a bare number is seconds)',

@@ -13,8 +13,10 @@ import { Registry } from 'prom-client';
 import { type BrokerUser, StoreBroker } from '../broker/store-broker.ts';
 import { AuditLog } from '../controller/audit-log.ts';
 import { type HistoryDb, openHistory } from '../controller/history-db.ts';
+import { HistoryRetention } from '../controller/history-retention.ts';
 import { JobEngine } from '../controller/job-engine.ts';
 import { JobHistory } from '../controller/job-history.ts';
+import { ResultSearch } from '../controller/result-search.ts';
 import { type PacingClock, realClock } from '../controller/rollout.ts';
 import { ScheduleStore } from '../controller/schedule-store.ts';
 import { Scheduler } from '../controller/scheduler.ts';
@@ -30,6 +32,8 @@ import {
   withRole,
 } from '../controller/users.ts';
 import { WalCheckpointer } from '../controller/wal-checkpointer.ts';
+import { announceToWebhooks } from '../controller/webhook-events.ts';
+import { type WebhookOptions, Webhooks } from '../controller/webhooks.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
 
@@ -56,6 +60,8 @@ export interface ControllerServiceSettings {
   /** `--users FILE`: read at start and again by reloadUsers() (SIGHUP). */
   usersFile?: string | undefined;
   db: string;
+  /** Jobs that ended more than this many days ago are deleted daily (`--history-days`). */
+  historyDays?: number | undefined;
   tokenTtl: number;
   /** `--auth-*`: the login limits, as on `serve` (cli/auth-flags.ts); defaults there. */
   authMaxFailures?: number | undefined;
@@ -125,6 +131,10 @@ export async function startControllerService(
     logger: Logger;
     clock?: PacingClock;
     dashboardDir?: string;
+    /** Webhook time-out and backoff (tests shorten them). */
+    webhookOptions?: Partial<
+      Pick<WebhookOptions, 'timeoutMs' | 'firstBackoffMs' | 'maxBackoffMs' | 'retryForMs'>
+    >;
     /** The HTTP port was defaulted, not asked for: when it is taken, listen on a free one (demo). */
     freePortIfTaken?: boolean;
   },
@@ -202,6 +212,30 @@ export async function startControllerService(
       ...(deps.clock && { clock: deps.clock }),
     });
     engine.start();
+    const webhooks = new Webhooks({
+      db,
+      clock: deps.clock ?? realClock,
+      logger: logger.child({ component: 'webhooks' }),
+      ...deps.webhookOptions,
+    });
+    webhooks.start();
+    cleanup.push(() => webhooks.stop());
+    cleanup.push(
+      announceToWebhooks({ engine, audit, directory: controller }, (event, data) =>
+        webhooks.emit(event, data),
+      ),
+    );
+    if (settings.historyDays !== undefined) {
+      const retention = new HistoryRetention({
+        db,
+        audit,
+        days: settings.historyDays,
+        clock: deps.clock ?? realClock,
+        logger: logger.child({ component: 'history' }),
+      });
+      retention.start();
+      cleanup.push(() => retention.stop());
+    }
     // Before the controller stops: results in flight stay open (resumable), not NO_ANSWER.
     cleanup.push(() => engine.stop());
     // After the engine: runs missed while the controller was down create their jobs now.
@@ -236,6 +270,8 @@ export async function startControllerService(
       registry: new Registry(),
       dashboardDir: deps.dashboardDir ?? DASHBOARD_DIR,
       jobCount: () => history.count(),
+      search: new ResultSearch(db),
+      webhooks,
       ...(settings.https && { https: settings.https }),
     });
     cleanup.push(() => app.close());

@@ -2,9 +2,11 @@
  * The controller service's audit trail, in the SQLite history: who did what, from where.
  * Actions: `login`, `login_failed`, `job_created`, `job_cancelled`, `job_aborted` (the engine,
  * user `system`), `job_completed`, `job_paused` (a person, or `system` at a wave's end),
- * `job_resumed`, `schedule_created`, `schedule_changed`, `schedule_deleted`, `schedule_missed`. Details are short human-readable text; passwords and tokens
+ * `job_resumed`, `schedule_created`, `schedule_changed`, `schedule_deleted`, `schedule_missed`,
+ * `history_purged` (--history-days), `webhook_created`, `webhook_deleted`. Details are short human-readable text; passwords and tokens
  * never reach it.
  */
+import type Database from 'better-sqlite3';
 import { type HistoryDb, prepare } from './history-db.ts';
 
 export type AuditAction =
@@ -29,7 +31,10 @@ export type AuditAction =
   | 'script_updated'
   | 'script_archived'
   | 'job_approved'
-  | 'job_denied';
+  | 'job_denied'
+  | 'history_purged'
+  | 'webhook_created'
+  | 'webhook_deleted';
 
 export interface AuditEntry {
   at: string;
@@ -41,6 +46,14 @@ export interface AuditEntry {
   detail: string;
 }
 
+export interface AuditFilter {
+  action?: string;
+  user?: string;
+  /** ISO-8601 UTC, as stored. */
+  from?: string;
+  to?: string;
+}
+
 /** Entries returned by one call at most. */
 export const MAX_AUDIT_PAGE = 1000;
 
@@ -48,8 +61,12 @@ export class AuditLog {
   private readonly insertEntry;
   private readonly newest;
   private readonly listeners = new Set<(entry: AuditEntry) => void>();
+  private readonly db: HistoryDb;
+  /** One statement per combination of filters (at most 16: history-db.ts `retained`). */
+  private readonly filtered = new Map<string, Database.Statement>();
 
   constructor(db: HistoryDb) {
+    this.db = db;
     this.insertEntry = prepare(
       db,
       `INSERT INTO audit (at, user, address, action, detail) VALUES (@at, @user, @address, @action, @detail)`,
@@ -67,9 +84,29 @@ export class AuditLog {
     return full;
   }
 
-  /** Newest first. */
-  list(limit: number): AuditEntry[] {
-    return this.newest.all(Math.min(limit, MAX_AUDIT_PAGE)) as AuditEntry[];
+  /** Newest first, matching every filter given (`from` included, `to` excluded). */
+  list(limit: number, filter: AuditFilter = {}): AuditEntry[] {
+    const conditions: string[] = [];
+    const params: unknown[] = [];
+    for (const [key, sql] of [
+      ['action', 'action = ?'],
+      ['user', 'user = ?'],
+      ['from', 'at >= ?'],
+      ['to', 'at < ?'],
+    ] as const) {
+      if (filter[key] === undefined) continue;
+      conditions.push(sql);
+      params.push(filter[key]);
+    }
+    if (conditions.length === 0) return this.newest.all(Math.min(limit, MAX_AUDIT_PAGE)) as AuditEntry[];
+    const sql = `SELECT at, user, address, action, detail FROM audit WHERE ${conditions.join(' AND ')}
+      ORDER BY seq DESC LIMIT ?`;
+    let statement = this.filtered.get(sql);
+    if (!statement) {
+      statement = prepare(this.db, sql);
+      this.filtered.set(sql, statement);
+    }
+    return statement.all(...params, Math.min(limit, MAX_AUDIT_PAGE)) as AuditEntry[];
   }
 
   onEntry(listener: (entry: AuditEntry) => void): () => void {

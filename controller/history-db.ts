@@ -132,6 +132,56 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN decided_at TEXT;
   ALTER TABLE jobs ADD COLUMN decision_comment TEXT;
   `,
+  // Branch `history` (issue 31): search indexes chosen by EXPLAIN QUERY PLAN on a generated
+  // history (docs/decisions/history-search.md); full-text search over reports and errors in a
+  // contentless FTS5 table keyed by RESULT_ROWID (job_seq * 16384 + position, positions stay
+  // below MAX_TARGET_DEVICES), kept in step by triggers; webhooks and their deliveries.
+  `
+  CREATE INDEX results_by_device_id ON results(device_id);
+  CREATE INDEX results_by_status ON results(status);
+  CREATE INDEX jobs_by_created_at ON jobs(created_at);
+  CREATE VIRTUAL TABLE results_text USING fts5(report, error, content='', contentless_delete=1);
+  INSERT INTO results_text(rowid, report, error)
+    SELECT job_seq * 16384 + position, report, error FROM results WHERE report IS NOT NULL OR error IS NOT NULL;
+  CREATE TRIGGER results_text_insert AFTER INSERT ON results
+    WHEN new.report IS NOT NULL OR new.error IS NOT NULL BEGIN
+      INSERT INTO results_text(rowid, report, error) VALUES (new.job_seq * 16384 + new.position, new.report, new.error);
+    END;
+  CREATE TRIGGER results_text_update AFTER UPDATE OF report, error ON results
+    WHEN new.report IS NOT old.report OR new.error IS NOT old.error BEGIN
+      DELETE FROM results_text WHERE rowid = old.job_seq * 16384 + old.position;
+      INSERT INTO results_text(rowid, report, error)
+        SELECT new.job_seq * 16384 + new.position, new.report, new.error
+        WHERE new.report IS NOT NULL OR new.error IS NOT NULL;
+    END;
+  CREATE TRIGGER results_text_delete AFTER DELETE ON results BEGIN
+      DELETE FROM results_text WHERE rowid = old.job_seq * 16384 + old.position;
+    END;
+  CREATE TABLE webhooks (
+    webhook_id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE webhook_deliveries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id TEXT NOT NULL,
+    webhook_id TEXT NOT NULL REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
+    event TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at INTEGER,
+    last_status INTEGER,
+    last_error TEXT,
+    last_attempt_at INTEGER
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_at) WHERE next_at IS NOT NULL;
+  CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries(webhook_id, seq);
+  `,
 ];
 
 export class HistoryVersionError extends Error {
@@ -149,6 +199,9 @@ export function openHistory(file: string): HistoryDb {
   const db = new Database(file);
   retained.add(db);
   try {
+    // Only a new file takes it (before WAL writes its header): purges give pages back
+    // (history-retention.ts); an older file reuses its freed pages instead.
+    db.exec('PRAGMA auto_vacuum = INCREMENTAL');
     if (file !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');

@@ -11,6 +11,7 @@ import type { Logger } from '../src/logger.ts';
 import type { AuditLog } from './audit-log.ts';
 import { HistoryBatch } from './history-batch.ts';
 import type { JobHistory, StoredJob } from './job-history.ts';
+import type { JobQuery } from './job-query.ts';
 import { type JobLink, JobRun } from './job-run.ts';
 import {
   DEFAULT_DEADLINE_MS,
@@ -426,10 +427,16 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     return this.options.history.get(jobId);
   }
 
-  /** undefined: `before` is not a known job. */
-  list(limit: number, before?: string): JobSummary[] | undefined {
+  /** Reads the history with this turn's changes written first (searches, exports). */
+  readHistory<T>(read: () => T): T {
     this.batch.flushForRead();
-    return this.options.history.list(limit, before);
+    return read();
+  }
+
+  /** undefined: `before` is not a known job. */
+  list(limit: number, before?: string, query?: JobQuery): JobSummary[] | undefined {
+    this.batch.flushForRead();
+    return this.options.history.list(limit, before, query);
   }
 
   /** The registers of `deviceIds` outside `scope` (unknown ones included). */

@@ -6,7 +6,9 @@
  * running are held in memory by the engine; everything else is read from here on demand, so
  * history does not grow the heap.
  */
+import type Database from 'better-sqlite3';
 import { type HistoryDb, prepare } from './history-db.ts';
+import { type JobQuery, jobConditions, NOTHING } from './job-query.ts';
 import {
   type AbortRule,
   type Approval,
@@ -142,6 +144,7 @@ export class JobHistory {
   private readonly statements;
   /** jobId -> seq of the jobs whose results were written lately (a job writes each result twice). */
   private readonly seqs = new Map<string, number>();
+  private readonly listStatements = new Map<string, Database.Statement>();
 
   constructor(db: HistoryDb) {
     this.db = db;
@@ -181,8 +184,6 @@ export class JobHistory {
       jobByKey: prepare(db, `SELECT job_id, request_hash FROM jobs WHERE idempotency_key = ?`),
       resultsOf: prepare(db, `SELECT * FROM results WHERE job_seq = ? ORDER BY position`),
       countsOf: prepare(db, `SELECT status, count(*) AS n FROM results WHERE job_seq = ? GROUP BY status`),
-      newest: prepare(db, `SELECT * FROM jobs ORDER BY seq DESC LIMIT ?`),
-      newestBefore: prepare(db, `SELECT * FROM jobs WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
       unfinished: prepare(
         db,
         `SELECT * FROM jobs WHERE status IN (${OPEN_JOB_STATUSES.map((status) => `'${status}'`).join(', ')}) OR
@@ -336,17 +337,35 @@ export class JobHistory {
     return { ...toSummary(row, counts), results: results.map(publicResult) };
   }
 
-  /** Newest first; `before` is a jobId (the last one of the previous page). undefined: unknown `before`. */
-  list(limit: number, before?: string): JobSummary[] | undefined {
-    let rows: JobRow[];
+  /**
+   * Newest first, matching `query`; `before` is a jobId (the last one of the previous page).
+   * undefined: unknown `before`.
+   */
+  list(limit: number, before?: string, query: JobQuery = {}): JobSummary[] | undefined {
+    const { conditions, params } = jobConditions(query);
     if (before !== undefined) {
       const anchor = this.statements.jobById.get(before) as JobRow | undefined;
       if (!anchor) return undefined;
-      rows = this.statements.newestBefore.all(anchor.seq, limit) as JobRow[];
-    } else {
-      rows = this.statements.newest.all(limit) as JobRow[];
+      conditions.push('seq < ?');
+      params.push(anchor.seq);
     }
+    if (conditions.includes(NOTHING)) return [];
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    const rows = this.listStatement(`SELECT * FROM jobs ${where} ORDER BY seq DESC LIMIT ?`).all(
+      ...params,
+      limit,
+    ) as JobRow[];
     return rows.map((row) => toSummary(row, this.countsOf(row.seq)));
+  }
+
+  /** One prepared statement per shape of filter (a few dozen at most: history-db.ts `retained`). */
+  private listStatement(sql: string): Database.Statement {
+    let statement = this.listStatements.get(sql);
+    if (!statement) {
+      statement = prepare(this.db, sql);
+      this.listStatements.set(sql, statement);
+    }
+    return statement;
   }
 
   /** Jobs a restarted engine must pick up: IN_PROGRESS, or ended with results still open. */

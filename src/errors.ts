@@ -110,6 +110,12 @@ export const errorRegistry = {
     description:
       'Controller service: no library script (or version) with this id. The body carries `scriptId`.',
   },
+  WEBHOOK_DOES_NOT_EXIST: {
+    statusCode: 404,
+    error: 'Not Found',
+    mqtt: [],
+    description: 'Controller service: unknown webhook id.',
+  },
   IDEMPOTENCY_CONFLICT: {
     statusCode: 409,
     error: 'Conflict',

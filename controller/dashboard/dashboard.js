@@ -8,9 +8,11 @@ import { $ } from './dom.js';
 import { startJob } from './job-form.js';
 import { jobRank, keepNewer, loadJob, onJob, renderJob } from './jobs.js';
 import { renderDevice } from './registers.js';
+import './results.js';
 import { loadSchedules, setUpSchedules } from './schedules.js';
 import { logOut, setConnection, showFailure } from './session.js';
 import { state, TOKEN_KEY } from './state.js';
+import { loadWebhooks } from './webhooks.js';
 
 const JOB_DETAILS_LOADED = 10;
 const RECONNECT_MS = 2000;
@@ -33,7 +35,11 @@ async function loadAll() {
     renderJob(state.jobs.get(job.jobId));
   }
   $('jobs-empty').hidden = jobs.length > 0;
-  await Promise.all([loadSchedules(), ...jobs.slice(0, JOB_DETAILS_LOADED).map((job) => loadJob(job.jobId))]);
+  await Promise.all([
+    loadSchedules(),
+    ...jobs.slice(0, JOB_DETAILS_LOADED).map((job) => loadJob(job.jobId)),
+    loadWebhooks(),
+  ]);
 }
 
 // The stream opens with a single-use ticket (never the token in a URL), so the browser's own

@@ -126,7 +126,8 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, op
   app.get('/api/jobs', {
     schema: {
       tags: ['jobs'],
-      summary: 'Jobs newest first, without their results (?limit=, default 50; ?before=<jobId> pages on)',
+      summary:
+        'Jobs newest first, without their results (?limit=, default 50; ?before=<jobId> pages on), filtered by status, outcome, name (substring), createdBy, scheduleId, scriptId, from, to (createdAt); other parameters are refused',
       security,
       querystring: jobListQuerySchema,
       response: {
@@ -138,8 +139,8 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, op
       },
     },
     handler: async (request) => {
-      const { limit, before } = request.query;
-      const jobs = engine.list(limit ?? DEFAULT_PAGE, before);
+      const { limit, before, ...query } = request.query;
+      const jobs = engine.list(limit ?? DEFAULT_PAGE, before, query);
       if (!jobs) throw jobDoesNotExist(before!);
       return { jobs };
     },

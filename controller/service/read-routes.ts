@@ -58,7 +58,8 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
     secured.get('/api/audit', {
       schema: {
         tags: ['audit'],
-        summary: 'The audit trail, newest first (?limit=, default 50)',
+        summary:
+          'The audit trail, newest first (?limit=, default 50), filtered by action, user, from, to; other parameters are refused',
         security,
         querystring: auditQuerySchema,
         response: {
@@ -68,7 +69,10 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
           500: errorResponses.internal,
         },
       },
-      handler: async (request) => ({ entries: audit.list(request.query.limit ?? DEFAULT_PAGE) }),
+      handler: async (request) => {
+        const { limit, ...filter } = request.query;
+        return { entries: audit.list(limit ?? DEFAULT_PAGE, filter) };
+      },
     });
   });
 

@@ -6,7 +6,15 @@
 import * as z from 'zod';
 import { idSchema } from '../../bridge/contract/topics.ts';
 import { apiSchemas, reconnectHealthSchema } from '../../src/routes/schemas.ts';
-import { JOB_STATUSES, RESULT_STATUSES, RETRY_ON, type ResultStatus, type RetryOn } from '../job-types.ts';
+import { JOB_OUTCOMES, type JobOutcome } from '../job-query.ts';
+import {
+  JOB_STATUSES,
+  type JobStatus,
+  RESULT_STATUSES,
+  RETRY_ON,
+  type ResultStatus,
+  type RetryOn,
+} from '../job-types.ts';
 import { cronProblem } from '../job-window.ts';
 
 /** Registers one job may target (a listed target; a group takes what is known). */
@@ -333,11 +341,83 @@ const pageSize = z
   .transform(Number)
   .pipe(z.number().max(MAX_PAGE, { error: `must be an integer from 1 to ${MAX_PAGE}` }));
 
-export const jobListQuerySchema = z.object({
+/** A day (`2026-11-22`, UTC midnight) or an ISO-8601 instant with any offset, as stored (UTC). */
+const instant = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/, {
+    error: 'must be a date (2026-11-22) or an ISO-8601 time with an offset (2026-11-22T23:05:00Z)',
+  })
+  .transform((text, context) => {
+    const date = new Date(text);
+    const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+    // Date() rolls 2026-02-30 over to March; a day that does not exist is a mistake.
+    if (Number.isNaN(date.getTime()) || new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) {
+      context.addIssue({ code: 'custom', message: 'is not a real date' });
+      return z.NEVER;
+    }
+    return date.toISOString();
+  });
+const text = z.string().min(1).max(200);
+
+// Strict: an unknown parameter is a mistake to report, not a filter to drop silently.
+export const jobListQuerySchema = z.strictObject({
   limit: pageSize.optional(),
   before: z.string().min(1).max(100).optional(),
+  status: z.enum(JOB_STATUSES as [JobStatus, ...JobStatus[]]).optional(),
+  outcome: z.enum(JOB_OUTCOMES as [JobOutcome, ...JobOutcome[]]).optional(),
+  name: text.optional(),
+  createdBy: text.optional(),
+  scheduleId: text.optional(),
+  scriptId: text.optional(),
+  from: instant.optional(),
+  to: instant.optional(),
 });
-export const auditQuerySchema = z.object({ limit: pageSize.optional() });
+
+export const auditQuerySchema = z.strictObject({
+  limit: pageSize.optional(),
+  action: text.optional(),
+  user: text.optional(),
+  from: instant.optional(),
+  to: instant.optional(),
+});
+
+export const resultQuerySchema = z.strictObject({
+  limit: pageSize.optional(),
+  before: z.string().min(1).max(20).optional(),
+  deviceId: text.optional(),
+  store: text.optional(),
+  status: z.enum(RESULT_STATUSES as [ResultStatus, ...ResultStatus[]]).optional(),
+  jobId: text.optional(),
+  scriptId: text.optional(),
+  from: instant.optional(),
+  to: instant.optional(),
+  q: text.optional(),
+  format: z.enum(['json', 'csv']).optional(),
+});
+
+export const foundResultSchema = named(
+  z.object({
+    jobId: z.string(),
+    jobName: z.string().optional(),
+    store: z.string().optional(),
+    deviceId: z.string(),
+    status: z.enum(RESULT_STATUSES as [ResultStatus, ...ResultStatus[]]),
+    taskId: z.number().int().optional(),
+    sentAt: timestamp.optional(),
+    endedAt: timestamp.optional(),
+    report: z.string().optional(),
+    error: z.string().optional(),
+    attempts: z.number().int(),
+  }),
+  'FoundResult',
+  'A result of a job, with the job it belongs to',
+);
+export const resultListSchema = named(
+  z.object({ results: z.array(foundResultSchema), next: z.string().optional() }),
+  'ResultList',
+  'One page, newest first; `next` (absent on the last page) is the `before` of the next one',
+);
+
 export const scriptListQuerySchema = z.strictObject({
   limit: pageSize.optional(),
   before: z.string().min(1).max(100).optional(),

@@ -24,11 +24,13 @@ import { registerOpenApi } from '../../src/routes/openapi.ts';
 import type { AuditLog } from '../audit-log.ts';
 import type { TaskSummary } from '../directory.ts';
 import type { JobEngine } from '../job-engine.ts';
+import type { ResultSearch } from '../result-search.ts';
 import type { MissedRun, Scheduler } from '../scheduler.ts';
 import type { ApprovalMode, ScriptDialect } from '../script-intake.ts';
 import type { ScriptLibrary } from '../script-library.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
 import type { ControllerUsers } from '../users.ts';
+import type { Webhooks } from '../webhooks.ts';
 import { installAccessControl, meRoutes } from './access.ts';
 import { serviceAuthRoutes } from './auth-routes.ts';
 import { eventRoutes } from './event-routes.ts';
@@ -39,8 +41,10 @@ import { BODY_LIMIT } from './limits.ts';
 import { readRoutes } from './read-routes.ts';
 import { scheduleRoutes } from './schedule-routes.ts';
 import { scriptRoutes } from './script-routes.ts';
+import { searchRoutes } from './search-routes.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { createServiceMetrics } from './service-metrics.ts';
+import { webhookRoutes } from './webhook-routes.ts';
 
 /** What the HTTP API reads of the store controller. */
 export interface DirectoryView {
@@ -74,6 +78,9 @@ export interface ControllerAppOptions {
   dashboardDir: string;
   /** Jobs in the history (for /health). */
   jobCount: () => number;
+  /** Searches every job's results (GET /api/results). */
+  search: ResultSearch;
+  webhooks: Webhooks;
   /** HTTPS instead of HTTP (--tls-cert, --tls-key). */
   https?: ServerOptions;
   /** Failed logins per address (and per user name) before 429; default 5 per 60 s. */
@@ -163,6 +170,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
       { name: 'scripts', description: 'The script library: versioned scripts with typed parameters' },
       { name: 'devices', description: 'The registers the controller knows' },
       { name: 'audit', description: 'Who did what' },
+      { name: 'webhooks', description: 'Events pushed to HTTP receivers, signed per Standard Webhooks' },
       { name: 'service', description: 'Health, metrics, events, this description' },
     ],
   });
@@ -185,6 +193,8 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   await app.register(scriptRoutes, { auth, library: options.library, audit: options.audit, dialect });
   if (options.scheduler) await app.register(scheduleRoutes, { auth, scheduler: options.scheduler });
   await app.register(eventRoutes, { auth, events, tickets: new EventTickets() });
+  await app.register(searchRoutes, { auth, engine: options.engine, search: options.search });
+  await app.register(webhookRoutes, { auth, webhooks: options.webhooks, audit: options.audit });
   await app.register(readRoutes, {
     auth,
     engine: options.engine,

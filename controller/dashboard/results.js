@@ -1,0 +1,76 @@
+// The results page of the dashboard (docs/controller.md, "Search and export"): the filters of
+// GET /api/results, pages through its `next` cursor, and "Download CSV" of the whole search
+// (fetched with the session's token, then saved from a blob: a plain link would carry no token).
+
+import { api } from './api.js';
+import { $, el, when } from './dom.js';
+import { showFailure } from './session.js';
+import { state } from './state.js';
+
+const FIELDS = ['deviceId', 'status', 'jobId', 'from', 'to', 'q'];
+let next;
+
+function query() {
+  const form = $('results-form');
+  const params = new URLSearchParams();
+  for (const name of FIELDS) {
+    const value = form.elements[name].value.trim();
+    if (value !== '') params.set(name, value);
+  }
+  return params;
+}
+
+function row(result) {
+  const outcome = result.report ?? result.error ?? '';
+  return el(
+    'tr',
+    {},
+    el('td', {}, result.jobName ?? result.jobId),
+    el('td', {}, result.deviceId),
+    el('td', {}, el('span', { class: `badge ${result.status.toLowerCase()}` }, result.status)),
+    el('td', {}, when(result.endedAt ?? result.sentAt)),
+    el('td', {}, el('pre', { class: 'report' }, outcome)),
+  );
+}
+
+async function search(more) {
+  $('results-error').textContent = '';
+  const params = query();
+  if (more && next) params.set('before', next);
+  try {
+    const page = await api('GET', `/api/results?${params}`);
+    const body = $('results').tBodies[0];
+    if (!more) body.replaceChildren();
+    for (const result of page.results) body.append(row(result));
+    next = page.next;
+    $('results-more').hidden = next === undefined;
+    $('results-empty').hidden = body.rows.length > 0;
+  } catch (error) {
+    $('results-error').textContent = error.message;
+  }
+}
+
+async function download() {
+  $('results-error').textContent = '';
+  try {
+    const response = await fetch(`/api/results?${query()}`, {
+      headers: { accept: 'text/csv', authorization: `Bearer ${state.token}` },
+    });
+    if (!response.ok) throw new Error((await response.json()).message ?? `HTTP ${response.status}`);
+    const url = URL.createObjectURL(await response.blob());
+    const link = el('a', { href: url, download: 'results.csv' });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  } catch (error) {
+    $('results-error').textContent = error.message;
+  }
+}
+
+$('results-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  search(false).catch(showFailure);
+});
+$('results-more').addEventListener('click', () => search(true).catch(showFailure));
+$('results-csv').addEventListener('click', () => download());

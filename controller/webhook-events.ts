@@ -1,0 +1,86 @@
+/**
+ * What the controller announces to webhooks (docs/controller.md, "Webhooks"): a job created (from
+ * the audit trail, which records it once, not again when a restart resumes it), a job ended
+ * (completed with its outcome, aborted, cancelled: the first change that carries `endedAt`), and
+ * a register going offline or online (a change of a register already known, not its first sight
+ * at start). Each becomes a delivery row; nothing here waits for a receiver.
+ */
+import type { AuditEntry } from './audit-log.ts';
+import type { JobCounts, JobSummary } from './job-types.ts';
+import type { DeviceEntry } from './types.ts';
+import type { WebhookEvent } from './webhooks.ts';
+
+export interface EventSources {
+  engine: {
+    on(event: 'job', listener: (summary: JobSummary) => void): unknown;
+    off(event: 'job', listener: (summary: JobSummary) => void): unknown;
+    get(jobId: string): JobSummary | undefined;
+  };
+  audit: { onEntry(listener: (entry: AuditEntry) => void): () => void };
+  directory: {
+    on(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
+    off(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
+  };
+}
+
+export function outcomeOf(counts: JobCounts): 'SUCCEEDED' | 'PARTIAL' | 'FAILED' {
+  if (counts.total > 0 && counts.finished === counts.total) return 'SUCCEEDED';
+  return counts.finished > 0 ? 'PARTIAL' : 'FAILED';
+}
+
+const ENDED: Record<string, WebhookEvent> = {
+  COMPLETED: 'job.completed',
+  ABORTED: 'job.aborted',
+  CANCELLED: 'job.cancelled',
+};
+
+/** The job as announced: its summary without the script (which may be long), plus outcome when ended. */
+function jobData(summary: JobSummary): Record<string, unknown> {
+  const { script: _script, ...rest } = summary;
+  delete (rest as { results?: unknown }).results;
+  return rest.endedAt !== undefined ? { ...rest, outcome: outcomeOf(summary.counts) } : rest;
+}
+
+/** Connects the sources to `emit`; returns the function that disconnects them. */
+export function announceToWebhooks(
+  sources: EventSources,
+  emit: (event: WebhookEvent, data: Record<string, unknown>) => void,
+): () => void {
+  const announcedEnd = new Set<string>();
+  const online = new Map<string, boolean>();
+  const onJob = (summary: JobSummary): void => {
+    const event = ENDED[summary.status];
+    if (event === undefined || summary.endedAt === undefined || announcedEnd.has(summary.jobId)) return;
+    announcedEnd.add(summary.jobId);
+    // Only recent ends can repeat (a late change of the same job): keep the set small.
+    if (announcedEnd.size > 1000) announcedEnd.delete(announcedEnd.values().next().value!);
+    emit(event, jobData(summary));
+  };
+  const offAudit = sources.audit.onEntry((entry) => {
+    if (entry.action !== 'job_created') return;
+    const jobId = /^job (\S+)/.exec(entry.detail)?.[1];
+    if (jobId === undefined) return;
+    // After the engine's create() has returned, not inside it.
+    queueMicrotask(() => {
+      const summary = sources.engine.get(jobId);
+      if (summary) emit('job.created', jobData(summary));
+    });
+  });
+  const onDevice = (entry: DeviceEntry): void => {
+    const before = online.get(entry.deviceId);
+    online.set(entry.deviceId, entry.online);
+    if (before === undefined || before === entry.online) return;
+    emit(entry.online ? 'device.online' : 'device.offline', {
+      deviceId: entry.deviceId,
+      groups: entry.groups,
+      lastSeenAt: entry.lastSeen,
+    });
+  };
+  sources.engine.on('job', onJob);
+  sources.directory.on('device', onDevice);
+  return () => {
+    sources.engine.off('job', onJob);
+    sources.directory.off('device', onDevice);
+    offAudit();
+  };
+}
