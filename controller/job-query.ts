@@ -58,7 +58,14 @@ export function jobConditions(query: JobQuery): { conditions: string[]; params: 
     conditions.push('created_by = ?');
     params.push(query.createdBy);
   }
-  if (query.scheduleId !== undefined || query.scriptId !== undefined) conditions.push(NOTHING);
+  if (query.scheduleId !== undefined) {
+    conditions.push('schedule_id = ?');
+    params.push(query.scheduleId);
+  }
+  if (query.scriptId !== undefined) {
+    conditions.push("json_extract(script_ref, '$.scriptId') = ?");
+    params.push(query.scriptId);
+  }
   if (query.from !== undefined) {
     conditions.push('created_at >= ?');
     params.push(query.from);

@@ -56,6 +56,7 @@ interface Row {
   ended_at: string | null;
   report: string | null;
   error: string | null;
+  attempts: number;
 }
 
 export interface ResultPage {
@@ -93,13 +94,12 @@ function toFound(row: Row): FoundResult {
     ...(row.ended_at !== null && { endedAt: row.ended_at }),
     ...(row.report !== null && { report: row.report }),
     ...(row.error !== null && { error: row.error }),
-    // One attempt per sent result until retries (rollout control) record their own count.
-    attempts: row.sent_at !== null ? 1 : 0,
+    attempts: row.attempts,
   };
 }
 
 const COLUMNS = `r.job_seq AS seq, r.position, j.job_id, j.name, r.device_id, r.status, r.task_id,
-  r.sent_at, r.ended_at, r.report, r.error`;
+  r.sent_at, r.ended_at, r.report, r.error, r.attempts`;
 
 export class ResultSearch {
   private readonly db: HistoryDb;
@@ -163,7 +163,11 @@ function buildQuery(
   const params: unknown[] = [];
   const match = query.q !== undefined ? ftsQuery(query.q) : undefined;
   if (query.q !== undefined && match === undefined) return undefined;
-  if (query.store !== undefined || query.scriptId !== undefined) return undefined;
+  if (query.store !== undefined) return undefined;
+  if (query.scriptId !== undefined) {
+    conditions.push("r.job_seq IN (SELECT seq FROM jobs WHERE json_extract(script_ref, '$.scriptId') = ?)");
+    params.push(query.scriptId);
+  }
   if (query.deviceId !== undefined) {
     conditions.push('r.device_id = ?');
     params.push(query.deviceId);
