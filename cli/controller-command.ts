@@ -49,7 +49,11 @@ export function registerControllerCommand(program: Command): void {
     const logger = cliLogger(config.logLevel);
     try {
       const https = loadTlsFiles(config.tlsCert, config.tlsKey);
-      const service = await startControllerService({ ...config, ...(https && { https }) }, { logger });
+      // Only a port nobody asked for may move, as with `serve` and `demo`.
+      const service = await startControllerService(
+        { ...config, ...(https && { https }) },
+        { logger, freePortIfTaken: sources.port === undefined },
+      );
       onShutdownSignal(async () => {
         logger.info('shutting down');
         await service.stop();
@@ -61,6 +65,8 @@ export function registerControllerCommand(program: Command): void {
           `embedded MQTT broker on mqtt://${shown(config.brokerHost)}:${service.brokerPort} (namespace ${config.ns})`,
         );
       }
+      for (const fallback of service.portFallbacks)
+        console.log(`note: ${fallback}; the port above was chosen instead`);
       console.log(`history in ${config.db}`);
       if (generatedPassword) {
         console.log(
@@ -72,6 +78,7 @@ export function registerControllerCommand(program: Command): void {
         'controller service started',
       );
     } catch (error) {
+      logger.flush?.();
       reportStartError(cmd, error);
     }
   });

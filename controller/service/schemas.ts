@@ -158,9 +158,11 @@ export const auditListSchema = named(z.object({ entries: z.array(auditEntrySchem
 
 export const serviceHealthSchema = named(
   z.object({
-    status: z.literal('ok'),
+    status: z.enum(['ok', 'error']),
     version: z.string(),
     uptimeSeconds: z.number().int().nonnegative(),
+    /** `error` (and 503) while the audit trail cannot be written: logins fail meanwhile. */
+    history: z.object({ state: z.enum(['ok', 'error']), error: z.string().optional() }),
     mqtt: z.object({ state: z.string(), reconnect: reconnectHealthSchema }),
     devices: z.object({ known: z.number().int(), online: z.number().int() }),
     jobs: z.object({ inProgress: z.number().int(), total: z.number().int() }),
