@@ -20,6 +20,7 @@ import {
   type ResultStatus,
   type Rollout,
   type StoredResult,
+  withOutcome,
 } from './job-types.ts';
 
 interface JobRow {
@@ -67,7 +68,7 @@ function toResult(row: ResultRow): StoredResult {
 }
 
 function toSummary(row: JobRow, counts: JobCounts): JobSummary {
-  return {
+  return withOutcome({
     jobId: row.job_id,
     ...(row.name !== null && { name: row.name }),
     createdBy: row.created_by,
@@ -80,7 +81,7 @@ function toSummary(row: JobRow, counts: JobCounts): JobSummary {
     ...(row.abort_rule !== null && { abort: JSON.parse(row.abort_rule) as AbortRule }),
     deadlineAt: row.deadline_at,
     counts,
-  };
+  });
 }
 
 export class JobHistory {
@@ -226,7 +227,7 @@ export class JobHistory {
   /** Jobs a restarted engine must pick up: IN_PROGRESS, or ended with results still open. */
   unfinished(): StoredJob[] {
     return (this.statements.unfinished.all() as JobRow[]).map((row) => {
-      const { counts: _counts, ...summary } = toSummary(row, emptyCounts());
+      const { counts: _counts, outcome: _outcome, ...summary } = toSummary(row, emptyCounts());
       return { ...summary, results: (this.statements.resultsOf.all(row.seq) as ResultRow[]).map(toResult) };
     });
   }

@@ -21,6 +21,7 @@ import {
   type ResultStatus,
   requestIdFor,
   type StoredResult,
+  withOutcome,
 } from './job-types.ts';
 import { type PacingClock, RolloutGate } from './rollout.ts';
 import type { DeviceEntry, FanoutResult, SubmitOptions, TaskView } from './types.ts';
@@ -79,7 +80,7 @@ export class JobRun {
 
   summary(): JobSummary {
     const { results: _results, ...rest } = this.job;
-    return { ...rest, counts: this.results.countsNow() };
+    return withOutcome({ ...rest, counts: this.results.countsNow() });
   }
 
   /** The job with its results as they are now: what the history holds once the batch is committed. */

