@@ -6,7 +6,7 @@
  * the API; what the user does is done in the page.
  */
 import { randomUUID } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../cli/controller-service.ts';
 import type { RunningDevice } from '../cli/device.ts';
@@ -16,6 +16,17 @@ import { chromiumSkipReason, LIVE_TIMEOUT, launchChromium, openDashboard } from 
 import { startRealDevice } from './support/controller-env.ts';
 import { api, ended, login, startService, waitForJob } from './support/controller-service.ts';
 import { until } from './support/waits.ts';
+
+/** The computed text colour of the first match (runs in the page; the tests have no DOM types). */
+function colourOf(locator: Locator): Promise<string> {
+  return locator
+    .first()
+    .evaluate(
+      (node) =>
+        (globalThis as unknown as { getComputedStyle(n: unknown): { color: string } }).getComputedStyle(node)
+          .color,
+    );
+}
 
 if (chromiumSkipReason) {
   console.warn(`test/dashboard-first-hour.test.ts skipped: ${chromiumSkipReason}`);
@@ -65,8 +76,7 @@ describe.skipIf(chromiumSkipReason)('the dashboard, first hour', () => {
     await outcome.waitFor({ timeout: LIVE_TIMEOUT });
     expect(failed.outcome).toBe('FAILED');
     expect(await outcome.textContent()).toBe('Failed: 0 of 2 finished');
-    const colour = (selector: string) =>
-      item.locator(selector).evaluate((node) => getComputedStyle(node).color);
+    const colour = (selector: string) => colourOf(item.locator(selector));
     // Red like a FAILURE result, and the COMPLETED status itself is no longer green.
     expect(await colour('[data-role=job-outcome]')).toBe('rgb(164, 22, 26)');
     expect(await colour('[data-role=job-status]')).not.toBe('rgb(20, 108, 46)');
@@ -97,9 +107,7 @@ describe.skipIf(chromiumSkipReason)('the dashboard, first hour', () => {
       });
     expect(await cutItem.locator('progress').getAttribute('value')).toBe('1');
     expect(await cutItem.locator('progress').getAttribute('aria-valuetext')).toBe('1 of 2 ran');
-    expect(
-      await cutItem.locator('[data-role=job-outcome]').evaluate((node) => getComputedStyle(node).color),
-    ).toBe('rgb(122, 77, 0)');
+    expect(await colourOf(cutItem.locator('[data-role=job-outcome]'))).toBe('rgb(122, 77, 0)');
 
     const good = await jobVia({ script: 'PRINT fine', target: { group: 'front' }, name: 'all-good' });
     expect(good.outcome).toBe('SUCCEEDED');
