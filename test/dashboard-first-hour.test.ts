@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../cli/controller-service.ts';
 import type { RunningDevice } from '../cli/device.ts';
 import type { Job } from '../controller/job-types.ts';
+import { SIMULATOR_COMMANDS } from '../src/executors/simulator-commands.ts';
 import { brokersByName, type RunningBroker } from './support/brokers.ts';
 import { chromiumSkipReason, LIVE_TIMEOUT, launchChromium, openDashboard } from './support/chromium.ts';
 import { startRealDevice } from './support/controller-env.ts';
@@ -26,6 +27,12 @@ function colourOf(locator: Locator): Promise<string> {
         (globalThis as unknown as { getComputedStyle(n: unknown): { color: string } }).getComputedStyle(node)
           .color,
     );
+}
+
+/** Accepts the dashboard's confirmation before sending, once it asks (issue: one click sent). */
+async function confirmIfAsked(page: Page): Promise<void> {
+  const dialog = page.getByRole('dialog');
+  if (await dialog.isVisible()) await dialog.getByRole('button', { name: /^Send/ }).click();
 }
 
 if (chromiumSkipReason) {
@@ -113,6 +120,34 @@ describe.skipIf(chromiumSkipReason)('the dashboard, first hour', () => {
     expect(good.outcome).toBe('SUCCEEDED');
     await page
       .locator('li.job', { hasText: 'all-good' })
+      .locator('[data-role=job-outcome]', { hasText: 'Succeeded: 2 of 2 finished' })
+      .waitFor({ timeout: LIVE_TIMEOUT });
+  });
+
+  it("the script hint comes from the simulator's command table, and a job typed as it says finishes everywhere", async () => {
+    const help = page.locator('#job-script-help');
+    await help.locator('code', { hasText: 'X REPORT' }).first().waitFor({ timeout: LIVE_TIMEOUT });
+    expect(await help.textContent()).not.toContain('XREPORT');
+    const served = (await (
+      await fetch(`http://127.0.0.1:${service.httpPort}/api/simulator/commands`)
+    ).json()) as {
+      commands: { command: string; usage: string; example: string }[];
+    };
+    expect(served.commands.map((c) => c.command)).toEqual(SIMULATOR_COMMANDS.map((c) => c.command));
+    expect(await help.locator('dl.commands dt').allTextContents()).toEqual(
+      served.commands.map((c) => c.usage),
+    );
+    // Typed as the hint shows it.
+    const example = (await help.locator('code').nth(1).textContent())!;
+    expect(example).toBe('X REPORT');
+    await page.getByLabel('Script').fill(example);
+    await page.getByLabel('A group').check();
+    await page.getByLabel('Group or registers (comma-separated)').fill('front');
+    await page.getByLabel('Name (optional)').fill('as-hinted');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await confirmIfAsked(page);
+    await page
+      .locator('li.job', { hasText: 'as-hinted' })
       .locator('[data-role=job-outcome]', { hasText: 'Succeeded: 2 of 2 finished' })
       .waitFor({ timeout: LIVE_TIMEOUT });
   });

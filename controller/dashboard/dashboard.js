@@ -8,6 +8,7 @@ import { $ } from './dom.js';
 import { startJob } from './job-form.js';
 import { jobRank, keepNewer, loadJob, onJob, renderJob } from './jobs.js';
 import { renderDevice } from './registers.js';
+import { loadScriptHelp } from './script-help.js';
 import { loggedOut, setConnection, showFailure } from './session.js';
 import { state, TOKEN_KEY } from './state.js';
 
@@ -87,3 +88,5 @@ $('job-form').addEventListener('submit', startJob);
 $('logout').addEventListener('click', () => loggedOut('Logged out.'));
 if (state.token) loggedIn();
 else $('login-user').focus();
+// The hint keeps its plain fallback text if the table cannot be read.
+loadScriptHelp().catch(() => {});

@@ -15,7 +15,7 @@ export const MAX_DEADLINE_MS = 7 * 24 * 3_600_000;
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 1000;
 
-function named<T extends z.ZodType>(schema: T, id: string, description?: string): T {
+export function named<T extends z.ZodType>(schema: T, id: string, description?: string): T {
   apiSchemas.add(schema, { id, ...(description !== undefined && { description }) });
   return schema;
 }

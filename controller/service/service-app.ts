@@ -30,6 +30,7 @@ import { jobRoutes } from './job-routes.ts';
 import { BODY_LIMIT } from './limits.ts';
 import { readRoutes } from './read-routes.ts';
 import { createServiceMetrics } from './service-metrics.ts';
+import { simulatorRoutes } from './simulator-routes.ts';
 
 /** What the HTTP API reads of the store controller. */
 export interface DirectoryView {
@@ -140,6 +141,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     startedAt: Date.now(),
     jobCount: options.jobCount,
   });
+  await app.register(simulatorRoutes);
   await app.register(fastifyStatic, { root: options.dashboardDir, prefix: '/', index: ['index.html'] });
   await app.ready();
   return app;
