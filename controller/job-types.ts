@@ -30,7 +30,8 @@ export function resultEnded(status: ResultStatus): boolean {
   return status !== 'PENDING' && status !== 'RUNNING';
 }
 
-export type JobTarget = { group: string } | { devices: string[] };
+/** `allowUnknown`: registers never seen yet are taken too (sent when they first connect). */
+export type JobTarget = { group: string } | { devices: string[]; allowUnknown?: boolean };
 
 export interface Rollout {
   /** At most this many registers running the job's script at once (default: no limit). */

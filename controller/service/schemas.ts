@@ -30,10 +30,14 @@ const intField = (min: number) =>
 export const targetSchema = named(
   z.union([
     z.strictObject({ group: idSchema }),
-    z.strictObject({ devices: z.array(idSchema).min(1).max(MAX_TARGET_DEVICES) }),
+    z.strictObject({
+      devices: z.array(idSchema).min(1).max(MAX_TARGET_DEVICES),
+      allowUnknown: z.boolean().optional(),
+    }),
   ]),
   'JobTarget',
-  '{"group": G} (the registers known in G when the job is created, online or not) or {"devices": [ids]}',
+  '{"group": G} (the registers known in G when the job is created, online or not) or {"devices": [ids]} ' +
+    '(every id known to the controller, unless "allowUnknown": true)',
 );
 
 export const rolloutSchema = named(
