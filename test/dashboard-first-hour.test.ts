@@ -29,10 +29,12 @@ function colourOf(locator: Locator): Promise<string> {
     );
 }
 
-/** Accepts the dashboard's confirmation before sending, once it asks (issue: one click sent). */
-async function confirmIfAsked(page: Page): Promise<void> {
-  const dialog = page.getByRole('dialog');
-  if (await dialog.isVisible()) await dialog.getByRole('button', { name: /^Send/ }).click();
+/** Accepts the dashboard's confirmation before sending. */
+async function confirmSend(page: Page): Promise<void> {
+  await page
+    .getByRole('dialog')
+    .getByRole('button', { name: /^Send to/ })
+    .click();
 }
 
 if (chromiumSkipReason) {
@@ -145,10 +147,58 @@ describe.skipIf(chromiumSkipReason)('the dashboard, first hour', () => {
     await page.getByLabel('Group or registers (comma-separated)').fill('front');
     await page.getByLabel('Name (optional)').fill('as-hinted');
     await page.getByRole('button', { name: 'Start job' }).click();
-    await confirmIfAsked(page);
+    await confirmSend(page);
     await page
       .locator('li.job', { hasText: 'as-hinted' })
       .locator('[data-role=job-outcome]', { hasText: 'Succeeded: 2 of 2 finished' })
       .waitFor({ timeout: LIVE_TIMEOUT });
+  });
+
+  it('asks before sending: how many registers and which script; Back sends nothing', async () => {
+    const jobsBefore = (await api(service.app, token, 'GET', '/api/jobs')).body.jobs.length;
+    await page.getByLabel('Script').fill('Z REPORT');
+    await page.getByLabel('A group').check();
+    await page.getByLabel('Group or registers (comma-separated)').fill('all');
+    await page.getByLabel('Name (optional)').fill('close-day');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Send this script to 2 registers?' });
+    await dialog.waitFor({ timeout: LIVE_TIMEOUT });
+    expect(await dialog.locator('pre').textContent()).toBe('Z REPORT');
+    expect(await dialog.textContent()).toContain(
+      "Z REPORT: prints the day's counters and resets them: closes the fiscal day.",
+    );
+    await dialog.getByRole('button', { name: 'Back' }).click();
+    await dialog.waitFor({ state: 'detached', timeout: LIVE_TIMEOUT });
+    expect((await api(service.app, token, 'GET', '/api/jobs')).body.jobs.length).toBe(jobsBefore);
+    expect(await page.locator('li.job', { hasText: 'close-day' }).count()).toBe(0);
+  });
+
+  it("form errors speak the form's words; an unknown register in the list is refused by name", async () => {
+    const error = page.locator('#job-error');
+    await page.getByLabel('Script').fill('PRINT x');
+    await page.getByLabel('Name (optional)').fill('form-words');
+    await page.getByLabel('Deadline (seconds)').fill('700000');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await expect
+      .poll(() => error.textContent())
+      .toBe('Deadline: from 1 to 604800 seconds (a week); empty: 600');
+    await page.getByLabel('Deadline (seconds)').fill('');
+    await page.getByLabel('Batch size (registers at once)').fill('1e30');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await expect.poll(() => error.textContent()).toBe('Batch size: a whole number of registers, 1 or more');
+    await page.getByLabel('Batch size (registers at once)').fill('');
+    await page.getByLabel('Registers', { exact: true }).check();
+    await page.getByLabel('Group or registers (comma-separated)').fill('reg1, reg99');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await page
+      .getByRole('dialog', { name: 'Send this script to 2 registers?' })
+      .waitFor({ timeout: LIVE_TIMEOUT });
+    await confirmSend(page);
+    await expect
+      .poll(() => error.textContent())
+      .toBe(
+        'Group or registers: register reg99 never seen by this controller: check the ids, or add "allowUnknown": true to send when they first connect',
+      );
+    expect(await page.locator('li.job', { hasText: 'form-words' }).count()).toBe(0);
   });
 });
