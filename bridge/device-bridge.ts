@@ -230,7 +230,13 @@ export class DeviceBridge {
     client.on('reconnect', () => {
       if (this.phase !== 'stopped' && this.everConnected) this.phase = 'reconnecting';
     });
-    this.resetErrorLog = logClientErrors(client, logger, () => this.url);
+    // The store broker (aedes) refuses MQTT 5 with CONNACK 1: the fallback's cue, not a fault.
+    this.resetErrorLog = logClientErrors(
+      client,
+      logger,
+      () => this.url,
+      (error) => this.negotiation.recoverable(error),
+    );
     client.on('message', (topic, payload, packet) =>
       this.onMessage(client, logger, { topic, payload, packet }),
     );
