@@ -17,7 +17,7 @@ import {
 import { startControllerService } from './controller-service.ts';
 import { addFlags, flagInput, labeler } from './flags.ts';
 import { cliLogger } from './logging.ts';
-import { onShutdownSignal, reportStartError } from './options.ts';
+import { onReloadSignal, onShutdownSignal, reportStartError } from './options.ts';
 
 function shown(host: string): string {
   return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
@@ -58,6 +58,8 @@ export function registerControllerCommand(program: Command): void {
         logger.info('shutting down');
         await service.stop();
       });
+      // The hook for reloading the users (and the embedded broker's); until then it only logs.
+      onReloadSignal(() => logger.info('SIGHUP: nothing to reload; ignored'));
       const scheme = config.tlsCert ? 'https' : 'http';
       console.log(`regbridge controller listening on ${scheme}://${shown(config.host)}:${service.httpPort}`);
       if (service.brokerPort !== undefined) {

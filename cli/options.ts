@@ -46,3 +46,11 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
 }
+
+/**
+ * SIGHUP (a reload request: `kill -HUP`, systemd's reload) runs `reload` instead of Node's default,
+ * which ends the process. A command with nothing to reload still installs one that logs.
+ */
+export function onReloadSignal(reload: () => void): void {
+  process.on('SIGHUP', reload);
+}

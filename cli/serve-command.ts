@@ -5,7 +5,7 @@ import { startDevice } from './device.ts';
 import { addFlags, booleanValue, flagInput, labeler } from './flags.ts';
 import { applyHeapGrowth } from './heap-growth.ts';
 import { cliLogger } from './logging.ts';
-import { onShutdownSignal, reportStartError } from './options.ts';
+import { onReloadSignal, onShutdownSignal, reportStartError } from './options.ts';
 import { type ServeConfig, serveConfigSchema, serveCrossProblems, serveFlags } from './serve-config.ts';
 
 /** REST with --auth on needs a user; so does the embedded broker (no --no-mqtt, no --mqtt-url). */
@@ -58,6 +58,8 @@ export function registerServeCommand(program: Command): void {
         logger.info('shutting down');
         await device.stop();
       });
+      // Its users come from flags and variables only: there is no file to read again.
+      onReloadSignal(() => logger.info('SIGHUP: serve has no users file to reload; ignored'));
       const shown = (host: string): string => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
       const shownHost = shown(config.host);
       const shownBrokerHost = shown(config.brokerHost);
