@@ -201,4 +201,42 @@ describe.skipIf(chromiumSkipReason)('the dashboard, first hour', () => {
       );
     expect(await page.locator('li.job', { hasText: 'form-words' }).count()).toBe(0);
   });
+
+  it('at phone width (375 px) the key facts fit the screen and a job title is not a wrapped UUID', async () => {
+    const phone = await openDashboard(browser, service.httpPort, 375);
+    try {
+      const row = phone.locator('#registers tbody tr', { hasText: 'reg1' });
+      await row.waitFor({ timeout: LIVE_TIMEOUT });
+      const cells = row.locator('td');
+      // Last task (5th cell) and last seen (7th): on screen, labelled, not scrolled away.
+      for (const index of [4, 6]) {
+        const box = (await cells.nth(index).boundingBox())!;
+        expect(box.x).toBeGreaterThanOrEqual(0);
+        expect(box.x + box.width).toBeLessThanOrEqual(375);
+      }
+      expect(await cells.nth(6).evaluate((node) => node.textContent)).not.toBe('');
+      const job = phone.locator('li.job', { hasText: 'all-good' });
+      await job.waitFor({ timeout: LIVE_TIMEOUT });
+      const title = job.locator('h3');
+      const lineHeight = await title.evaluate((node) =>
+        Number.parseFloat(
+          (
+            globalThis as unknown as { getComputedStyle(n: unknown): { lineHeight: string } }
+          ).getComputedStyle(node).lineHeight,
+        ),
+      );
+      // The name and the id, one line each (the id cut with an ellipsis).
+      expect((await title.boundingBox())!.height).toBeLessThanOrEqual(2.5 * (lineHeight || 20));
+      const resultBox = (await job.locator('[data-role=job-outcome]').boundingBox())!;
+      expect(resultBox.x + resultBox.width).toBeLessThanOrEqual(375);
+      const pageWidth = await phone.evaluate(
+        () =>
+          (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document
+            .documentElement.scrollWidth,
+      );
+      expect(pageWidth).toBeLessThanOrEqual(375);
+    } finally {
+      await phone.close();
+    }
+  });
 });

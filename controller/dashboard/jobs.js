@@ -94,7 +94,8 @@ export function renderJob(job) {
     el(
       'header',
       {},
-      el('h3', {}, title),
+      // The id on a line of its own, cut with an ellipsis on a phone instead of wrapping a UUID.
+      el('h3', {}, job.name ?? '', el('span', { class: 'job-id', title: job.jobId }, job.jobId)),
       el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
       outcomeBadge(job),
       cancel,
