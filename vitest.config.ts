@@ -18,6 +18,7 @@ const UNIT = [
   'test/client-stub.test.ts',
   'test/config.test.ts',
   'test/controller-unit.test.ts',
+  'test/docs-docker.test.ts',
   'test/docs-links.test.ts',
   'test/docs-reference.test.ts',
   'test/engines.test.ts',
