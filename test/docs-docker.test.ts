@@ -24,3 +24,19 @@ describe('docs/docker.md', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe('README: native modules', () => {
+  it('names every locked package with an install script, and the toolchain better-sqlite3 may need', () => {
+    const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+    const lock = JSON.parse(readFileSync(resolve(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
+    const scripted = Object.entries(lock.packages)
+      .filter(([, entry]) => entry.hasInstallScript)
+      .map(([path]) => path.replace(/^.*node_modules\//, ''))
+      .filter((name) => name !== 'protobufjs'); // dev only, via testcontainers: a JavaScript postinstall, no native build
+    expect(scripted).toContain('better-sqlite3');
+    expect(scripted.filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
+    expect(readme).toMatch(/C\+\+ toolchain: `apt install build-essential python3`/);
+  });
+});
