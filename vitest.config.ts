@@ -19,6 +19,8 @@ const UNIT = [
   'test/config.test.ts',
   'test/controller-unit.test.ts',
   'test/controller-webhooks.test.ts',
+  'test/docs-docker.test.ts',
+  'test/docs-links.test.ts',
   'test/docs-reference.test.ts',
   'test/engines.test.ts',
   'test/errors-docs.test.ts',

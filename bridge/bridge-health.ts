@@ -25,6 +25,8 @@ export function bridgeHealth(input: {
   parts: Pick<BridgeParts, 'statuses' | 'link'>;
   /** The reconnect attempt awaited, while disconnected (contract/reconnect-backoff.ts). */
   reconnect?: { attempt: number; inMs: number } | undefined;
+  /** Date.now() when the bridge last was without a connection (start, or the loss); undefined: connected. */
+  offlineSince?: number | undefined;
 }): MqttHealth {
   const { phase, parts } = input;
   const state: MqttHealth['state'] =
@@ -34,6 +36,8 @@ export function bridgeHealth(input: {
   if (phase === 'connected') health.protocol = input.protocolVersion === 5 ? '5' : '3.1.1';
   health.pending = parts.statuses.pending + parts.link.inFlight;
   if (phase !== 'connected' && phase !== 'stopped' && input.reconnect) health.reconnect = input.reconnect;
+  if (phase !== 'connected' && input.offlineSince !== undefined)
+    health.offlineMs = Math.max(0, Date.now() - input.offlineSince);
   return health;
 }
 

@@ -47,6 +47,8 @@ export class DeviceBridge {
   /** The broker list (one URL, or several to fail over between) and the one in use. */
   private readonly rotation: BrokerRotation;
   private readonly negotiation: ProtocolNegotiation;
+  /** When the bridge last was without a connection (for /health's `offlineMs`); undefined: connected. */
+  private offlineSince: number | undefined;
   /** The growing, jittered waits between reconnect attempts (contract/reconnect-backoff.ts). */
   private readonly backoff: ReconnectBackoff;
   private client: MqttClient | undefined;
@@ -118,6 +120,7 @@ export class DeviceBridge {
     this.taskEvents.attach();
 
     this.phase = 'connecting';
+    this.offlineSince = Date.now();
     const client = connect(
       deviceClientOptions({
         ns: o.ns,
@@ -201,7 +204,14 @@ export class DeviceBridge {
     const { phase, negotiation, parts } = this;
     const url = this.startedAt ? this.url : undefined;
     const reconnect = this.backoff.nextAttempt;
-    return bridgeHealth({ phase, url, protocolVersion: negotiation.current, parts, reconnect });
+    return bridgeHealth({
+      phase,
+      url,
+      protocolVersion: negotiation.current,
+      parts,
+      reconnect,
+      offlineSince: this.offlineSince,
+    });
   }
 
   /** The bridge's flow control (docs/mqtt.md, "Backpressure"; bridge-health.ts). */
@@ -225,12 +235,21 @@ export class DeviceBridge {
         logger.warn({ url: this.url, reconnectInMs }, 'MQTT connection lost; reconnecting');
       this.parts.link.connectionLost();
       this.parts.stateCheck.end();
-      if (this.phase === 'connected') this.phase = 'reconnecting';
+      if (this.phase === 'connected') {
+        this.phase = 'reconnecting';
+        this.offlineSince = Date.now();
+      }
     });
     client.on('reconnect', () => {
       if (this.phase !== 'stopped' && this.everConnected) this.phase = 'reconnecting';
     });
-    this.resetErrorLog = logClientErrors(client, logger, () => this.url);
+    // The store broker (aedes) refuses MQTT 5 with CONNACK 1: the fallback's cue, not a fault.
+    this.resetErrorLog = logClientErrors(
+      client,
+      logger,
+      () => this.url,
+      (error) => this.negotiation.recoverable(error),
+    );
     client.on('message', (topic, payload, packet) =>
       this.onMessage(client, logger, { topic, payload, packet }),
     );
@@ -243,6 +262,7 @@ export class DeviceBridge {
     this.connections += 1;
     this.parts.link.markConnected();
     this.phase = 'connected';
+    this.offlineSince = undefined;
     this.resetErrorLog();
     logger.info({ url: this.url, sessionPresent, reconnect: !first }, 'MQTT connected');
     const o = this.options;

@@ -84,8 +84,13 @@ export class ProtocolNegotiation {
   };
 
   private readonly onError = (error: Error & { code?: unknown }): void => {
-    if (this.recoverable(error) && this.current === 5) this.fallBack(`CONNACK code ${String(error.code)}`);
-    else if (typeof error.code === 'string') this.networkError = true;
+    if (this.recoverable(error) && this.current === 5) {
+      this.fallBack(`CONNACK code ${String(error.code)}`);
+      // The refusal is an answer, not an outage: try 3.1.1 at once rather than after the backoff's
+      // wait (about 1 s for every register on the store broker). The CONNACK error comes before
+      // the close that arms mqtt.js' reconnect timer with this period; the backoff sets the next.
+      if (this.client) this.client.options.reconnectPeriod = 1;
+    } else if (typeof error.code === 'string') this.networkError = true;
   };
 
   private readonly onClose = (): void => {

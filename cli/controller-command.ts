@@ -17,7 +17,7 @@ import {
 import { startControllerService } from './controller-service.ts';
 import { addFlags, flagInput, labeler } from './flags.ts';
 import { cliLogger } from './logging.ts';
-import { onShutdownSignal, reportStartError } from './options.ts';
+import { onReloadSignal, onShutdownSignal, reportStartError } from './options.ts';
 import { scrubServiceEnvironment } from './scrub-environment.ts';
 
 function shown(host: string): string {
@@ -53,15 +53,19 @@ export function registerControllerCommand(program: Command): void {
       logger.debug('REGBRIDGE_* variables stay readable in /proc/<pid>/environ');
     try {
       const https = loadTlsFiles(config.tlsCert, config.tlsKey);
-      const service = await startControllerService({ ...config, ...(https && { https }) }, { logger });
+      // Only a port nobody asked for may move, as with `serve` and `demo`.
+      const service = await startControllerService(
+        { ...config, ...(https && { https }) },
+        { logger, freePortIfTaken: sources.port === undefined },
+      );
       onShutdownSignal(async () => {
         logger.info('shutting down');
         await service.stop();
       });
       // SIGHUP reads --users again; a refused file leaves the users as they were.
-      process.on('SIGHUP', () => {
+      onReloadSignal(() => {
         if (config.usersFile === undefined) {
-          logger.warn('SIGHUP: no --users file to reload');
+          logger.info('SIGHUP: no --users file to reload; ignored');
           return;
         }
         try {
@@ -80,6 +84,8 @@ export function registerControllerCommand(program: Command): void {
           `embedded MQTT broker on mqtt://${shown(config.brokerHost)}:${service.brokerPort} (namespace ${config.ns})`,
         );
       }
+      for (const fallback of service.portFallbacks)
+        console.log(`note: ${fallback}; the port above was chosen instead`);
       console.log(`history in ${config.db}`);
       if (generatedPassword) {
         console.log(
@@ -91,6 +97,7 @@ export function registerControllerCommand(program: Command): void {
         'controller service started',
       );
     } catch (error) {
+      logger.flush?.();
       reportStartError(cmd, error);
     }
   });

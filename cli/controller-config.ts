@@ -167,5 +167,12 @@ export function controllerCrossProblems(input: Record<string, unknown>): string[
     if (name && names.has(name)) problems.push(`--user: user ${name} given twice`);
     if (name) names.add(name);
   }
+  // Every --user is a controller on the embedded broker: the same name there is given twice.
+  for (const spec of (input.brokerUsers as unknown[] | undefined) ?? []) {
+    const name = typeof spec === 'string' ? spec.split(':')[0] : undefined;
+    if (name && names.has(name))
+      problems.push(`--broker-user: user ${name} given twice (every --user is already a controller on it)`);
+    if (name) names.add(name);
+  }
   return problems;
 }

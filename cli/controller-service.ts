@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerOptions } from 'node:https';
+import { createServer, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
@@ -36,6 +37,7 @@ import { announceToWebhooks } from '../controller/webhook-events.ts';
 import { type WebhookOptions, Webhooks } from '../controller/webhooks.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
+import { StartError } from './options.ts';
 
 /** The dashboard's static files (served at `/`). */
 export const DASHBOARD_DIR = fileURLToPath(new URL('../controller/dashboard/', import.meta.url));
@@ -93,6 +95,8 @@ export interface RunningControllerService {
    * malformed. Answers the user names whose tokens ended.
    */
   reloadUsers(): string[];
+  /** Defaulted ports that were taken and replaced by free ones, for the start-up banner. */
+  readonly portFallbacks: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -125,6 +129,71 @@ function loopback(host: string): string {
   return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 }
 
+function bind(port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ port, host, exclusive: true }, () => resolve(server));
+  });
+}
+
+/**
+ * Holds the HTTP port from the first step of the start, so a taken port is reported before the
+ * broker and MQTT are touched (the order a user fixes things in); released just before the API
+ * listens on it (docs/decisions/controller-start-order.md).
+ */
+async function reserveHttpPort(
+  port: number,
+  host: string,
+  freeIfTaken: boolean,
+  notes: string[],
+): Promise<{ port: number; release: () => Promise<void> }> {
+  let server: Server;
+  try {
+    server = await bind(port, host);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' && freeIfTaken) {
+      server = await bind(0, host);
+      notes.push(`HTTP port ${port} was taken (pass --port to choose one)`);
+    } else if (code === 'EADDRINUSE') {
+      throw new StartError(
+        `HTTP port ${port} on ${host} is already in use: choose another with --port (0 picks a free one)`,
+      );
+    } else {
+      throw new StartError(
+        `cannot listen on ${host}:${port} (${code ?? (error as Error).message}): check --port and --host`,
+      );
+    }
+  }
+  const address = server.address();
+  const reserved = typeof address === 'object' && address ? address.port : port;
+  let released: Promise<void> | undefined;
+  const release = (): Promise<void> => {
+    released ??= new Promise<void>((resolve) => server.close(() => resolve()));
+    return released;
+  };
+  return { port: reserved, release };
+}
+
+function openHistoryFile(file: string): HistoryDb {
+  try {
+    return openHistory(file);
+  } catch (error) {
+    const reason = (error as Error).message.split('\n')[0];
+    throw new StartError(
+      `cannot open the history file ${file} (${reason}): choose another with --db, or move the damaged file away`,
+    );
+  }
+}
+
+/** The first connection to an external broker failed: say which flag holds what to fix. */
+function brokerStartError(error: unknown, settings: ControllerServiceSettings): StartError {
+  const message = (error as Error).message.split('\n')[0];
+  const flag = settings.mqttUser ? '--mqtt-url and --mqtt-user' : '--mqtt-url';
+  return new StartError(`${message}: check ${flag}`);
+}
+
 export async function startControllerService(
   settings: ControllerServiceSettings,
   deps: {
@@ -141,6 +210,7 @@ export async function startControllerService(
 ): Promise<RunningControllerService> {
   const { logger } = deps;
   const cleanup: Array<() => Promise<void> | void> = [];
+  const portFallbacks: string[] = [];
   const stop = async (): Promise<void> => {
     for (const step of cleanup.splice(0).reverse()) {
       try {
@@ -151,8 +221,15 @@ export async function startControllerService(
     }
   };
   try {
+    const httpPort = await reserveHttpPort(
+      settings.port,
+      settings.host,
+      deps.freePortIfTaken === true,
+      portFallbacks,
+    );
+    cleanup.push(() => httpPort.release());
     const accounts = new ControllerUsers(controllerUsersOf(settings));
-    const db: HistoryDb = openHistory(settings.db);
+    const db: HistoryDb = openHistoryFile(settings.db);
     cleanup.push(() => {
       db.close();
     });
@@ -201,7 +278,11 @@ export async function startControllerService(
       ...(settings.settleMs !== undefined && { settleMs: settings.settleMs }),
       ...(settings.mqttReconnectMax !== undefined && { reconnectMaxMs: settings.mqttReconnectMax }),
     });
-    await controller.start();
+    try {
+      await controller.start();
+    } catch (error) {
+      throw broker ? error : brokerStartError(error, settings);
+    }
     cleanup.push(() => controller.stop());
 
     const engine = new JobEngine({
@@ -275,12 +356,14 @@ export async function startControllerService(
       ...(settings.https && { https: settings.https }),
     });
     cleanup.push(() => app.close());
+    await httpPort.release();
     try {
-      await app.listen({ port: settings.port, host: settings.host });
+      await app.listen({ port: httpPort.port, host: settings.host });
     } catch (error) {
-      if (!deps.freePortIfTaken || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-      logger.warn({ port: settings.port }, 'HTTP port taken; listening on a free port');
-      await app.listen({ port: 0, host: settings.host });
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      throw new StartError(
+        `HTTP port ${httpPort.port} on ${settings.host} was taken while the service started: try again, or choose another with --port`,
+      );
     }
     const address = app.server.address();
     return {
@@ -307,6 +390,7 @@ export async function startControllerService(
         logger.info({ users: users.length, revoked: gone.length }, 'users reloaded');
         return gone;
       },
+      portFallbacks,
       stop,
     };
   } catch (error) {

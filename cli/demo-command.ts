@@ -91,6 +91,10 @@ function runFirstJob(service: RunningControllerService): Promise<Job> {
 export interface RunningDemo {
   results: FanoutResult[];
   dashboard: { url: string; user: string; password: string };
+  /** How to reach the demo with the other commands: the broker login, each register's REST API. */
+  access: string[];
+  /** Defaulted ports that were taken and moved (the dashboard's 8090). */
+  notes: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -102,6 +106,7 @@ export async function startDemo(
 ): Promise<RunningDemo> {
   const ids = Array.from({ length: options.devices }, (_, i) => `reg${i + 1}`);
   const passwords = new Map(ids.map((id) => [id, secret()]));
+  const restPasswords = new Map(ids.map((id) => [id, secret()]));
   const controllerPassword = secret();
   const users: BrokerUser[] = [
     { name: 'controller', password: controllerPassword, role: 'controller' },
@@ -134,7 +139,7 @@ export async function startDemo(
             deviceId: id,
             mqttUrl: `mqtt://${id}:${passwords.get(id)}@127.0.0.1:${broker.port}`,
             groups: [i % 2 === 0 ? 'front' : 'back'],
-            users: [`admin:${secret()}`],
+            users: [`admin:${restPasswords.get(id)}`],
             logLevel: options.logLevel,
           }),
           { logger: logger.child({ deviceId: id }) },
@@ -163,9 +168,18 @@ export async function startDemo(
     await waitForOnline(service.controller, ids.length, 10_000);
     say(`controller sees ${ids.length} registers online; job 1: an X report to group all`);
     const job = await runFirstJob(service);
+    const mqtt = `mqtt://controller:${controllerPassword}@127.0.0.1:${broker.port}`;
     return {
       results: job.results.map(asFanoutResult),
       dashboard: { url: `http://127.0.0.1:${service.httpPort}/`, user: admin.name, password: admin.password },
+      access: [
+        `store broker login for watch and fanout: regbridge watch --once --mqtt-url ${mqtt} --ns ${NS}`,
+        ...devices.map(
+          (device) =>
+            `${device.config.deviceId} REST API on http://127.0.0.1:${device.httpPort}: regbridge run FILE --url http://127.0.0.1:${device.httpPort} --user admin:${restPasswords.get(device.config.deviceId)}`,
+        ),
+      ],
+      notes: service.portFallbacks,
       stop,
     };
   } catch (error) {
@@ -214,6 +228,8 @@ export function registerDemoCommand(program: Command): void {
     // The dashboard line is not part of --json's document: it goes to stderr then.
     const tell = options.json ? process.stderr : process.stdout;
     tell.write(`\ndashboard on ${url} (log in as ${user}, password ${password}); Ctrl-C stops the demo\n`);
+    for (const note of demo.notes) tell.write(`note: ${note}; the dashboard port above was chosen instead\n`);
+    for (const line of demo.access) tell.write(`${line}\n`);
     onShutdownSignal(() => demo.stop());
   });
 }

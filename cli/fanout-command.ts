@@ -22,6 +22,7 @@ import { addFlags, flag, flagSchema, parseFlags, repeatableFlag, switchFlag } fr
 import { renderResults, renderSummary } from './format-table.ts';
 import { cliLogger } from './logging.ts';
 import { reportStartError } from './options.ts';
+import { noDevicesHint } from './watch-command.ts';
 
 const targetSchema = z.string().transform((spec, ctx): FanoutTarget => {
   try {
@@ -286,8 +287,11 @@ export function registerFanoutCommand(program: Command): void {
     bar.stop();
     await controller.stop();
     if (results.length === 0) {
+      const known = controller.devices().length;
       console.error(
-        `regbridge fanout: no device targeted by --to ${cmd.getOptionValue('to') ?? 'all'} (${controller.devices().length} devices known)`,
+        known === 0
+          ? noDevicesHint('fanout', config.mqttUrl, config.ns)
+          : `regbridge fanout: no device targeted by --to ${cmd.getOptionValue('to') ?? 'all'} (${known} ${known === 1 ? 'device' : 'devices'} known)`,
       );
     }
     printResults(results, requestId, config.json);

@@ -2,11 +2,22 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../src/config.ts';
 
+/**
+ * A start that failed for a reason the user fixes with a flag: its message is one line naming the
+ * cause and the flag, printed without a stack (docs/controller.md, "Start errors").
+ */
+export class StartError extends Error {
+  override readonly name = 'StartError';
+}
+
 /** Prints configuration problems (all at once) without a stack and sets exit code 2. */
 export function reportStartError(command: Command, error: unknown): void {
   if (error instanceof ConfigError) {
     console.error(`regbridge ${command.name()}: ${error.message}`);
-  } else if (error instanceof Error && ['ListenError', 'BrokerListenError'].includes(error.name)) {
+  } else if (
+    error instanceof Error &&
+    ['ListenError', 'BrokerListenError', 'StartError'].includes(error.name)
+  ) {
     console.error(`regbridge ${command.name()}: ${error.message}`);
   } else {
     console.error(
@@ -34,4 +45,12 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
+}
+
+/**
+ * SIGHUP (a reload request: `kill -HUP`, systemd's reload) runs `reload` instead of Node's default,
+ * which ends the process. A command with nothing to reload still installs one that logs.
+ */
+export function onReloadSignal(reload: () => void): void {
+  process.on('SIGHUP', reload);
 }

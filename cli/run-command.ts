@@ -116,12 +116,40 @@ export async function runScript(config: RunConfig, io: RunIo): Promise<number> {
       io.err(`regbridge run: ${error.message}; it may still end, see GET /api/tasks/${error.taskId}\n`);
       return EXIT_ERROR;
     }
-    const message = error instanceof RestException ? error.message : String(error);
+    const message = error instanceof RestException ? inCliWords(error, config) : String(error);
     io.err(`regbridge run: ${message}\n`);
     return EXIT_ERROR;
   } finally {
     await client.close();
   }
+}
+
+/**
+ * A refusal in the command line's words: what to change and with which flag, not the REST body
+ * field or header the device named (the REST text stays for anything not listed here).
+ */
+function inCliWords(error: RestException, config: RunConfig): string {
+  const file = config.file === '-' ? 'the script from stdin' : `the script file ${config.file}`;
+  switch (error.code) {
+    case 'INVALID_REQUEST':
+      if (/'(fmScript|vendorScript)' must not be empty/.test(error.message))
+        return `${file} is empty: nothing to run`;
+      break;
+    case 'UNAUTHORIZED':
+      return config.user
+        ? `the device refused the login of --user ${config.user.name}: ${error.serverMessage ?? error.message}`
+        : `the device at ${config.url} needs a login: pass --user NAME:PASSWORD`;
+    case 'INVALID_CREDENTIALS':
+      return `wrong user name or password in --user (the device at ${config.url} refused ${config.user?.name ?? 'it'})`;
+    case 'TOO_MANY_ATTEMPTS':
+      return `too many failed logins: wait ${error.retryAfterSeconds ?? 60} s, then try again with the right --user`;
+    case 'SCRIPT_TOO_LARGE':
+      return `${file} is larger than the device accepts (its --max-script-bytes)`;
+    case 'QUEUE_FULL':
+      return 'the device queue is full: try again when its tasks have run (its --max-queue)';
+  }
+  if (error.statusCode === 0) return `cannot reach the device: ${error.message}; check --url`;
+  return error.message;
 }
 
 async function readStream(stream: NodeJS.ReadableStream): Promise<string> {

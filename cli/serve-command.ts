@@ -5,7 +5,7 @@ import { startDevice } from './device.ts';
 import { addFlags, booleanValue, flagInput, labeler } from './flags.ts';
 import { applyHeapGrowth } from './heap-growth.ts';
 import { cliLogger } from './logging.ts';
-import { onShutdownSignal, reportStartError } from './options.ts';
+import { onReloadSignal, onShutdownSignal, reportStartError } from './options.ts';
 import { scrubServiceEnvironment } from './scrub-environment.ts';
 import { type ServeConfig, serveConfigSchema, serveCrossProblems, serveFlags } from './serve-config.ts';
 
@@ -62,24 +62,36 @@ export function registerServeCommand(program: Command): void {
         logger.info('shutting down');
         await device.stop();
       });
+      // Its users come from flags and variables only: there is no file to read again.
+      onReloadSignal(() => logger.info('SIGHUP: serve has no users file to reload; ignored'));
       const shown = (host: string): string => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+      // A wildcard address is reachable from other machines too: say so, not only the loopback URL.
+      const where = (host: string, port: number | undefined): string =>
+        host === '0.0.0.0' || host === '::'
+          ? ` (all interfaces: ${host === '::' ? '[::]' : host}:${port})`
+          : '';
       const shownHost = shown(config.host);
       const shownBrokerHost = shown(config.brokerHost);
       const scheme = config.tlsCert ? 'https' : 'http';
       console.log(
-        `regbridge device ${config.deviceId} listening on ${scheme}://${shownHost}:${device.httpPort}`,
+        `regbridge device ${config.deviceId} listening on ${scheme}://${shownHost}:${device.httpPort}${where(config.host, device.httpPort)}`,
       );
       if (device.brokerPort !== undefined) {
         console.log(
-          `embedded MQTT broker on mqtt://${shownBrokerHost}:${device.brokerPort} (namespace ${config.ns})`,
+          `embedded MQTT broker on mqtt://${shownBrokerHost}:${device.brokerPort} (namespace ${config.ns})${where(config.brokerHost, device.brokerPort)}`,
         );
       }
       if (device.brokerTlsPort !== undefined)
         console.log(`embedded MQTT broker over TLS on mqtts://${shownBrokerHost}:${device.brokerTlsPort}`);
       if (device.brokerWsPort !== undefined)
         console.log(`embedded MQTT broker WebSocket on ws://${shownBrokerHost}:${device.brokerWsPort}`);
-      for (const fallback of device.portFallbacks)
-        console.log(`note: ${fallback}; the port above was chosen instead`);
+      // Each note says whose port moved, so two fallbacks cannot be confused.
+      for (const fallback of device.portFallbacks) {
+        const instead = fallback.startsWith('MQTT')
+          ? `the embedded broker listens on ${device.brokerPort} instead`
+          : `the REST API listens on ${device.httpPort} instead`;
+        console.log(`note: ${fallback}; ${instead}`);
+      }
       if (generatedPassword && config.auth === 'off') {
         console.log(
           `created user admin with password ${generatedPassword} for the embedded MQTT broker only (--auth off: REST needs no token; shown once; pass --user NAME:PASSWORD to choose)`,

@@ -102,6 +102,12 @@ export const serveFlags = {
     { default: String(BRIDGE_DEFAULTS.maxStatusesInFlight) },
   ),
   mqttReconnectMax: mqttReconnectMaxFlag(BRIDGE_DEFAULTS.reconnectPeriodMs, BRIDGE_DEFAULTS.reconnectMaxMs),
+  healthMqttGrace: flag(
+    '--health-mqtt-grace <duration>',
+    '/health says degraded (503) once the MQTT broker is out of reach this long (a bare number is ms)',
+    durationIn('ms'),
+    { default: '60s' },
+  ),
   requestIdMemory: flag(
     '--request-id-memory <n>',
     'MQTT requestIds remembered for idempotency (the last N submissions)',

@@ -91,6 +91,15 @@ function followInPipe(controller: StoreController): void {
   );
 }
 
+/** Why no register may be known: the hint `watch --once` and `fanout` print on stderr. */
+export function noDevicesHint(command: string, mqttUrl: string, ns: string): string {
+  const shown = mqttUrl.replace(/\/\/[^@/]*@/, '//');
+  return (
+    `regbridge ${command}: no register has reported under namespace ${ns} on ${shown}: ` +
+    "check the broker port in --mqtt-url and --ns (the registers' --ns), and that a register runs"
+  );
+}
+
 export function registerWatchCommand(program: Command): void {
   const command = program
     .command('watch')
@@ -119,7 +128,13 @@ export function registerWatchCommand(program: Command): void {
         ? JSON.stringify(snapshot(controller), null, 2)
         : renderDevices(deviceRows(controller));
       process.stdout.write(`${output}\n`);
+      const none = controller.devices().length === 0;
       await controller.stop();
+      if (none) {
+        // Nothing retained under this namespace: most often the wrong broker port or --ns.
+        console.error(noDevicesHint('watch', config.mqttUrl, config.ns));
+        process.exitCode = 1;
+      }
       return;
     }
     onShutdownSignal(() => controller.stop());

@@ -64,6 +64,7 @@ export class AuditLog {
   private readonly db: HistoryDb;
   /** One statement per combination of filters (at most 16: history-db.ts `retained`). */
   private readonly filtered = new Map<string, Database.Statement>();
+  private failure: string | undefined;
 
   constructor(db: HistoryDb) {
     this.db = db;
@@ -79,9 +80,21 @@ export class AuditLog {
 
   record(entry: Omit<AuditEntry, 'at'> & { at?: string }): AuditEntry {
     const full: AuditEntry = { ...entry, at: entry.at ?? new Date().toISOString() };
-    this.insertEntry.run(full);
+    try {
+      this.insertEntry.run(full);
+      this.failure = undefined;
+    } catch (error) {
+      // What needs the trail (a login) fails; /health says so (docs/decisions/damaged-history-health.md).
+      this.failure = (error as Error).message;
+      throw error;
+    }
     for (const listener of this.listeners) listener(full);
     return full;
+  }
+
+  /** Why the last write to the trail failed (a damaged page, a full disk); undefined once one succeeds. */
+  get fault(): string | undefined {
+    return this.failure;
   }
 
   /** Newest first, matching every filter given (`from` included, `to` excluded). */

@@ -173,6 +173,19 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       if (seen) return { kind: 'conflict', jobId: seen.jobId };
     }
     const deviceIds = this.resolveTarget(spec);
+    const unknown = this.unknownListed(spec);
+    if (unknown.length > 0) {
+      const listed =
+        unknown.length > 10
+          ? `${unknown.slice(0, 10).join(', ')} and ${unknown.length - 10} more`
+          : unknown.join(', ');
+      return {
+        kind: 'noTarget',
+        message:
+          `${unknown.length === 1 ? 'register' : 'registers'} ${listed} never seen by this controller: ` +
+          'check the ids, or add "allowUnknown": true to send when they first connect',
+      };
+    }
     if (deviceIds.length === 0 && spec.target.continuous !== true) {
       const target = 'group' in spec.target ? `group ${spec.target.group}` : 'the device list';
       return { kind: 'noTarget', message: `no register is known in ${target}` };
@@ -444,6 +457,16 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     if (scope === undefined) return [];
     const known = new Map(this.options.link.devices().map((entry) => [entry.deviceId, entry]));
     return deviceIds.filter((id) => !insideScope(scope, known.get(id)));
+  }
+
+  /**
+   * Listed ids the controller has never seen (a typo waits for the deadline otherwise, while an
+   * unknown group is refused at once); none when the list says `allowUnknown`.
+   */
+  private unknownListed(spec: JobSpec): string[] {
+    if (!('devices' in spec.target) || spec.target.allowUnknown) return [];
+    const known = new Set(this.options.link.devices().map((entry) => entry.deviceId));
+    return [...new Set(spec.target.devices)].filter((id) => !known.has(id));
   }
 
   /** The devices known now in the target's group (online or not), or the listed ids. */

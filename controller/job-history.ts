@@ -28,6 +28,7 @@ import {
   type Rollout,
   type ScriptRef,
   type StoredResult,
+  withOutcome,
 } from './job-types.ts';
 import { waveProgress } from './waves.ts';
 
@@ -104,7 +105,7 @@ function toResult(row: ResultRow): StoredResult {
 function toSummary(row: JobRow, counts: JobCounts): JobSummary {
   const rollout = row.rollout !== null ? (JSON.parse(row.rollout) as Rollout) : undefined;
   const wave = waveProgress(rollout, counts.total, row.open_wave);
-  return {
+  return withOutcome({
     jobId: row.job_id,
     ...(row.name !== null && { name: row.name }),
     createdBy: row.created_by,
@@ -127,7 +128,7 @@ function toSummary(row: JobRow, counts: JobCounts): JobSummary {
     ...(row.script_ref !== null && { scriptRef: JSON.parse(row.script_ref) as ScriptRef }),
     ...(row.decided_by !== null && { approval: approvalOf(row) }),
     counts,
-  };
+  });
 }
 
 function approvalOf(row: JobRow): Approval {
@@ -371,7 +372,7 @@ export class JobHistory {
   /** Jobs a restarted engine must pick up: IN_PROGRESS, or ended with results still open. */
   unfinished(): StoredJob[] {
     return (this.statements.unfinished.all() as JobRow[]).map((row) => {
-      const { counts: _counts, wave: _wave, ...summary } = toSummary(row, emptyCounts());
+      const { counts: _counts, wave: _wave, outcome: _outcome, ...summary } = toSummary(row, emptyCounts());
       const results = (this.statements.resultsOf.all(row.seq) as ResultRow[]).map(toResult);
       return { ...summary, results, openWave: row.open_wave };
     });

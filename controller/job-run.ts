@@ -24,6 +24,7 @@ import {
   publicResult,
   requestIdFor,
   type StoredResult,
+  withOutcome,
 } from './job-types.ts';
 import { type PacingClock, RolloutGate } from './rollout.ts';
 import type { DeviceEntry, FanoutResult, SubmitOptions, TaskView } from './types.ts';
@@ -103,7 +104,7 @@ export class JobRun {
   summary(): JobSummary {
     const { results: _results, openWave: _openWave, ...rest } = this.job;
     const wave = this.control.progress();
-    return { ...rest, ...(wave && { wave }), counts: this.results.countsNow() };
+    return withOutcome({ ...rest, ...(wave && { wave }), counts: this.results.countsNow() });
   }
 
   /** The job with its results as they are now: what the history holds once the batch is committed. */

@@ -81,8 +81,13 @@ export function resultEnded(status: ResultStatus): boolean {
   return status !== 'PENDING' && status !== 'RUNNING';
 }
 
-/** `continuous`: registers joining the target while the job runs get it too (contract 7.5). */
-export type JobTarget = ({ group: string } | { devices: string[] }) & { continuous?: boolean };
+/**
+ * `allowUnknown`: registers never seen yet are taken too (sent when they first connect).
+ * `continuous`: registers joining the target while the job runs get it too (contract 7.5).
+ */
+export type JobTarget = ({ group: string } | { devices: string[]; allowUnknown?: boolean }) & {
+  continuous?: boolean;
+};
 
 /** One wave of a rollout: `size` registers (or "N%" of the target), in target order. */
 export interface Wave {
@@ -190,6 +195,9 @@ export interface JobCounts {
   cancelled: number;
 }
 
+/** What a person reads first about an ended job: every result FINISHED, some, or none. */
+export type JobOutcome = 'SUCCEEDED' | 'PARTIAL' | 'FAILED';
+
 export interface JobSummary {
   jobId: string;
   name?: string;
@@ -215,6 +223,8 @@ export interface JobSummary {
   scriptRef?: ScriptRef;
   approval?: Approval;
   counts: JobCounts;
+  /** Only once the job has ended. */
+  outcome?: JobOutcome;
 }
 
 export interface Job extends JobSummary {
@@ -230,6 +240,24 @@ const COUNT_KEY: Record<ResultStatus, keyof JobCounts> = {
   NO_ANSWER: 'noAnswer',
   CANCELLED: 'cancelled',
 };
+
+/**
+ * The outcome of an ended job (endedAt set: no result open any more; undefined before, also while
+ * a cancelled job waits for the scripts already running): SUCCEEDED when every result is
+ * FINISHED, FAILED when none is, PARTIAL otherwise. A job with no result is FAILED: nothing ran.
+ */
+export function jobOutcome(job: { endedAt?: string | undefined; counts: JobCounts }): JobOutcome | undefined {
+  if (job.endedAt === undefined) return undefined;
+  if (job.counts.finished === 0) return 'FAILED';
+  return job.counts.finished === job.counts.total ? 'SUCCEEDED' : 'PARTIAL';
+}
+
+/** The summary with its outcome set from endedAt and the counts (the one place it is derived). */
+export function withOutcome<T extends JobSummary>(job: T): T {
+  const outcome = jobOutcome(job);
+  const { outcome: _stale, ...rest } = job;
+  return (outcome === undefined ? rest : { ...rest, outcome }) as T;
+}
 
 export function emptyCounts(): JobCounts {
   return { total: 0, pending: 0, running: 0, finished: 0, failed: 0, offline: 0, noAnswer: 0, cancelled: 0 };

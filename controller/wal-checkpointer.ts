@@ -125,6 +125,9 @@ export class WalCheckpointer extends EventEmitter<WalCheckpointerEvents> {
     const worker = this.worker;
     if (!worker) return;
     this.worker = undefined;
+    // Awaited while unref'd, the exit alone would not hold the loop: a failed start (the only
+    // thing left) would end with Node's exit 13 for an unsettled await instead of its message.
+    worker.ref();
     worker.postMessage('stop');
     await this.exited;
     worker.removeAllListeners();

@@ -105,6 +105,8 @@ export interface DeviceCoreConfig {
   readonly command?: string | undefined;
   readonly scriptTimeout: number;
   readonly outputCap: number;
+  /** Ms without the broker after which /health says `degraded` (503); default 60 s. */
+  readonly healthMqttGrace?: number;
 }
 
 /** Host names are turned into a valid device id: `[A-Za-z0-9_-]{1,64}`. */

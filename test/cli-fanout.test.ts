@@ -102,8 +102,20 @@ describe('regbridge fanout / watch (child processes)', () => {
         { timeoutMs: 20_000 },
       );
       expect(none.code).toBe(1);
-      expect(none.stderr).toContain('no device targeted by --to all (0 devices known)');
+      const hint = (command: string) =>
+        `regbridge ${command}: no register has reported under namespace emptyns on ${empty.controllerUrl}: ` +
+        "check the broker port in --mqtt-url and --ns (the registers' --ns), and that a register runs\n";
+      expect(none.stderr).toBe(hint('fanout'));
       expect(JSON.parse(none.stdout)).toMatchObject({ results: [], summary: { finished: 0 } });
+      // watch --once says the same and exits 1 instead of 0 with an empty table.
+      const watch = await runCli(['watch', '--once', '--mqtt-url', controllerUrl(empty), '--ns', 'emptyns'], {
+        timeoutMs: 20_000,
+      });
+      expect([watch.code, watch.stdout, watch.stderr]).toEqual([
+        1,
+        '(no devices known yet)\n',
+        hint('watch'),
+      ]);
     } finally {
       await empty.stop();
     }

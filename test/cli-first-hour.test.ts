@@ -89,10 +89,14 @@ describe('serve output', () => {
     const lines = serve.stdout().trim().split('\n');
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(/^regbridge device first-hour listening on http:\/\/127\.0\.0\.1:\d+$/);
-    expect(lines[1]).toMatch(/^embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+) \(namespace pos\)$/);
+    const brokerPort =
+      /^embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+) \(namespace pos\) \(all interfaces: 0\.0\.0\.0:(\d+)\)$/.exec(
+        lines[1]!,
+      );
+    expect(brokerPort?.[1]).toBe(brokerPort?.[2]);
     expect(lines[1]).not.toContain(':1883 ');
     expect(lines[2]).toBe(
-      'note: MQTT port 1883 was taken (pass --broker-port to choose one); the port above was chosen instead',
+      `note: MQTT port 1883 was taken (pass --broker-port to choose one); the embedded broker listens on ${brokerPort?.[1]} instead`,
     );
     expect(lines[3]).toMatch(
       /^created user admin with password \S+ \(shown once; pass --user NAME:PASSWORD to choose\)$/,

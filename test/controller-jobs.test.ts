@@ -121,7 +121,10 @@ describe('rollout', () => {
 
 describe('deadline and registers that come online later', () => {
   it('a listed register unknown at creation runs the script once it comes online', async () => {
-    const jobId = await createJob({ script: 'PRINT late', target: { devices: ['late1'] } });
+    const jobId = await createJob({
+      script: 'PRINT late',
+      target: { devices: ['late1'], allowUnknown: true },
+    });
     expect((await api(service.app, token, 'GET', `/api/jobs/${jobId}`)).body.results).toEqual([
       { deviceId: 'late1', status: 'PENDING', attempts: 0 },
     ]);
@@ -152,7 +155,7 @@ describe('deadline and registers that come online later', () => {
       await until(() => service.controller.device('silent1')?.online === true, 'silent1 online');
       const jobId = await createJob({
         script: 'PRINT never',
-        target: { devices: ['silent1', 'ghost1', 'reg4'] },
+        target: { devices: ['silent1', 'ghost1', 'reg4'], allowUnknown: true },
         deadlineMs: 1500,
       });
       const submission = await silent.waitForScript();

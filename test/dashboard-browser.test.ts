@@ -126,6 +126,7 @@ describe.skipIf(skipReason)('the dashboard in Chromium', () => {
     await page.getByLabel('Group or registers (comma-separated)').fill('front');
     await page.getByLabel('Name (optional)').fill('greeting');
     await page.getByRole('button', { name: 'Start job' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Send to 3 registers' }).click();
     const job = page.locator('li.job', { hasText: 'greeting' });
     await job.locator('[data-role=job-status]', { hasText: 'COMPLETED' }).waitFor({ timeout: LIVE_TIMEOUT });
     expect(await job.locator('[data-role=job-counts]').textContent()).toContain('3 of 3 ended: 3 finished');
@@ -146,6 +147,7 @@ describe.skipIf(skipReason)('the dashboard in Chromium', () => {
     await page.getByLabel('Name (optional)').fill('slow');
     await page.getByLabel('Batch size (registers at once)').fill('1');
     await page.getByRole('button', { name: 'Start job' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Send to 3 registers' }).click();
     const job = page.locator('li.job', { hasText: 'slow' });
     await job
       .locator('[data-role=job-status]', { hasText: 'IN_PROGRESS' })

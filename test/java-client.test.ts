@@ -313,4 +313,22 @@ describe.skipIf(skipReason)('the Java client against real devices', () => {
     const ids = (text: string) => text.replace(/\b\d{13,17}\b/g, '<id>');
     expect(ids(result.stdout)).toBe(ids(shown ?? ''));
   });
+
+  it('the example: no arguments is a usage line (exit 2); no device names where and why (exit 1)', async () => {
+    const bare = await run('Example', []);
+    expect([bare.code, bare.stderr, bare.stdout]).toEqual([
+      2,
+      'usage: java Example <ip> <port> <userName> <password>\n',
+      '',
+    ]);
+    const port = await freePort();
+    const none = await run('Example', ['127.0.0.1', port, USER, PASSWORD]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(
+      new RegExp(
+        `^cannot reach the device at 127\\.0\\.0\\.1:${port}: .*\\(java\\.net\\.ConnectException.*\\)\\n$`,
+      ),
+    );
+    expect(none.stderr).not.toContain('\tat ');
+  });
 });

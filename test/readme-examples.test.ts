@@ -141,7 +141,10 @@ describe.skipIf(skip)('README "First five minutes", run as written against a sta
     password = await waitForOutput(serve, /^created user admin with password (\S+) /m);
     deviceId = await waitForOutput(serve, /^regbridge device (\S+) listening/m);
     ports = {
-      http: await waitForOutput(serve, /^regbridge device \S+ listening on http:\/\/127\.0\.0\.1:(\d+)$/m),
+      http: await waitForOutput(
+        serve,
+        /^regbridge device \S+ listening on http:\/\/127\.0\.0\.1:(\d+) \(all interfaces: 0\.0\.0\.0:\d+\)$/m,
+      ),
       broker: await waitForOutput(serve, /^embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+) /m),
     };
   });

@@ -114,11 +114,11 @@ describe('regbridge run', () => {
     expect(result.stderr).toContain('printer offline');
   });
 
-  it('exits 2 on wrong credentials, naming INVALID_CREDENTIALS', async () => {
+  it('exits 2 on wrong credentials, naming --user', async () => {
     const file = await script('cred.txt', 'PRINT x');
     const result = await cli([file, '--url', url, '--user', 'u:nope']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('INVALID_CREDENTIALS');
+    expect(result.stderr).toContain('wrong user name or password in --user');
     expect(result.stderr).not.toContain('nope');
   });
 

@@ -19,11 +19,17 @@ export function mqttLogOption(env: NodeJS.ProcessEnv = process.env): Pick<IClien
  * attempt) goes to debug, not a warning each time. Devices and controllers use it alike. Returns
  * the reset for a new connection.
  */
-export function logClientErrors(client: MqttClient, logger: Logger, url: () => string): () => void {
+export function logClientErrors(
+  client: MqttClient,
+  logger: Logger,
+  url: () => string,
+  /** Answers that are part of the normal path (a broker refusing MQTT 5): debug, never a warning. */
+  expected: (error: Error) => boolean = () => false,
+): () => void {
   let last: string | undefined;
   client.on('error', (error: Error & { code?: string | number }) => {
     const message = error.message;
-    const level = message === last ? 'debug' : 'warn';
+    const level = message === last || expected(error) ? 'debug' : 'warn';
     last = message;
     logger[level]({ url: url(), err: message, code: error.code }, 'MQTT error');
   });

@@ -10,6 +10,7 @@ import { jobRank, keepNewer, loadJob, onJob, renderJob } from './jobs.js';
 import { renderDevice } from './registers.js';
 import './results.js';
 import { loadSchedules, setUpSchedules } from './schedules.js';
+import { loadScriptHelp } from './script-help.js';
 import { logOut, setConnection, showFailure } from './session.js';
 import { state, TOKEN_KEY } from './state.js';
 import { loadWebhooks } from './webhooks.js';
@@ -114,3 +115,5 @@ setUpSchedules();
 $('logout').addEventListener('click', logOut);
 if (state.token) loggedIn();
 else $('login-user').focus();
+// The hint keeps its plain fallback text if the table cannot be read.
+loadScriptHelp().catch(() => {});

@@ -1,6 +1,8 @@
 // The form that starts a job (POST /api/jobs).
 import { api, Unauthorized } from './api.js';
+import { confirmSend } from './confirm-send.js';
 import { $ } from './dom.js';
+import { formProblem, inFormWords } from './form-checks.js';
 import { onJob } from './jobs.js';
 import { loggedOut } from './session.js';
 
@@ -13,6 +15,12 @@ export async function startJob(event) {
   event.preventDefault();
   const form = event.target;
   $('job-error').textContent = '';
+  const problem = formProblem(form);
+  if (problem) {
+    $('job-error').textContent = problem.message;
+    problem.field.focus();
+    return;
+  }
   const targetText = form.elements.target.value.trim();
   const target =
     form.elements.targetKind.value === 'group'
@@ -43,10 +51,11 @@ export async function startJob(event) {
   const button = form.querySelector('button[type=submit]');
   button.disabled = true;
   try {
+    if (!(await confirmSend(body))) return;
     onJob(await api('POST', '/api/jobs', body));
   } catch (error) {
     if (error instanceof Unauthorized) return loggedOut();
-    $('job-error').textContent = error.message;
+    $('job-error').textContent = inFormWords(error.message);
   } finally {
     button.disabled = false;
   }

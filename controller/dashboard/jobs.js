@@ -9,6 +9,24 @@ function ended(counts) {
   return counts.total - counts.pending - counts.running;
 }
 
+/** Results whose script ran (to an end or not): never-sent OFFLINE and CANCELLED ones did not. */
+function ran(counts) {
+  return counts.finished + counts.failed + counts.noAnswer;
+}
+
+// An ended job's outcome in words (the colour comes from the class of the same name).
+const OUTCOME_WORDS = { SUCCEEDED: 'Succeeded', PARTIAL: 'Partly succeeded', FAILED: 'Failed' };
+
+function outcomeBadge(job) {
+  if (!job.outcome) return undefined;
+  const c = job.counts;
+  return el(
+    'span',
+    { class: `outcome ${job.outcome}`, 'data-role': 'job-outcome' },
+    `${OUTCOME_WORDS[job.outcome] ?? job.outcome}: ${c.finished} of ${c.total} finished`,
+  );
+}
+
 function resultsTable(jobId) {
   const results = state.results.get(jobId);
   if (!results || !state.loaded.has(jobId))
@@ -66,8 +84,10 @@ export function renderJob(job) {
     el(
       'header',
       {},
-      el('h3', {}, title),
+      // The id on a line of its own, cut with an ellipsis on a phone instead of wrapping a UUID.
+      el('h3', {}, job.name ?? '', el('span', { class: 'job-id', title: job.jobId }, job.jobId)),
       el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
+      outcomeBadge(job),
       ...jobButtons(job, title, onJob),
     ),
     el(
@@ -76,7 +96,12 @@ export function renderJob(job) {
       `${target} · by ${job.createdBy} · ${when(job.createdAt)}${job.endedAt ? ` · ended ${when(job.endedAt)}` : ''}`,
     ),
     el('label', { for: progressId, class: 'visually-hidden' }, `Progress of job ${title}`),
-    el('progress', { id: progressId, max: Math.max(c.total, 1), value: done }),
+    el('progress', {
+      id: progressId,
+      max: Math.max(c.total, 1),
+      value: ran(c),
+      'aria-valuetext': `${ran(c)} of ${c.total} ran`,
+    }),
     el('p', { 'data-role': 'job-counts' }, summary),
     rolloutLine(job),
     details,

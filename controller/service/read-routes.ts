@@ -79,19 +79,24 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
   app.get('/health', {
     schema: {
       tags: ['service'],
-      summary: 'Liveness, broker connection, registers and jobs; always 200 while the service answers',
+      summary:
+        'Liveness, history, broker connection, registers and jobs; 503 while the history cannot be written',
       response: {
         200: jsonResponse('The service answers', serviceHealthSchema),
+        503: jsonResponse('The history (audit trail) cannot be written: logins fail', serviceHealthSchema),
         500: errorResponses.internal,
       },
     },
-    handler: async () => {
+    handler: async (_request, reply) => {
       const devices = directory.devices();
       const reconnect = directory.reconnect;
+      const fault = audit.fault;
+      if (fault !== undefined) reply.code(503);
       return {
-        status: 'ok' as const,
+        status: fault === undefined ? ('ok' as const) : ('error' as const),
         version: VERSION,
         uptimeSeconds: Math.floor((Date.now() - options.startedAt) / 1000),
+        history: fault === undefined ? { state: 'ok' as const } : { state: 'error' as const, error: fault },
         mqtt: { state: directory.connection, ...(reconnect && { reconnect }) },
         devices: { known: devices.length, online: devices.filter((d) => d.online).length },
         jobs: { inProgress: engine.activeCount, total: options.jobCount() },

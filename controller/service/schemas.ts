@@ -24,7 +24,7 @@ export const MAX_DEADLINE_MS = 7 * 24 * 3_600_000;
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 1000;
 
-function named<T extends z.ZodType>(schema: T, id: string, description?: string): T {
+export function named<T extends z.ZodType>(schema: T, id: string, description?: string): T {
   apiSchemas.add(schema, { id, ...(description !== undefined && { description }) });
   return schema;
 }
@@ -41,11 +41,13 @@ export const targetSchema = named(
     z.strictObject({ group: idSchema, continuous: z.boolean().optional() }),
     z.strictObject({
       devices: z.array(idSchema).min(1).max(MAX_TARGET_DEVICES),
+      allowUnknown: z.boolean().optional(),
       continuous: z.boolean().optional(),
     }),
   ]),
   'JobTarget',
-  '{"group": G} (the registers known in G when the job is created, online or not) or {"devices": [ids]}; ' +
+  '{"group": G} (the registers known in G when the job is created, online or not) or {"devices": [ids]} ' +
+    '(every id known to the controller, unless "allowUnknown": true); ' +
     '"continuous": true (with the job\'s endAt): registers joining the group while the job runs get it too',
 );
 
@@ -306,6 +308,12 @@ const summaryShape = {
     })
     .optional(),
   counts: countsSchema,
+  outcome: z
+    .enum(['SUCCEEDED', 'PARTIAL', 'FAILED'])
+    .optional()
+    .describe(
+      'Once the job has ended (endedAt set): every result FINISHED (SUCCEEDED), some (PARTIAL) or none (FAILED)',
+    ),
 };
 
 export const jobSummarySchema = named(z.object(summaryShape), 'JobSummary', 'A job without its results');
@@ -455,9 +463,11 @@ export const auditListSchema = named(z.object({ entries: z.array(auditEntrySchem
 
 export const serviceHealthSchema = named(
   z.object({
-    status: z.literal('ok'),
+    status: z.enum(['ok', 'error']),
     version: z.string(),
     uptimeSeconds: z.number().int().nonnegative(),
+    /** `error` (and 503) while the audit trail cannot be written: logins fail meanwhile. */
+    history: z.object({ state: z.enum(['ok', 'error']), error: z.string().optional() }),
     mqtt: z.object({ state: z.string(), reconnect: reconnectHealthSchema }),
     devices: z.object({ known: z.number().int(), online: z.number().int() }),
     jobs: z.object({ inProgress: z.number().int(), total: z.number().int() }),

@@ -44,6 +44,7 @@ import { scriptRoutes } from './script-routes.ts';
 import { searchRoutes } from './search-routes.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { createServiceMetrics } from './service-metrics.ts';
+import { simulatorRoutes } from './simulator-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 
 /** What the HTTP API reads of the store controller. */
@@ -204,6 +205,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     startedAt: Date.now(),
     jobCount: options.jobCount,
   });
+  await app.register(simulatorRoutes);
   await app.register(fastifyStatic, { root: options.dashboardDir, prefix: '/', index: ['index.html'] });
   await app.ready();
   return app;

@@ -7,20 +7,7 @@
 import { clip, formatMoney, parseMoney, ScriptError, splitWords } from './fiscal-format.ts';
 import { Receipt } from './fiscal-receipt.ts';
 import type { FiscalRegister } from './fiscal-register.ts';
-
-/** Keywords (first word, upper case) handled here. */
-const FISCAL_KEYWORDS = new Set([
-  'RECEIPT',
-  'ITEM',
-  'DISCOUNT',
-  'SUBTOTAL',
-  'PAYMENT',
-  'CASH',
-  'X',
-  'Z',
-  'COUNTERS',
-  'VAT',
-]);
+import { commandUsage, SIMULATOR_COMMANDS, SIMULATOR_KEYWORDS } from './simulator-commands.ts';
 
 export class FiscalSession {
   private receipt: Receipt | undefined;
@@ -35,21 +22,15 @@ export class FiscalSession {
   static commandError(word: string, rest: string): string | undefined {
     const keyword = word.toUpperCase();
     const second = rest.trim().split(/\s+/, 1)[0] ?? '';
-    const sub = second.toUpperCase();
     const unknown = `unknown command "${clip(second ? `${word} ${second}` : word)}"`;
-    switch (keyword) {
-      case 'RECEIPT':
-        if (sub === 'OPEN' || sub === 'CLOSE' || sub === 'CANCEL') return undefined;
-        return second ? unknown : 'usage: RECEIPT OPEN [SALE|REFUND], RECEIPT CLOSE or RECEIPT CANCEL';
-      case 'CASH':
-        if (sub === 'IN' || sub === 'OUT') return undefined;
-        return second ? unknown : 'usage: CASH IN <amount> or CASH OUT <amount>';
-      case 'X':
-      case 'Z':
-        return sub === 'REPORT' ? undefined : unknown;
-      default:
-        return FISCAL_KEYWORDS.has(keyword) ? undefined : `unknown command "${clip(word)}"`;
-    }
+    // The command table is the one list of command words (simulator-commands.ts).
+    const seconds = SIMULATOR_KEYWORDS.get(keyword);
+    if (!seconds) return `unknown command "${clip(word)}"`;
+    if (seconds.size === 0 || seconds.has(second.toUpperCase())) return undefined;
+    // RECEIPT and CASH alone: how they are written; `X` alone is just an unknown word.
+    if (second || seconds.size === 1) return unknown;
+    const forms = SIMULATOR_COMMANDS.filter((c) => c.command.startsWith(`${keyword} `)).map(commandUsage);
+    return `usage: ${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}`;
   }
 
   /** Runs one fiscal command; `keyword` is upper case, `rest` the text after it. */

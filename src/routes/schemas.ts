@@ -171,7 +171,10 @@ export const reconnectHealthSchema = doc(
 );
 
 export const healthSchema = z.object({
-  status: z.literal('ok'),
+  status: doc(
+    z.enum(['ok', 'degraded']),
+    'degraded (and 503): the MQTT broker has been out of reach for --health-mqtt-grace or longer',
+  ),
   deviceId: z.string(),
   installation: z.string(),
   version: z.string(),
@@ -198,6 +201,10 @@ export const healthSchema = z.object({
     ),
     pending: z.number().int().nonnegative().optional(),
     reconnect: reconnectHealthSchema,
+    offlineMs: doc(
+      z.number().int().nonnegative().optional(),
+      'While not connected: for how long, since start or since the connection was lost',
+    ),
   }),
 });
 apiSchemas.add(healthSchema, { id: 'Health' });

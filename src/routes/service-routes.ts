@@ -3,10 +3,13 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import * as z from 'zod';
 import type { DeviceCoreConfig } from '../config.ts';
-import type { MqttHealth } from '../health.ts';
+import { healthStatus, type MqttHealth } from '../health.ts';
 import type { TaskQueue } from '../tasks/task-queue.ts';
 import { VERSION } from '../version.ts';
 import { errorResponses, healthSchema, jsonResponse } from './schemas.ts';
+
+/** `--health-mqtt-grace`'s default: a broker restart is not an outage, minutes are. */
+export const DEFAULT_HEALTH_MQTT_GRACE_MS = 60_000;
 
 export interface ServiceRoutesOptions {
   config: DeviceCoreConfig;
@@ -23,18 +26,28 @@ export const serviceRoutes: FastifyPluginAsyncZod<ServiceRoutesOptions> = async 
   app.get('/health', {
     schema: {
       tags: ['service'],
-      summary: 'Liveness, queue depth and MQTT connection state; always 200 while the service answers',
-      response: { 200: jsonResponse('The service answers', healthSchema), 500: errorResponses.internal },
+      summary: 'Liveness, queue depth and MQTT connection state; 503 degraded while cut off from the broker',
+      response: {
+        200: jsonResponse('The service answers', healthSchema),
+        503: jsonResponse(
+          'Degraded: the MQTT broker has been out of reach for --health-mqtt-grace',
+          healthSchema,
+        ),
+        500: errorResponses.internal,
+      },
     },
     // The handler builds the whole body itself (typed by the schema), so it is written as it is:
     // zod's serializer would check it on every probe and compile on the first, which a
     // register's start to its first /health answer paid. The schema still documents it.
     serializerCompiler: () => (data) => JSON.stringify(data),
-    handler: async () => {
+    handler: async (_request, reply) => {
       const queued = queue.queuedCount;
       const running = queue.runningTask ? 1 : 0;
+      const mqtt = mqttHealth();
+      const status = healthStatus(mqtt, config.healthMqttGrace ?? DEFAULT_HEALTH_MQTT_GRACE_MS);
+      if (status === 'degraded') reply.code(503);
       return {
-        status: 'ok' as const,
+        status,
         deviceId: config.deviceId,
         installation: config.installation,
         version: VERSION,
@@ -49,7 +62,7 @@ export const serviceRoutes: FastifyPluginAsyncZod<ServiceRoutesOptions> = async 
           retain: config.retain,
           lastTaskId: queue.lastIssuedId,
         },
-        mqtt: mqttHealth(),
+        mqtt,
       };
     },
   });

@@ -20,11 +20,11 @@ export function cleanEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string>; timeoutMs?: number; input?: string } = {},
+  options: { env?: Record<string, string>; timeoutMs?: number; input?: string; cwd?: string } = {},
 ): Promise<CliOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/regbridge.js', ...args], {
-      cwd: ROOT,
+    const child = spawn(process.execPath, [`${ROOT}bin/regbridge.js`, ...args], {
+      cwd: options.cwd ?? ROOT,
       env: cleanEnv(options.env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -1,3 +1,4 @@
+import regbridge.client.ConnectionException;
 import regbridge.client.DeviceClient;
 import regbridge.client.RestException;
 import regbridge.client.TaskDoesNotExistException;
@@ -8,8 +9,22 @@ import regbridge.client.TasksResponse;
 /** Usage: java Example <ip> <port> <userName> <password> */
 public class Example {
     public static void main(String[] args) throws Exception {
+        if (args.length != 4) {
+            System.err.println("usage: java Example <ip> <port> <userName> <password>");
+            System.exit(2);
+        }
         DeviceClient client = new DeviceClient(args[0], Integer.parseInt(args[1]), args[2], args[3]);
+        try {
+            run(client);
+        } catch (ConnectionException e) {
+            // No HTTP answer at all: say where, and why (the cause: refused, unknown host, TLS).
+            System.err.println("cannot reach the device at " + args[0] + ":" + args[1] + ": " + e.getMessage()
+                    + (e.getCause() == null ? "" : " (" + e.getCause() + ")"));
+            System.exit(1);
+        }
+    }
 
+    static void run(DeviceClient client) throws Exception {
         // Synchronous: runs the script, returns its report.
         String report = client.processFmScript("PRINT receipt 0042\r\nPRINT 2 x coffee   5.80\r\nPRINT total       5.80");
         System.out.println("processFmScript:\n" + report);

@@ -1,0 +1,49 @@
+// Before a job is sent: a dialog that says how many registers and which script, so one click
+// cannot send a Z REPORT (which closes the fiscal day) to every register by accident.
+import { el } from './dom.js';
+import { simulatorCommands } from './script-help.js';
+import { state } from './state.js';
+
+/** Registers the target names: a list's ids, or the known members of a group ("all": every one). */
+export function targetCount(target) {
+  if (target.devices) return target.devices.length;
+  return [...state.devices.values()].filter((d) => target.group === 'all' || d.groups.includes(target.group))
+    .length;
+}
+
+/** Table entries of the commands the script uses that close or change the day (Z REPORT). */
+function weighty(script) {
+  const lines = script.split(/\r?\n/).map((l) => l.trim().toUpperCase().split(/\s+/).slice(0, 2).join(' '));
+  return simulatorCommands.filter((c) => c.command === 'Z REPORT' && lines.includes(c.command));
+}
+
+/** Resolves true when the person chose to send, false when they went back. */
+export function confirmSend(body) {
+  const count = targetCount(body.target);
+  const registers = `${count} ${count === 1 ? 'register' : 'registers'}`;
+  const where = body.target.devices ? body.target.devices.join(', ') : `group ${body.target.group}`;
+  const send = el('button', { type: 'button', class: 'danger' }, `Send to ${registers}`);
+  const back = el('button', { type: 'button', class: 'secondary' }, 'Back');
+  const dialog = el(
+    'dialog',
+    { 'aria-labelledby': 'confirm-heading', class: 'confirm' },
+    el('h2', { id: 'confirm-heading' }, `Send this script to ${registers}?`),
+    el('p', {}, `Target: ${where}${body.name ? ` · job "${body.name}"` : ''}`),
+    ...weighty(body.script).map((c) => el('p', { class: 'error' }, `${c.command}: ${c.description}.`)),
+    el('pre', {}, body.script),
+    el('div', { class: 'actions' }, send, back),
+  );
+  document.body.append(dialog);
+  return new Promise((resolve) => {
+    const done = (answer) => {
+      dialog.close();
+      dialog.remove();
+      resolve(answer);
+    };
+    send.addEventListener('click', () => done(true));
+    back.addEventListener('click', () => done(false));
+    dialog.addEventListener('cancel', () => done(false));
+    dialog.showModal();
+    back.focus();
+  });
+}
