@@ -321,6 +321,8 @@ describe('Fanout bookkeeping', () => {
       status: 'FAILURE',
       error: 'CANCELLED: y',
       durationMs: 100,
+      // The register refused the script without creating a task (rollout control's REFUSED).
+      refused: true,
     });
   });
 });
