@@ -40,7 +40,7 @@ export const COMMAND_INDEX: readonly IndexedCommand[] = [
   },
   {
     name: 'fanout',
-    term: 'fanout [options] <scriptFile>',
+    term: 'fanout [options] [scriptFile]',
     description: 'send one script to many devices through the store broker and wait for every result',
     load: async () => (await import('./fanout-command.ts')).registerFanoutCommand,
   },

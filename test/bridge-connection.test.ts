@@ -69,7 +69,12 @@ describe('starting the bridge', () => {
     expect(error).toBeInstanceOf(Error);
     expect(error.message).toMatch(/refused the connection: .*(Bad username or password|Not authorized)/);
     expect(error.message).not.toContain('wrong-secret-123');
-    expect(bridge.health()).toEqual({ state: 'offline', url: `mqtt://127.0.0.1:${broker.port}`, pending: 0 });
+    expect(bridge.health()).toEqual({
+      state: 'offline',
+      url: `mqtt://127.0.0.1:${broker.port}`,
+      pending: 0,
+      offlineMs: expect.any(Number),
+    });
     expect(lines.join('')).not.toContain('wrong-secret-123');
     expect(queue.listenerCount('queued')).toBe(0);
   });

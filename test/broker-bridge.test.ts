@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import { StoreBroker } from '../broker/store-broker.ts';
 import { skipWithout } from './support/binaries.ts';
 import { silent } from './support/loggers.ts';
@@ -78,7 +79,11 @@ describe.skipIf(skipWithout(['mosquitto'], 'a Mosquitto hub bridged to a store b
         logger: silent,
       });
       await store.start();
-      device = await connect(`mqtt://127.0.0.1:${store.port}`, { username: 'reg-1', password: 'reg-secret' });
+      device = await connect(`mqtt://127.0.0.1:${store.port}`, {
+        username: 'reg-1',
+        password: 'reg-secret',
+        clientId: deviceClientId(NS, 'reg-1'),
+      });
       await device.publishAsync(`${NS}/devices/reg-1/state`, 'v1', { qos: 1, retain: true });
       const hubPort = await freePort();
       hubUrl = `mqtt://127.0.0.1:${hubPort}`;

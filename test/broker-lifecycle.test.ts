@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import {
   AccessRules,
   BrokerListenError,
@@ -128,7 +129,11 @@ describe('store broker lifecycle', () => {
     const b = broker();
     await b.start();
     b.addUser({ name: 'reg-9', password: 'late', role: 'device' });
-    const device = await connect(`mqtt://127.0.0.1:${b.port}`, { username: 'reg-9', password: 'late' });
+    const device = await connect(`mqtt://127.0.0.1:${b.port}`, {
+      username: 'reg-9',
+      password: 'late',
+      clientId: deviceClientId('pos', 'reg-9'),
+    });
     expect(device.connected).toBe(true);
     expect(() => b.addUser({ name: 'reg-9', password: 'other', role: 'observer' })).toThrow(
       /reg-9 given twice/,

@@ -35,7 +35,7 @@ describe('SIGHUP', () => {
         '--db',
         ':memory:',
       ],
-      'SIGHUP: nothing to reload; ignored',
+      'SIGHUP: no --users file to reload; ignored',
     ],
   ])('%s logs it and keeps running', async (_name, args, line) => {
     const started = startCli(args);

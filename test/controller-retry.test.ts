@@ -58,7 +58,7 @@ describe('retry', () => {
   it('a register offline at its turn that comes back within the retry budget runs the script once', async () => {
     const job = await createJob({
       script: 'PRINT night',
-      target: { devices: ['sleepy'] },
+      target: { devices: ['sleepy'], allowUnknown: true },
       retry: { maxAttempts: 3, backoffMs: 60_000, on: ['OFFLINE'] },
     });
     expect(job.results).toEqual([
@@ -86,7 +86,7 @@ describe('retry', () => {
   it('a register never back within maxAttempts ends OFFLINE after its last attempt', async () => {
     const job = await createJob({
       script: 'PRINT never',
-      target: { devices: ['gone'] },
+      target: { devices: ['gone'], allowUnknown: true },
       retry: { maxAttempts: 2, backoffMs: 5000 },
     });
     clock.advance(5000);
@@ -106,7 +106,7 @@ describe('retry', () => {
     const slow = await fake('slow');
     const job = await createJob({
       script: 'PRINT z',
-      target: { devices: ['slow'] },
+      target: { devices: ['slow'], allowUnknown: true },
       retry: { maxAttempts: 3, backoffMs: 60_000, attemptTimeoutMs: 30_000 },
     });
     const first = await slow.waitForScript();
@@ -128,7 +128,7 @@ describe('retry', () => {
     const deaf = await fake('deaf');
     const job = await createJob({
       script: 'PRINT again',
-      target: { devices: ['deaf'] },
+      target: { devices: ['deaf'], allowUnknown: true },
       retry: { maxAttempts: 2, backoffMs: 10_000, attemptTimeoutMs: 10_000 },
     });
     const first = await deaf.waitForScript(1);
@@ -147,7 +147,7 @@ describe('retry', () => {
     const mute = await fake('mute');
     const job = await createJob({
       script: 'PRINT once',
-      target: { devices: ['mute'] },
+      target: { devices: ['mute'], allowUnknown: true },
       retry: { maxAttempts: 5, backoffMs: 1000, attemptTimeoutMs: 5000 },
     });
     const script = await mute.waitForScript();
@@ -170,7 +170,7 @@ describe('retry', () => {
     const full = await fake('full');
     const job = await createJob({
       script: 'PRINT later',
-      target: { devices: ['full'] },
+      target: { devices: ['full'], allowUnknown: true },
       retry: { maxAttempts: 2, backoffMs: 2000, on: ['REFUSED'] },
     });
     await full.reply(await full.waitForScript(1), { error: 'QUEUE_FULL: too many queued tasks' });
@@ -188,7 +188,7 @@ describe('retry', () => {
   it('refuses a retry outside its limits', async () => {
     const answer = await api(service.app, token, 'POST', '/api/jobs', {
       script: 'PRINT x',
-      target: { devices: ['a'] },
+      target: { devices: ['a'], allowUnknown: true },
       retry: { maxAttempts: 11, on: ['FAILURE'] },
     });
     expect(answer.statusCode).toBe(400);

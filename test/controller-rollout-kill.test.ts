@@ -130,7 +130,7 @@ describe('rollout control across a SIGKILL of the controller', () => {
       const first = await controller(broker, ns, db);
       const created = await call(first.port, first.token, 'POST', '/api/jobs', {
         script: 'PRINT z',
-        target: { devices: ['night'] },
+        target: { devices: ['night'], allowUnknown: true },
         retry: { maxAttempts: 3, backoffMs: 1500, on: ['OFFLINE'] },
       });
       expect(created.status).toBe(201);

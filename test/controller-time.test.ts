@@ -45,7 +45,11 @@ afterAll(async () => {
 describe('startAt', () => {
   it('a job is SCHEDULED until its startAt, then sent; its deadline counts from then', async () => {
     const startAt = new Date(clock.now() + HOUR).toISOString();
-    const job = await createJob({ script: 'PRINT later', target: { devices: ['t1'] }, startAt });
+    const job = await createJob({
+      script: 'PRINT later',
+      target: { devices: ['t1'], allowUnknown: true },
+      startAt,
+    });
     expect(job).toMatchObject({ status: 'SCHEDULED', startAt });
     expect(job.deadlineAt).toBe(new Date(Date.parse(startAt) + 10 * 60_000).toISOString());
     expect(job.results).toEqual([{ deviceId: 't1', status: 'PENDING', attempts: 0 }]);
@@ -64,7 +68,11 @@ describe('startAt', () => {
 
   it('a startAt already past starts the job at once', async () => {
     const startAt = new Date(clock.now() - 1000).toISOString();
-    const job = await createJob({ script: 'PRINT now', target: { devices: ['t1'] }, startAt });
+    const job = await createJob({
+      script: 'PRINT now',
+      target: { devices: ['t1'], allowUnknown: true },
+      startAt,
+    });
     expect(job.status).toBe('IN_PROGRESS');
     await waitForJob(service, token, job.jobId, ended, 'job end');
   });
@@ -81,7 +89,7 @@ describe('windows', () => {
     };
     const job = await createJob({
       script: 'PRINT window',
-      target: { devices: ['t1', 't2'] },
+      target: { devices: ['t1', 't2'], allowUnknown: true },
       window,
       deadlineMs: 3 * 24 * HOUR,
     });
@@ -113,7 +121,11 @@ describe('windows', () => {
       durationMs: HOUR,
       timezone: 'UTC',
     };
-    const job = await createJob({ script: 'PRINT z', target: { devices: ['t1'] }, window });
+    const job = await createJob({
+      script: 'PRINT z',
+      target: { devices: ['t1'], allowUnknown: true },
+      window,
+    });
     expect(job.status).toBe('WAITING_FOR_WINDOW');
     const opening = Math.floor(next.getTime() / 60_000) * 60_000;
     expect(job.deadlineAt).toBe(new Date(opening + 10 * 60_000).toISOString());
@@ -124,14 +136,14 @@ describe('windows', () => {
   it('refuses an unknown time zone and a cron that is not five fields', async () => {
     const zone = await api(service.app, token, 'POST', '/api/jobs', {
       script: 'PRINT x',
-      target: { devices: ['t1'] },
+      target: { devices: ['t1'], allowUnknown: true },
       window: { cron: '0 22 * * *', durationMs: HOUR, timezone: 'Europe/Atlantis' },
     });
     expect(zone.statusCode).toBe(400);
     expect(zone.body.message).toContain("unknown time zone 'Europe/Atlantis'");
     const cron = await api(service.app, token, 'POST', '/api/jobs', {
       script: 'PRINT x',
-      target: { devices: ['t1'] },
+      target: { devices: ['t1'], allowUnknown: true },
       window: { cron: '0 0 22 * * *', durationMs: HOUR, timezone: 'UTC' },
     });
     expect(cron.statusCode).toBe(400);

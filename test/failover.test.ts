@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseBrokerUrls, redactUrl, splitBrokerUrls } from '../bridge/contract/broker-url.ts';
 import { endpointOptions } from '../bridge/contract/failover.ts';
-import { topics } from '../bridge/contract/topics.ts';
+import { deviceClientId, topics } from '../bridge/contract/topics.ts';
 import { StoreBroker } from '../broker/store-broker.ts';
 import { connectionSchema, parseConnection } from '../cli/controller-flags.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
@@ -149,7 +149,8 @@ describe('failing over to the next broker of the list', () => {
 
   it('a device answers a late last will of its own boot, received while connected, with its online state', async () => {
     // What the surviving instances of a crashed one do minutes later (aedes' will sweep), here
-    // played by a second connection of the same device user.
+    // played by a second connection of the same device user, with the register's own client id
+    // (the only one its user may hold): the device answers the stale will with its online state.
     const url = `mqtt://till-1:till-pw@127.0.0.1:${broker.port}`;
     const device = directBridge({ url, ns: NS, deviceId: 'till-1' });
     bridges.push(device);
@@ -162,7 +163,11 @@ describe('failing over to the next broker of the list', () => {
         (m.json as { online?: boolean; bootId?: string } | undefined)?.online === true &&
         (m.json as { bootId?: string }).bootId === bootId;
       await watch.waitFor(isOnline, 'the online state');
-      const late = await TestClient.connect(live, [], { username: 'till-1', password: 'till-pw' });
+      const late = await TestClient.connect(live, [], {
+        username: 'till-1',
+        password: 'till-pw',
+        clientId: deviceClientId(NS, 'till-1'),
+      });
       await late.publish(stateTopic, JSON.stringify({ online: false, deviceId: 'till-1', bootId }), {
         retain: true,
       });

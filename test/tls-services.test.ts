@@ -11,6 +11,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deviceClientId } from '../bridge/contract/topics.ts';
 import { type Pem, TestPki } from './support/certs.ts';
 import {
   type CliProcess,
@@ -170,7 +171,12 @@ describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => 
 
   it('a device certificate of --broker-client-ca logs in as the device of its CN', async () => {
     const device = pki.issue('store-ca', 'reg-9', 'reg-9');
-    const client = await connect(tlsUrl, { ca: ca.cert, cert: device.cert, key: device.key });
+    const client = await connect(tlsUrl, {
+      ca: ca.cert,
+      cert: device.cert,
+      key: device.key,
+      clientId: deviceClientId('pos', 'reg-9'),
+    });
     expect((await client.subscribeAsync('pos/devices/reg-9/scripts', { qos: 1 }))[0]?.qos).toBe(1);
     // Its ACL is a device's: another device's topics are refused (granted 0x80; mqtt.js rejects).
     await expect(client.subscribeAsync('pos/devices/till-tls/scripts', { qos: 1 })).rejects.toThrow(

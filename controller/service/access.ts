@@ -40,8 +40,8 @@ const ROUTE_ACTIONS = new Map<string, Action>([
   ['POST /api/scripts/validate', 'read'],
 ]);
 
-/** Routes that need no role (they need no token either). */
-const OPEN = new Set(['/api/authenticate']);
+/** Routes that need no role (they need no token either): logging in, the simulator's command table. */
+const OPEN = new Set(['/api/authenticate', '/api/simulator/commands']);
 
 /**
  * Routes every role may use that check their own credentials (the bearer header, or the event
