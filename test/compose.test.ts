@@ -43,24 +43,25 @@ describe('docker-compose.yml', () => {
     compose = readCompose();
   });
 
-  it('has a broker, three registers, the controller service, and controller/watch behind profiles', () => {
+  it('has a broker, three registers, the controller service, and fanout/watch behind profiles', () => {
     expect(Object.keys(compose.services).sort()).toEqual([
       'broker',
       'controller',
-      'controller-service',
+      'fanout',
       'reg1',
       'reg2',
       'reg3',
       'watch',
     ]);
-    expect(compose.services.controller!.profiles).toEqual(['controller']);
+    expect(compose.services.fanout!.profiles).toEqual(['fanout']);
+    expect(compose.services.fanout!.command?.[2]).toBe('fanout');
     expect(compose.services.watch!.profiles).toEqual(['watch']);
-    for (const name of ['broker', 'reg1', 'reg2', 'reg3', 'controller-service'])
+    for (const name of ['broker', 'reg1', 'reg2', 'reg3', 'controller'])
       expect(compose.services[name]!.profiles).toBeUndefined();
   });
 
   it('the controller service publishes its port and keeps its SQLite history in a volume', () => {
-    const service = compose.services['controller-service']! as ComposeService & { volumes?: string[] };
+    const service = compose.services.controller! as ComposeService & { volumes?: string[] };
     expect(service.command).toEqual(['node', 'bin/regbridge.js', 'controller']);
     expect(service.ports).toEqual(['8090:8090']);
     expect(service.environment!.REGBRIDGE_PORT).toBe('8090');
@@ -82,7 +83,7 @@ describe('docker-compose.yml', () => {
     for (const name of ['reg1', 'reg2', 'reg3', 'watch']) {
       expect(compose.services[name]!.depends_on).toEqual({ broker: { condition: 'service_healthy' } });
     }
-    expect(compose.services.controller!.depends_on).toEqual({
+    expect(compose.services.fanout!.depends_on).toEqual({
       reg1: { condition: 'service_healthy' },
       reg2: { condition: 'service_healthy' },
       reg3: { condition: 'service_healthy' },
@@ -135,7 +136,7 @@ describe('docker-compose.yml', () => {
       REGBRIDGE_BROKER_HOST: '127.0.0.1',
     });
     expect(ports(moved)).toEqual(['11883', '18081', '18082', '18083']);
-    for (const name of ['reg1', 'reg2', 'reg3', 'controller', 'controller-service', 'watch'])
+    for (const name of ['reg1', 'reg2', 'reg3', 'controller', 'fanout', 'watch'])
       expect(new URL(moved.services[name]!.environment!.REGBRIDGE_MQTT_URL!).host, name).toBe(
         '127.0.0.1:11883',
       );
@@ -155,9 +156,9 @@ describe('docker-compose.yml', () => {
     for (const service of Object.values(host.services)) expect(service).toEqual({ network_mode: 'host' });
   });
 
-  it('the controller reads the X report config', () => {
-    const controller = compose.services.controller!;
-    expect(controller.configs).toEqual([{ source: 'x-report', target: controller.command![3] }]);
+  it('the one-shot fanout reads the X report config', () => {
+    const fanout = compose.services.fanout!;
+    expect(fanout.configs).toEqual([{ source: 'x-report', target: fanout.command![3] }]);
     expect(compose.configs?.['x-report']?.content).toMatch(/^X REPORT$/m);
   });
 

@@ -18,10 +18,15 @@ describe('docs/docker.md', () => {
       .map((line) => /^ {2}([a-z0-9-]+):$/.exec(line)?.[1])
       .filter((name): name is string => name !== undefined);
     const variables = [...new Set([...compose.matchAll(/\$\{([A-Z0-9_]+)/g)].map((m) => m[1]!))];
-    expect(services).toContain('controller-service');
+    // Names that say what they are: the long-running service and the one-shot fan-out.
+    expect(services).toEqual(expect.arrayContaining(['controller', 'fanout']));
+    expect(services).not.toContain('controller-service');
     expect(variables).toContain('REGBRIDGE_CONTROLLER_PORT');
     const missing = [...services, ...variables].filter((name) => !docs.includes(`\`${name}\``));
     expect(missing).toEqual([]);
+    expect(docs).toContain('docker compose run --rm fanout');
+    for (const doc of [docs, readFileSync(resolve(ROOT, 'docs/controller.md'), 'utf8')])
+      expect(doc).not.toMatch(/`controller-service`|run --rm controller\b|`controller` profile/);
   });
 });
 

@@ -4,7 +4,9 @@
  * supported line. Production dependencies (what `npm i regbridge` installs) must accept 20.19.0,
  * 22.0.0 and 24.0.0; development ones (a checkout's `npm ci`) 20.19.0, 22.12.0 and 24.0.0, as
  * vite, under vitest, needs 22.12 on the 22 line. CI also runs `npm ci` on Node 20 and 24 and
- * fails on any EBADENGINE line (.ci/run).
+ * fails on any EBADENGINE line (.ci/run). npm 11 runs a dependency's install script only when
+ * package.json's `allowScripts` approves it and warns about each it has no entry for: every locked
+ * package with one is approved or denied, so `npm ci` is quiet.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import semver from 'semver';
@@ -12,11 +14,15 @@ import { describe, expect, it } from 'vitest';
 
 interface Locked {
   dev?: boolean;
+  hasInstallScript?: boolean;
   optional?: boolean;
   engines?: { node?: string } | string[];
 }
 
-const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } };
+const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+  engines: { node: string };
+  allowScripts?: Record<string, boolean>;
+};
 const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, Locked> };
 
 function refusing(versions: string[], dev: boolean): string[] {
@@ -47,5 +53,24 @@ describe('engines', () => {
 
   it('every development dependency accepts Node 20.19, 22.12 and 24', () => {
     expect(refusing(['20.19.0', '22.12.0', '24.0.0'], true)).toEqual([]);
+  });
+});
+
+describe('install scripts (npm 11 allowScripts)', () => {
+  it('each locked install script is approved or denied: only better-sqlite3 and esbuild run', () => {
+    const scripted = Object.entries(lock.packages)
+      .filter(([, entry]) => entry.hasInstallScript)
+      .map(([path]) => path.replace(/^.*node_modules\//, ''));
+    const allowed = pkg.allowScripts ?? {};
+    expect(Object.keys(allowed).sort()).toEqual([...new Set(scripted)].sort());
+    // better-sqlite3 fetches or builds its binary, esbuild checks its platform binary; the rest
+    // (ssh2, cpu-features, protobufjs: testcontainers only) have optional native parts.
+    expect(
+      Object.entries(allowed)
+        .filter(([, allow]) => allow === true)
+        .map(([name]) => name)
+        .sort(),
+    ).toEqual(['better-sqlite3', 'esbuild']);
+    expect(Object.values(allowed).every((allow) => typeof allow === 'boolean')).toBe(true);
   });
 });

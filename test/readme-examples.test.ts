@@ -3,13 +3,12 @@
  * as `npm start` starts it (ports 0 here, a generated admin password), then the section's shell
  * blocks run in bash with what it printed put into their `PORT=... BROKER_PORT=... PASSWORD=...`
  * lines: curl, mosquitto_sub/mosquitto_pub, `regbridge run` and `fanout` with the script files the
- * README makes. Each `# ` line under a command is what that command must print, and the text
+ * README makes, in the checkout as a reader would, which they must leave as it was. Each `# ` line under a command is what that command must print, and the text
  * block after the mosquitto_pub block is what mosquitto_sub must print (patterns: `...` is
  * anything, `my-host` the device id, ids, times and durations any; a `...` line is any lines).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skipWithout } from './support/binaries.ts';
@@ -119,7 +118,6 @@ describe.skipIf(skip)('README "First five minutes", run as written against a sta
   const subscriber = shell.find((block) => block.lines.some((line) => line.startsWith('mosquitto_sub')));
   const firstTerminal = shell.filter((block) => block !== subscriber);
   const subscriberOutput = all[all.indexOf(subscriber!) + 2];
-  let work: string;
   let serve: CliProcess;
   let ports: { http: string; broker: string };
   let password: string;
@@ -136,7 +134,6 @@ describe.skipIf(skip)('README "First five minutes", run as written against a sta
       .replaceAll('npx regbridge ', `node '${join(ROOT, 'bin', 'regbridge.js')}' `);
 
   beforeAll(async () => {
-    work = mkdtempSync(join(tmpdir(), 'regbridge-readme-'));
     serve = startCli(['serve', '--port', '0', '--broker-port', '0']);
     password = await waitForOutput(serve, /^created user admin with password (\S+) /m);
     deviceId = await waitForOutput(serve, /^regbridge device (\S+) listening/m);
@@ -153,7 +150,6 @@ describe.skipIf(skip)('README "First five minutes", run as written against a sta
     serve.child.kill('SIGTERM');
     await serve.exit;
     stopAll();
-    rmSync(work, { recursive: true, force: true });
   });
 
   it('finds the blocks it runs: curl, a mosquitto_sub of its own, mosquitto_pub, run and fanout', () => {
@@ -161,8 +157,8 @@ describe.skipIf(skip)('README "First five minutes", run as written against a sta
     for (const word of [
       'curl ',
       'mosquitto_pub ',
-      'npx regbridge run script.txt',
-      'npx regbridge fanout x-report.txt',
+      'npx regbridge run "$DIR/script.txt"',
+      'npx regbridge fanout "$DIR/x-report.txt"',
     ])
       expect(text).toContain(word);
     expect(subscriber?.lines[0]).toBe("BROKER_PORT=1883 PASSWORD='<printed password>'");
@@ -181,10 +177,14 @@ describe.skipIf(skip)('README "First five minutes", run as written against a sta
     expect(matches(banner.lines, printed, deviceId), `${printed.join('\n')}`).toBe(true);
   });
 
-  it('the curl, mosquitto and CLI blocks print what the README shows', async () => {
+  it('the curl, mosquitto and CLI blocks print what the README shows, and leave no file in the clone', async () => {
+    // Ignored files too: .gitignore hides what a user leaves, the examples must not leave it.
+    const files = (): string =>
+      execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: ROOT, encoding: 'utf8' });
+    const before = files();
     // The second terminal first, as a reader would have it open; it prints as the rest runs.
     const sub = spawn('bash', ['-u', '-c', filled(subscriber!.lines.join('\n'))], {
-      cwd: work,
+      cwd: ROOT,
       env: cleanEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -206,7 +206,7 @@ describe.skipIf(skip)('README "First five minutes", run as written against a sta
     const all = firstTerminal.flatMap(steps);
     const script = all.map((step) => `${filled(step.command)}\necho '${MARK}'`).join('\n');
     const run = spawn('bash', ['-u', '-o', 'pipefail', '-c', script], {
-      cwd: work,
+      cwd: ROOT,
       env: cleanEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -233,6 +233,7 @@ describe.skipIf(skip)('README "First five minutes", run as written against a sta
     // mosquitto_sub's output, as the text block after the mosquitto_pub block shows it.
     const expected = subscriberOutput!.lines;
     await until(() => matches(expected, subOut.trim().split('\n'), deviceId), 'the README lines');
+    expect(files()).toBe(before);
   });
 });
 

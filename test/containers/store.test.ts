@@ -1,13 +1,13 @@
 /**
  * The image and docker-compose.yml in a real Docker engine (npm run test:containers; run.sh
  * provides the engine and the base image). testcontainers builds the image from the Dockerfile,
- * then starts the compose file's store broker, three registers, controller service and
- * controller from it, each service's command, environment, healthcheck, inline config and named
+ * then starts the compose file's store broker, three registers, controller service (`controller`)
+ * and one-shot `fanout` from it, each service's command, environment, healthcheck, inline config and named
  * volume read from the compose file itself (with docker-compose.host.yml's host networking and
  * free ports), so the test and the file never drift. Debian's Compose 1.29 cannot read the file
  * (`configs.content` needs 2.23). Asserts: every service turns healthy by its healthcheck (the
- * registers' and the controller service's is the Dockerfile's HEALTHCHECK), the controller's
- * fan-out reaches all three registers and exits 0, the controller service runs a job to every
+ * registers' and the controller service's is the Dockerfile's HEALTHCHECK), the `fanout`
+ * service reaches all three registers and exits 0, the controller service runs a job to every
  * register through its REST API (log in, POST /api/jobs, the job's end on /api/events) and
  * keeps it in its volume across a restart, the containers run as a non-root user with
  * production dependencies only.
@@ -40,7 +40,7 @@ const IMAGE = 'regbridge:local';
 // the test looks for this tag (removed beforehand) to know the build succeeded.
 const BUILD_TAG = 'regbridge:containers-test';
 const REGISTERS = ['reg1', 'reg2', 'reg3'];
-const SERVICE = 'controller-service';
+const SERVICE = 'controller';
 /** Compose names its volumes `<project>_<volume>`; the test's own are unique to the run. */
 const VOLUME_PREFIX = `regbridge-containers-test-${process.pid}-`;
 
@@ -48,7 +48,7 @@ let compose: Compose;
 let networkMode: Record<string, string>;
 const started = new Map<string, StartedTestContainer>();
 const volumes: string[] = [];
-let controllerOutput = '';
+let fanoutOutput = '';
 
 function log(line: string): void {
   console.log(`[containers] ${line}`);
@@ -162,7 +162,7 @@ beforeAll(async () => {
   );
 
   // In compose's order: the broker healthy, then the registers and the controller service
-  // healthy, then the controller.
+  // healthy, then the one-shot fanout.
   await start('broker', containerFor('broker').withWaitStrategy(Wait.forHealthCheck()));
   // Settled one by one: a container that started while another failed is stopped too.
   const healthy = await Promise.allSettled(
@@ -173,12 +173,9 @@ beforeAll(async () => {
   const failed = healthy.find((outcome) => outcome.status === 'rejected');
   if (failed) throw failed.reason;
   // A one-shot service: start() resolves once it has exited with code 0 (and throws otherwise).
-  const controller = await start(
-    'controller',
-    containerFor('controller').withWaitStrategy(Wait.forOneShotStartup()),
-  );
-  controllerOutput = await logsOf(controller);
-  for (const line of controllerOutput.trim().split('\n')) log(`controller | ${line}`);
+  const fanout = await start('fanout', containerFor('fanout').withWaitStrategy(Wait.forOneShotStartup()));
+  fanoutOutput = await logsOf(fanout);
+  for (const line of fanoutOutput.trim().split('\n')) log(`fanout | ${line}`);
 });
 
 afterAll(async () => {
@@ -262,10 +259,10 @@ describe('the store of docker-compose.yml, in containers', () => {
     }
   });
 
-  it("the controller's fan-out finished on all three registers", () => {
+  it('the one-shot fanout finished on all three registers', () => {
     for (const reg of REGISTERS)
-      expect(controllerOutput).toMatch(new RegExp(`^${reg}\\s+FINISHED\\s.*X REPORT`, 'm'));
-    expect(controllerOutput).toContain('3 devices: 3 finished, 0 failed, 0 offline, 0 no answer');
+      expect(fanoutOutput).toMatch(new RegExp(`^${reg}\\s+FINISHED\\s.*X REPORT`, 'm'));
+    expect(fanoutOutput).toContain('3 devices: 3 finished, 0 failed, 0 offline, 0 no answer');
   });
 
   it('the controller service runs a job to every register through its REST API', async () => {
@@ -290,7 +287,7 @@ describe('the store of docker-compose.yml, in containers', () => {
     };
     expect(job.results.map((r) => [r.deviceId, r.status])).toEqual(REGISTERS.map((r) => [r, 'FINISHED']));
     for (const result of job.results) expect(result.report).toContain('X REPORT');
-    log(`controller-service: job ${jobId} COMPLETED on ${REGISTERS.join(', ')}`);
+    log(`controller: job ${jobId} COMPLETED on ${REGISTERS.join(', ')}`);
 
     // The history is in the compose volume: a new container on it lists the job.
     await started.get(SERVICE)!.stop();
