@@ -110,7 +110,8 @@ async function serviceJob(
   extra: Record<string, unknown> = {},
 ): Promise<{ ms: number; finished: number }> {
   const abort = new AbortController();
-  const events = await fetch(`http://127.0.0.1:${port}/api/events?access_token=${token}`, {
+  const events = await fetch(`http://127.0.0.1:${port}/api/events`, {
+    headers: { authorization: `Bearer ${token}` },
     signal: abort.signal,
   });
   const reader = events.body!.getReader();
