@@ -2,7 +2,7 @@
  * The dashboard's results page in headless Chromium (playwright-core) against the controller
  * service on a real history file: filters through the form's labels, paging with "More", and
  * "Download CSV" saved by the browser and read back with csv-parse; the webhooks page, an
- * admin's only.
+ * admin's only; the audit trail with its filters.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -140,6 +140,41 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the results page in C
     await page.getByRole('button', { name: 'Delete webhook http://127.0.0.1:9/hook' }).click();
     await expect.poll(() => page.locator('#webhooks li').count()).toBe(0);
     expect(await page.locator('#webhooks-empty').isVisible()).toBe(true);
+  });
+
+  it('shows the audit trail, filtered by action, user, from and to', async () => {
+    const audit = page.locator('#audit-section');
+    const rows = audit.locator('#audit tbody tr');
+    const cells = async (column: number): Promise<string[]> =>
+      rows.locator(`td:nth-child(${column})`).allInnerTexts();
+    // Read at login: the admin's own login is there.
+    await expect.poll(() => cells(4)).toContain('login');
+
+    await audit.getByLabel('Action').selectOption('webhook_created');
+    await audit.getByRole('button', { name: 'Show entries' }).click();
+    await expect.poll(() => cells(4)).toEqual(['webhook_created']);
+    expect(await cells(5)).toEqual([
+      expect.stringMatching(/^webhook \S+ to http:\/\/127\.0\.0\.1:9 for device\.offline$/),
+    ]);
+    expect(await cells(2)).toEqual(['admin']);
+
+    await audit.getByLabel('Action').selectOption('login');
+    await audit.getByLabel('User', { exact: true }).fill('admin');
+    await audit
+      .getByLabel('From (day or time)')
+      .fill(new Date(Date.now() - 86_400_000).toISOString().slice(0, 10));
+    await audit.getByRole('button', { name: 'Show entries' }).click();
+    await expect.poll(() => cells(4)).toEqual(['login']);
+    expect(await cells(3)).toEqual(['127.0.0.1']);
+
+    await audit.getByLabel('To (excluded)').fill('2020-01-01');
+    await audit.getByRole('button', { name: 'Show entries' }).click();
+    await expect.poll(() => rows.count()).toBe(0);
+    expect(await audit.getByText('No entry matches.').isVisible()).toBe(true);
+
+    await audit.getByLabel('To (excluded)').fill('yesterday');
+    await audit.getByRole('button', { name: 'Show entries' }).click();
+    await expect.poll(() => audit.getByRole('alert').textContent()).toMatch(/^INVALID_REQUEST: .*to/);
   });
 });
 
