@@ -118,7 +118,7 @@ export const controllerFlags = {
   ),
   historyDays: flag(
     '--history-days <days>',
-    'delete jobs that ended more than this many days ago, once a day (audited)',
+    'delete jobs and webhook deliveries that ended more than this many days ago, once a day (audited)',
     wholeNumber(1, 36_500, 'a number of days'),
     { defaultHelp: 'off' },
   ),

@@ -301,8 +301,17 @@ export async function startControllerService(
     });
     webhooks.start();
     cleanup.push(() => webhooks.stop());
+    // Built before it is wired and started: runs missed while the controller was down are
+    // announced by start().
+    const scheduler = new Scheduler({
+      store: new ScheduleStore(db),
+      engine,
+      audit,
+      clock: deps.clock ?? realClock,
+      logger: logger.child({ component: 'schedules' }),
+    });
     cleanup.push(
-      announceToWebhooks({ engine, audit, directory: controller }, (event, data) =>
+      announceToWebhooks({ engine, audit, directory: controller, scheduler }, (event, data) =>
         webhooks.emit(event, data),
       ),
     );
@@ -320,13 +329,6 @@ export async function startControllerService(
     // Before the controller stops: results in flight stay open (resumable), not NO_ANSWER.
     cleanup.push(() => engine.stop());
     // After the engine: runs missed while the controller was down create their jobs now.
-    const scheduler = new Scheduler({
-      store: new ScheduleStore(db),
-      engine,
-      audit,
-      clock: deps.clock ?? realClock,
-      logger: logger.child({ component: 'schedules' }),
-    });
     scheduler.start();
     cleanup.push(() => scheduler.stop());
 

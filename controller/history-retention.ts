@@ -1,7 +1,8 @@
 /**
  * Keeping the history to `--history-days` (docs/controller.md, "Retention and backup"): once at
  * start and then once a day, jobs that ended more than N days ago are deleted with their results
- * (the text index follows by trigger) and the purge is audited. New history files use
+ * (the text index follows by trigger), so are webhook deliveries that ended (DELIVERED or FAILED)
+ * for events more than N days old, and the purge is audited. New history files use
  * `auto_vacuum = INCREMENTAL` (history-db.ts), so the pages freed are given back to the file
  * system a few at a time after each purge, never by a VACUUM that would stop the service
  * (docs/decisions/history-retention.md).
@@ -15,6 +16,8 @@ import type { PacingClock } from './rollout.ts';
 export const DAY_MS = 24 * 3_600_000;
 /** Jobs deleted per transaction: the engine writes between two (a job has up to 10,000 results). */
 const JOBS_PER_STEP = 20;
+/** Webhook deliveries deleted per transaction. */
+const DELIVERIES_PER_STEP = 1000;
 /** Pages given back per turn (4 KiB each). */
 const VACUUM_PAGES_PER_STEP = 2048;
 
@@ -30,6 +33,8 @@ export interface RetentionOptions {
 export interface PurgeOutcome {
   jobs: number;
   results: number;
+  /** Ended webhook deliveries of events before `before`. */
+  deliveries: number;
   /** Jobs that ended before this instant were deleted. */
   before: string;
 }
@@ -51,6 +56,12 @@ export class HistoryRetention {
       ).pluck(),
       deleteResults: prepare(db, 'DELETE FROM results WHERE job_seq = ?'),
       deleteJob: prepare(db, 'DELETE FROM jobs WHERE seq = ?'),
+      // In seq order, oldest first: a step stops at the first DELIVERIES_PER_STEP it finds.
+      deleteDeliveries: prepare(
+        db,
+        `DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries
+           WHERE created_at < ? AND status IN ('DELIVERED', 'FAILED') ORDER BY seq LIMIT ${DELIVERIES_PER_STEP})`,
+      ),
       freePages: prepare(db, 'PRAGMA freelist_count').pluck(),
     };
   }
@@ -81,9 +92,11 @@ export class HistoryRetention {
     const { db, audit, clock, logger, days } = this.options;
     if (this.timer !== undefined) clock.clearTimeout(this.timer);
     this.timer = undefined;
-    const before = new Date(clock.now() - days * DAY_MS).toISOString();
+    const cutoff = clock.now() - days * DAY_MS;
+    const before = new Date(cutoff).toISOString();
     let jobs = 0;
     let results = 0;
+    let deliveries = 0;
     try {
       for (;;) {
         const seqs = this.statements.oldest.all(before) as number[];
@@ -97,6 +110,12 @@ export class HistoryRetention {
         if (this.stopped) break;
         await nextTurn();
       }
+      while (!this.stopped) {
+        const deleted = this.statements.deleteDeliveries.run(cutoff).changes;
+        deliveries += deleted;
+        if (deleted < DELIVERIES_PER_STEP) break;
+        await nextTurn();
+      }
       // exec, not a statement: each step of `incremental_vacuum` frees a single page.
       while (!this.stopped && (this.statements.freePages.get() as number) > 0) {
         db.exec(`PRAGMA incremental_vacuum(${VACUUM_PAGES_PER_STEP})`);
@@ -104,7 +123,7 @@ export class HistoryRetention {
       }
     } catch (error) {
       logger.error(
-        { err: error, deletedJobs: jobs },
+        { err: error, deletedJobs: jobs, deletedDeliveries: deliveries },
         'purging the job history failed; trying again tomorrow',
       );
     }
@@ -112,10 +131,10 @@ export class HistoryRetention {
       user: 'system',
       address: '',
       action: 'history_purged',
-      detail: `${jobs} jobs and ${results} results that ended before ${before} (--history-days ${days})`,
+      detail: `${jobs} jobs, ${results} results and ${deliveries} webhook deliveries that ended before ${before} (--history-days ${days})`,
       at: new Date(clock.now()).toISOString(),
     });
-    logger.info({ jobs, results, before }, 'job history purged');
-    return { jobs, results, before };
+    logger.info({ jobs, results, deliveries, before }, 'job history purged');
+    return { jobs, results, deliveries, before };
   }
 }

@@ -3,10 +3,12 @@
  * the audit trail, which records it once, not again when a restart resumes it), a job ended
  * (completed with its outcome, aborted, cancelled: the first change that carries `endedAt`), and
  * a register going offline or online (a change of a register already known, not its first sight
- * at start). Each becomes a delivery row; nothing here waits for a receiver.
+ * at start), a job starting to wait for approval, and a schedule's run missed. Each becomes a
+ * delivery row; nothing here waits for a receiver.
  */
 import type { AuditEntry } from './audit-log.ts';
 import type { JobCounts, JobSummary } from './job-types.ts';
+import type { MissedRun } from './scheduler.ts';
 import type { DeviceEntry } from './types.ts';
 import type { WebhookEvent } from './webhooks.ts';
 
@@ -20,6 +22,10 @@ export interface EventSources {
   directory: {
     on(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
     off(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
+  };
+  scheduler: {
+    on(event: 'missed', listener: (run: MissedRun) => void): unknown;
+    off(event: 'missed', listener: (run: MissedRun) => void): unknown;
   };
 }
 
@@ -47,8 +53,18 @@ export function announceToWebhooks(
   emit: (event: WebhookEvent, data: Record<string, unknown>) => void,
 ): () => void {
   const announcedEnd = new Set<string>();
+  const announcedWaiting = new Set<string>();
   const online = new Map<string, boolean>();
   const onJob = (summary: JobSummary): void => {
+    if (summary.status === 'WAITING_FOR_APPROVAL') {
+      if (announcedWaiting.has(summary.jobId)) return;
+      announcedWaiting.add(summary.jobId);
+      if (announcedWaiting.size > 1000) announcedWaiting.delete(announcedWaiting.values().next().value!);
+      // Queued like job.created (a microtask from the same create()), so it comes after it.
+      const data = jobData(summary);
+      queueMicrotask(() => emit('job.waiting_for_approval', data));
+      return;
+    }
     const event = ENDED[summary.status];
     if (event === undefined || summary.endedAt === undefined || announcedEnd.has(summary.jobId)) return;
     announcedEnd.add(summary.jobId);
@@ -76,11 +92,14 @@ export function announceToWebhooks(
       lastSeenAt: entry.lastSeen,
     });
   };
+  const onMissed = (run: MissedRun): void => emit('schedule.missed', { ...run });
   sources.engine.on('job', onJob);
   sources.directory.on('device', onDevice);
+  sources.scheduler.on('missed', onMissed);
   return () => {
     sources.engine.off('job', onJob);
     sources.directory.off('device', onDevice);
+    sources.scheduler.off('missed', onMissed);
     offAudit();
   };
 }

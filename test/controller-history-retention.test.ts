@@ -16,6 +16,7 @@ import { DAY_MS, HistoryRetention } from '../controller/history-retention.ts';
 import { JobHistory, type StoredJob } from '../controller/job-history.ts';
 import type { JobStatus } from '../controller/job-types.ts';
 import { ResultSearch } from '../controller/result-search.ts';
+import { Webhooks } from '../controller/webhooks.ts';
 import { brokersByName } from './support/brokers.ts';
 import { runCli } from './support/controller-cli.ts';
 import { api, login, startService } from './support/controller-service.ts';
@@ -79,7 +80,7 @@ describe('--history-days', () => {
     const retention = new HistoryRetention({ db, audit, days: 30, clock, logger: silent });
 
     const first = await retention.purge();
-    expect(first).toEqual({ jobs: 2, results: 6, before: '2026-10-28T03:00:00.000Z' });
+    expect(first).toEqual({ jobs: 2, results: 6, deliveries: 0, before: '2026-10-28T03:00:00.000Z' });
     expect(history.list(10)!.map((job) => job.jobId)).toEqual(['running-old', 'recent-29']);
     expect(history.get('old-40')).toBeUndefined();
     expect(search.page({ q: 'old-40' }, 10).results).toEqual([]);
@@ -90,7 +91,8 @@ describe('--history-days', () => {
       user: 'system',
       address: '',
       action: 'history_purged',
-      detail: '2 jobs and 6 results that ended before 2026-10-28T03:00:00.000Z (--history-days 30)',
+      detail:
+        '2 jobs, 6 results and 0 webhook deliveries that ended before 2026-10-28T03:00:00.000Z (--history-days 30)',
     });
 
     // The next purge is a day later; then recent-29 is 30.5 days old.
@@ -101,10 +103,54 @@ describe('--history-days', () => {
     await until(() => audit.list(1)[0]!.at === new Date(NOW + DAY_MS).toISOString(), 'the second purge');
     expect(history.list(10)!.map((job) => job.jobId)).toEqual(['running-old']);
     expect(audit.list(1)[0]!.detail).toBe(
-      '1 jobs and 3 results that ended before 2026-10-29T03:00:00.000Z (--history-days 30)',
+      '1 jobs, 3 results and 0 webhook deliveries that ended before 2026-10-29T03:00:00.000Z (--history-days 30)',
     );
     retention.stop();
     expect(clock.timers.size).toBe(0);
+  });
+
+  it('deletes webhook deliveries that ended (DELIVERED, FAILED) for events more than N days old', async () => {
+    const db = openHistory(tempFile());
+    const audit = new AuditLog(db);
+    // Not started: emit() only stores the rows; their statuses are set below.
+    const at = (daysAgo: number): Webhooks =>
+      new Webhooks({ db, clock: new TestClock(NOW - daysAgo * DAY_MS), logger: silent });
+    const hook = at(40).create({ url: 'http://127.0.0.1:9/hook', events: ['device.offline'] }, 'admin');
+    for (const [daysAgo, status] of [
+      [40, 'DELIVERED'],
+      [31, 'FAILED'],
+      [31, 'PENDING'],
+      [29, 'DELIVERED'],
+      [29, 'FAILED'],
+    ] as const) {
+      at(daysAgo).emit('device.offline', { deviceId: `${status}-${daysAgo}` });
+      db.exec(`UPDATE webhook_deliveries SET status = '${status}' WHERE seq = last_insert_rowid()`);
+    }
+    const retention = new HistoryRetention({
+      db,
+      audit,
+      days: 30,
+      clock: new TestClock(NOW),
+      logger: silent,
+    });
+    expect(await retention.purge()).toEqual({
+      jobs: 0,
+      results: 0,
+      deliveries: 2,
+      before: '2026-10-28T03:00:00.000Z',
+    });
+    retention.stop();
+    const left = at(0)
+      .deliveries(hook.webhookId, 10)
+      .map((d) => [d.status, (Date.parse(d.createdAt) - NOW) / DAY_MS]);
+    expect(left).toEqual([
+      ['FAILED', -29],
+      ['DELIVERED', -29],
+      ['PENDING', -31], // still being tried: kept
+    ]);
+    expect(audit.list(1)[0]!.detail).toBe(
+      '0 jobs, 0 results and 2 webhook deliveries that ended before 2026-10-28T03:00:00.000Z (--history-days 30)',
+    );
   });
 
   it('gives the freed pages back to the file system (incremental auto_vacuum)', async () => {

@@ -160,6 +160,33 @@ describe('the role table', () => {
     expect(actionOf('GET', '/api/schedules')).toBe('read');
   });
 
+  it('webhooks, reads too: admin only (403 FORBIDDEN for every other role)', async () => {
+    const created = await http(tokens.admin, 'POST', '/api/webhooks', {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['job.completed'],
+    });
+    expect(created.status).toBe(201);
+    const deliveries = `/api/webhooks/${created.body.webhookId}/deliveries`;
+    for (const path of ['/api/webhooks', deliveries]) {
+      for (const role of ['viewer', 'operator', 'author', 'approver'] as const) {
+        expect(await http(tokens[role], 'GET', path), `${role} GET ${path}`).toEqual({
+          status: 403,
+          body: {
+            statusCode: 403,
+            error: 'Forbidden',
+            code: 'FORBIDDEN',
+            message: `Role ${role} may not GET ${path === deliveries ? '/api/webhooks/:webhookId/deliveries' : path}`,
+            role,
+          },
+        });
+      }
+      expect((await http(tokens.admin, 'GET', path)).status, `admin GET ${path}`).toBe(200);
+    }
+    expect(actionOf('GET', '/api/webhooks')).toBe('administer');
+    expect(actionOf('GET', '/api/webhooks/:webhookId/deliveries')).toBe('administer');
+    expect((await http(tokens.admin, 'DELETE', `/api/webhooks/${created.body.webhookId}`)).status).toBe(200);
+  });
+
   it('a refused body is not looked at: 403 before 400', async () => {
     const refused = await http(tokens.viewer, 'POST', '/api/jobs', { nonsense: true });
     expect(refused.status).toBe(403);

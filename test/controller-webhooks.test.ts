@@ -207,9 +207,10 @@ describe('webhook deliveries', () => {
 });
 
 describe('what is announced', () => {
-  it('job.created from the audit trail, one end per job with its outcome, and register changes after the first sight', async () => {
+  it('job.created from the audit trail, waiting once, missed runs, one end per job with its outcome, and register changes after the first sight', async () => {
     const engine = new EventEmitter() as EventEmitter & { get(jobId: string): JobSummary | undefined };
     const directory = new EventEmitter();
+    const scheduler = new EventEmitter();
     const auditListeners = new Set<(entry: AuditEntry) => void>();
     const summary = (
       status: JobSummary['status'],
@@ -242,6 +243,7 @@ describe('what is announced', () => {
       {
         engine,
         directory,
+        scheduler,
         audit: {
           onEntry: (listener) => {
             auditListeners.add(listener);
@@ -261,6 +263,12 @@ describe('what is announced', () => {
       });
     }
     await Promise.resolve();
+    const waiting = { ...summary('WAITING_FOR_APPROVAL', { pending: 2 }), jobId: 'j2' };
+    engine.emit('job', waiting);
+    engine.emit('job', waiting); // announced once
+    await Promise.resolve();
+    const run = { scheduleId: 's1', name: 'Nightly', fireAt: '2026-11-22T21:00:00.000Z', lateMs: 7_200_000 };
+    scheduler.emit('missed', run);
     engine.emit('job', summary('IN_PROGRESS', { running: 1, finished: 1 }));
     engine.emit('job', summary('COMPLETED', { finished: 1, failed: 1 }, '2026-11-22T22:01:00.000Z'));
     engine.emit('job', summary('COMPLETED', { finished: 1, failed: 1 }, '2026-11-22T22:01:00.000Z'));
@@ -271,16 +279,23 @@ describe('what is announced', () => {
     directory.emit('device', { ...device, online: true });
     stop();
     directory.emit('device', { ...device, online: false });
+    scheduler.emit('missed', run);
     expect(emitted.map(([event]) => event)).toEqual([
       'job.created',
+      'job.waiting_for_approval',
+      'schedule.missed',
       'job.completed',
       'device.offline',
       'device.online',
     ]);
     expect(emitted[0]![1]).not.toHaveProperty('script');
     expect(emitted[0]![1]).not.toHaveProperty('results');
-    expect(emitted[1]![1]).toMatchObject({ jobId: 'j1', status: 'COMPLETED', outcome: 'PARTIAL' });
-    expect(emitted[2]![1]).toEqual({
+    expect(emitted[1]![1]).toMatchObject({ jobId: 'j2', status: 'WAITING_FOR_APPROVAL' });
+    expect(emitted[1]![1]).not.toHaveProperty('script');
+    expect(emitted[1]![1]).not.toHaveProperty('outcome');
+    expect(emitted[2]![1]).toEqual(run);
+    expect(emitted[3]![1]).toMatchObject({ jobId: 'j1', status: 'COMPLETED', outcome: 'PARTIAL' });
+    expect(emitted[4]![1]).toEqual({
       deviceId: 'reg1',
       groups: ['front'],
       lastSeenAt: '2026-11-22T22:00:00.000Z',

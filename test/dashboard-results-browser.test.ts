@@ -1,7 +1,8 @@
 /**
  * The dashboard's results page in headless Chromium (playwright-core) against the controller
  * service on a real history file: filters through the form's labels, paging with "More", and
- * "Download CSV" saved by the browser and read back with csv-parse.
+ * "Download CSV" saved by the browser and read back with csv-parse; the webhooks page, an
+ * admin's only; the audit trail with its filters.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { JobHistory } from '../controller/job-history.ts';
 import { brokersByName, type RunningBroker } from './support/brokers.ts';
 import { ADMIN, startService } from './support/controller-service.ts';
 
+const VIEWER = { name: 'viewer', password: 'viewer-pw', role: 'viewer' as const };
 const CHROMIUM = process.env.REGBRIDGE_CHROMIUM ?? '/usr/bin/chromium';
 const FLAGS = [
   '--headless',
@@ -70,7 +72,7 @@ beforeAll(async () => {
   }
   db.close();
   broker = await brokersByName.embedded.start(ns);
-  service = await startService(broker, ns, { db: file });
+  service = await startService(broker, ns, { db: file, settings: { users: [ADMIN, VIEWER] } });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
 }, 60_000);
@@ -138,6 +140,67 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the results page in C
     await page.getByRole('button', { name: 'Delete webhook http://127.0.0.1:9/hook' }).click();
     await expect.poll(() => page.locator('#webhooks li').count()).toBe(0);
     expect(await page.locator('#webhooks-empty').isVisible()).toBe(true);
+  });
+
+  it('shows the audit trail, filtered by action, user, from and to', async () => {
+    const audit = page.locator('#audit-section');
+    const rows = audit.locator('#audit tbody tr');
+    const cells = async (column: number): Promise<string[]> =>
+      rows.locator(`td:nth-child(${column})`).allInnerTexts();
+    // Read at login: the admin's own login is there.
+    await expect.poll(() => cells(4)).toContain('login');
+
+    await audit.getByLabel('Action').selectOption('webhook_created');
+    await audit.getByRole('button', { name: 'Show entries' }).click();
+    await expect.poll(() => cells(4)).toEqual(['webhook_created']);
+    expect(await cells(5)).toEqual([
+      expect.stringMatching(/^webhook \S+ to http:\/\/127\.0\.0\.1:9 for device\.offline$/),
+    ]);
+    expect(await cells(2)).toEqual(['admin']);
+
+    await audit.getByLabel('Action').selectOption('login');
+    await audit.getByLabel('User', { exact: true }).fill('admin');
+    await audit
+      .getByLabel('From (day or time)')
+      .fill(new Date(Date.now() - 86_400_000).toISOString().slice(0, 10));
+    await audit.getByRole('button', { name: 'Show entries' }).click();
+    await expect.poll(() => cells(4)).toEqual(['login']);
+    expect(await cells(3)).toEqual(['127.0.0.1']);
+
+    await audit.getByLabel('To (excluded)').fill('2020-01-01');
+    await audit.getByRole('button', { name: 'Show entries' }).click();
+    await expect.poll(() => rows.count()).toBe(0);
+    expect(await audit.getByText('No entry matches.').isVisible()).toBe(true);
+
+    await audit.getByLabel('To (excluded)').fill('yesterday');
+    await audit.getByRole('button', { name: 'Show entries' }).click();
+    await expect.poll(() => audit.getByRole('alert').textContent()).toMatch(/^INVALID_REQUEST: .*to/);
+  });
+});
+
+describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard of a viewer', () => {
+  it('hides the webhooks page, never asks for it, and shows no error', async () => {
+    const viewerPage = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const asked: string[] = [];
+    const answered: string[] = [];
+    viewerPage.on('request', (request) => asked.push(new URL(request.url()).pathname));
+    viewerPage.on('response', (response) => answered.push(new URL(response.url()).pathname));
+    await viewerPage.goto(`http://127.0.0.1:${(service.app.server.address() as { port: number }).port}/`);
+    await viewerPage.getByLabel('User name').fill(VIEWER.name);
+    await viewerPage.getByLabel('Password').fill(VIEWER.password);
+    await viewerPage.getByRole('button', { name: 'Log in' }).click();
+    // Everything the first load asks for has been answered: the role (library, webhooks), jobs.
+    await expect
+      .poll(() => [
+        answered.filter((path) => path === '/api/me').length,
+        ['job-0', 'job-1', 'job-2'].every((id) => answered.includes(`/api/jobs/${id}`)),
+      ])
+      .toEqual([2, true]);
+    await expect.poll(() => viewerPage.locator('#connection').textContent()).toBe('Live');
+    expect(await viewerPage.getByRole('heading', { name: 'Webhooks' }).isVisible()).toBe(false);
+    expect(await viewerPage.locator('#webhooks-section').isHidden()).toBe(true);
+    expect(asked.filter((path) => path.startsWith('/api/webhooks'))).toEqual([]);
+    await viewerPage.close();
   });
 });
 

@@ -4,6 +4,7 @@
 // polling. Every text from the API goes through textContent, never innerHTML.
 
 import { api } from './api.js';
+import './audit.js';
 import { $ } from './dom.js';
 import { startJob } from './job-form.js';
 import { jobRank, keepNewer, loadJob, onJob, renderJob } from './jobs.js';

@@ -1,9 +1,23 @@
 // The webhooks page of the dashboard (docs/controller.md, "Webhooks"): add one (its secret is
-// shown once, here), list them with their latest deliveries, delete one.
+// shown once, here), list them with their latest deliveries, delete one. Admins only: the API
+// refuses other roles even the list, so for them the page stays hidden and nothing is asked.
 
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
 import { showFailure } from './session.js';
+import { state } from './state.js';
+
+/** The role of the session's token (GET /api/me), asked once per token. */
+let known = { token: undefined, role: undefined };
+
+async function isAdmin() {
+  if (known.token !== state.token) {
+    const token = state.token;
+    const { role } = await api('GET', '/api/me');
+    known = { token, role };
+  }
+  return known.role === 'admin';
+}
 
 function deliveryLine(delivery) {
   const answer = delivery.lastStatus ?? delivery.lastError ?? '';
@@ -38,6 +52,9 @@ async function renderHook(hook) {
 }
 
 export async function loadWebhooks() {
+  const admin = await isAdmin();
+  $('webhooks-section').hidden = !admin;
+  if (!admin) return;
   const { webhooks } = await api('GET', '/api/webhooks');
   $('webhooks').replaceChildren(...(await Promise.all(webhooks.map(renderHook))));
   $('webhooks-empty').hidden = webhooks.length > 0;

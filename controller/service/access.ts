@@ -38,6 +38,10 @@ const ROUTE_ACTIONS = new Map<string, Action>([
   ['DELETE /api/scripts/:scriptId', 'author'],
   // Checking a script changes nothing: anyone who may read may ask.
   ['POST /api/scripts/validate', 'read'],
+  // Webhooks are the admin's, reads too: receivers' URLs may carry tokens, deliveries show
+  // what is sent where.
+  ['GET /api/webhooks', 'administer'],
+  ['GET /api/webhooks/:webhookId/deliveries', 'administer'],
 ]);
 
 /** Routes that need no role (they need no token either): logging in, the simulator's command table. */

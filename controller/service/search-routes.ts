@@ -48,10 +48,28 @@ function wantsCsv(format: string | undefined, accept: string | undefined): boole
   return accept !== undefined && /(^|,)\s*text\/csv\b/i.test(accept);
 }
 
+/** Free-text columns whose cells a spreadsheet could take for a formula. */
+const TEXT_COLUMNS = new Set<string>(['jobName', 'report', 'error']);
+/** A formula's first character, after optional whitespace (OWASP, "CSV Injection"). */
+const FORMULA_START = /^\s*[=+\-@]/;
+
+/**
+ * `'` before a text cell that a spreadsheet would run as a formula (`=HYPERLINK(...)` in a
+ * report), so it shows as text: docs/decisions/csv-formula-cells.md.
+ */
+function csvText(value: string, column: string | number | undefined): string {
+  return typeof column === 'string' && TEXT_COLUMNS.has(column) && FORMULA_START.test(value)
+    ? `'${value}`
+    : value;
+}
+
 const CSV_OPTIONS = {
   columns: CSV_COLUMNS as string[],
   record_delimiter: 'windows' as const,
-  cast: { number: (value: number) => String(value) },
+  cast: {
+    number: (value: number) => String(value),
+    string: (value: string, context: { column?: string | number }) => csvText(value, context.column),
+  },
 };
 
 /**

@@ -1,0 +1,150 @@
+// The audit trail page (docs/controller.md, "Audit trail"): the filters of GET /api/audit
+// (action, user, from, to), newest first. Every role may read it. Every text from the API goes
+// through textContent (el), never innerHTML.
+
+import { api } from './api.js';
+import { $, el, when } from './dom.js';
+import { showFailure } from './session.js';
+
+/** Entries shown per search; the API has no cursor, so narrowing the time range reaches older ones. */
+const SHOWN = 100;
+const ACTIONS = [
+  'login',
+  'login_failed',
+  'logout',
+  'job_created',
+  'job_cancelled',
+  'job_aborted',
+  'job_completed',
+  'job_paused',
+  'job_resumed',
+  'job_approved',
+  'job_denied',
+  'schedule_created',
+  'schedule_changed',
+  'schedule_deleted',
+  'schedule_missed',
+  'script_created',
+  'script_updated',
+  'script_archived',
+  'forbidden',
+  'out_of_scope',
+  'users_reloaded',
+  'history_purged',
+  'webhook_created',
+  'webhook_deleted',
+];
+const FIELDS = ['action', 'user', 'from', 'to'];
+
+function field(id, label, control) {
+  return el('div', { class: 'field' }, el('label', { for: id }, label), control);
+}
+
+function form() {
+  const node = el(
+    'form',
+    { id: 'audit-form', class: 'card' },
+    el(
+      'div',
+      { class: 'grid' },
+      field(
+        'audit-action',
+        'Action',
+        el(
+          'select',
+          { id: 'audit-action', name: 'action' },
+          el('option', { value: '' }, 'any'),
+          ...ACTIONS.map((action) => el('option', {}, action)),
+        ),
+      ),
+      field('audit-user', 'User', el('input', { id: 'audit-user', name: 'user', maxLength: 200 })),
+      field(
+        'audit-from',
+        'From (day or time)',
+        el('input', { id: 'audit-from', name: 'from', placeholder: '2026-11-22' }),
+      ),
+      field(
+        'audit-to',
+        'To (excluded)',
+        el('input', { id: 'audit-to', name: 'to', placeholder: '2026-11-23' }),
+      ),
+    ),
+    el('p', { id: 'audit-error', class: 'error', role: 'alert' }),
+    el('button', { type: 'submit' }, 'Show entries'),
+  );
+  node.addEventListener('submit', (event) => {
+    event.preventDefault();
+    loadAudit().catch(showFailure);
+  });
+  return node;
+}
+
+function table() {
+  return el(
+    'div',
+    { class: 'table-wrap' },
+    el(
+      'table',
+      { id: 'audit' },
+      el('caption', { class: 'visually-hidden' }, 'Audit entries matching the filters, newest first'),
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          ...['Time', 'User', 'Address', 'Action', 'Detail'].map((name) => el('th', { scope: 'col' }, name)),
+        ),
+      ),
+      el('tbody'),
+    ),
+  );
+}
+
+function row(entry) {
+  return el(
+    'tr',
+    {},
+    el('td', {}, when(entry.at)),
+    el('td', {}, entry.user),
+    el('td', {}, entry.address),
+    el('td', {}, entry.action),
+    el('td', {}, entry.detail),
+  );
+}
+
+export async function loadAudit() {
+  $('audit-error').textContent = '';
+  const elements = $('audit-form').elements;
+  const params = new URLSearchParams({ limit: String(SHOWN) });
+  for (const name of FIELDS) {
+    const value = elements[name].value.trim();
+    if (value !== '') params.set(name, value);
+  }
+  try {
+    const { entries } = await api('GET', `/api/audit?${params}`);
+    $('audit').tBodies[0].replaceChildren(...entries.map(row));
+    $('audit-empty').hidden = entries.length > 0;
+    $('audit-more').hidden = entries.length < SHOWN;
+  } catch (error) {
+    $('audit-error').textContent = error.message;
+  }
+}
+
+const section = $('audit-section');
+section.replaceChildren(
+  el('h2', { id: 'audit-heading' }, 'Audit trail'),
+  form(),
+  table(),
+  el('p', { id: 'audit-empty', class: 'muted', hidden: true }, 'No entry matches.'),
+  el(
+    'p',
+    { id: 'audit-more', class: 'muted', hidden: true },
+    `The newest ${SHOWN} entries are shown: narrow the time range to see older ones.`,
+  ),
+);
+// Read when the page is shown (after a login), then at each "Show entries".
+new MutationObserver(() => {
+  if (!$('app-view').hidden) loadAudit().catch(showFailure);
+}).observe($('app-view'), { attributes: true, attributeFilter: ['hidden'] });
+if (!$('app-view').hidden) loadAudit().catch(showFailure);
