@@ -59,6 +59,12 @@ export const COMMAND_INDEX: readonly IndexedCommand[] = [
     load: async () => (await import('./run-command.ts')).registerRunCommand,
   },
   {
+    name: 'results',
+    term: 'results [options]',
+    description: "search a controller service's job results: a table, or CSV with --csv",
+    load: async () => (await import('./results-command.ts')).registerResultsCommand,
+  },
+  {
     name: 'demo',
     term: 'demo [options]',
     description:

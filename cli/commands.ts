@@ -12,6 +12,7 @@ import { fanoutFlags, registerFanoutCommand } from './fanout-command.ts';
 import type { FlagTable } from './flags.ts';
 import { hashPasswordFlags, registerHashPasswordCommand } from './hash-password-command.ts';
 import { historyBackupFlags, registerHistoryBackupCommand } from './history-backup-command.ts';
+import { registerResultsCommand, resultsFlags } from './results-command.ts';
 import { registerRunCommand, runFlags } from './run-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { serveFlags } from './serve-config.ts';
@@ -30,6 +31,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'fanout', flags: fanoutFlags, register: registerFanoutCommand },
   { name: 'watch', flags: watchFlags, register: registerWatchCommand },
   { name: 'run', flags: runFlags, register: registerRunCommand },
+  { name: 'results', flags: resultsFlags, register: registerResultsCommand },
   { name: 'demo', flags: demoFlags, register: registerDemoCommand },
   { name: 'hash-password', flags: hashPasswordFlags, register: registerHashPasswordCommand },
   { name: 'history-backup', flags: historyBackupFlags, register: registerHistoryBackupCommand },
