@@ -53,9 +53,11 @@ export const resultsFlags = {
   ),
   to: flag('--to <time>', 'jobs created before (a day, or a time with offset)', filterText),
   q: flag('--q <words>', 'words that must all appear in the report or error', filterText),
-  limit: flag('--limit <n>', 'at most this many results', z.coerce.number().int().min(1), {
-    defaultHelp: "table: the service's page (50); --csv: all",
-  }),
+  limit: flag(
+    '--limit <n>',
+    "at most this many results (without it: the service's page of 50 for a table, every match with --csv)",
+    z.coerce.number().int().min(1),
+  ),
   csv: switchFlag('--csv', "print the service's CSV export (RFC 4180, header row) instead of a table"),
 } satisfies FlagTable;
 
