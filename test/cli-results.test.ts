@@ -15,6 +15,7 @@ import type { RunningControllerService } from '../cli/controller-service.ts';
 import { openHistory } from '../controller/history-db.ts';
 import { JobHistory } from '../controller/job-history.ts';
 import { brokersByName, type RunningBroker } from './support/brokers.ts';
+import { TestPki } from './support/certs.ts';
 import { runCli } from './support/controller-cli.ts';
 import { ADMIN, login, startService } from './support/controller-service.ts';
 import { freePort } from './support/ports.ts';
@@ -166,5 +167,27 @@ describe('regbridge results', () => {
     expect(down.stderr).toContain('cannot reach the controller service');
     expect(down.stderr).toContain('check --url');
     expect(down.stderr).not.toContain(ADMIN.password);
+  });
+
+  it('--ca trusts the private CA of an https:// service; without it, exit 1 naming --ca', async () => {
+    const pki = new TestPki();
+    const ca = pki.ca('ca');
+    const server = pki.issue('ca', 'server', '127.0.0.1', { server: true });
+    const secure = await startService(broker, ns, {
+      settings: { https: { cert: server.cert, key: server.key } },
+    });
+    try {
+      const httpsUrl = `https://127.0.0.1:${secure.httpPort}`;
+      const trusted = await runCli(['results', '--url', httpsUrl, '--user', USER, '--ca', ca.certPath]);
+      expect(trusted.stderr).toBe('');
+      expect(trusted.code).toBe(0);
+      expect(trusted.stdout).toMatch(/^JOB\s+NAME\s+DEVICE/);
+      const untrusted = await runCli(['results', '--url', httpsUrl, '--user', USER]);
+      expect(untrusted.code).toBe(1);
+      expect(untrusted.stderr).toContain('check --url and --ca');
+    } finally {
+      await secure.stop();
+      pki.remove();
+    }
   });
 });
