@@ -111,8 +111,8 @@ interface FoundRow {
 /** Searches and prints; answers the exit code, never throws. */
 export async function searchResults(config: ResultsConfig, io: ResultsIo): Promise<number> {
   const dispatcher = new Agent(config.ca ? { connect: { ca: readPem(config.ca) } } : {});
+  const headers: Record<string, string> = {};
   try {
-    const headers: Record<string, string> = {};
     if (config.user) headers.authorization = `Bearer ${await logIn(config, dispatcher)}`;
     if (config.csv) {
       headers.accept = 'text/csv';
@@ -149,7 +149,23 @@ export async function searchResults(config: ResultsConfig, io: ResultsIo): Promi
     io.err(`regbridge results: ${String(error)}\n`);
     return EXIT_UNREACHABLE;
   } finally {
+    // The token is not needed any more: end it rather than leave it valid for --token-ttl.
+    if (headers.authorization) await logOut(config, dispatcher, headers.authorization);
     await dispatcher.close();
+  }
+}
+
+async function logOut(config: ResultsConfig, dispatcher: Dispatcher, authorization: string): Promise<void> {
+  try {
+    const response = await request(endpoint(config, 'api/logout'), {
+      method: 'POST',
+      headers: { authorization },
+      dispatcher,
+      headersTimeout: 5000,
+    });
+    await response.body.dump();
+  } catch {
+    // Best effort: the token ends by itself at --token-ttl.
   }
 }
 

@@ -98,6 +98,12 @@ describe('regbridge results', () => {
     expect(lines[3]).toMatch(/^job-z\s+Z report\s+reg1\s+FINISHED\s+.*Z REPORT 22\.11$/);
     expect(lines[4]).toMatch(/^job-x\s+X report\s+reg1\s+FINISHED\s+.*X REPORT ok$/);
     expect(out.stdout).not.toContain('\u001b');
+    // The command ends the token it logged in for: each login is followed by a logout.
+    const token = await login(service.app);
+    const audit = (await (
+      await fetch(`${url}/api/audit?user=admin`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as { entries: { action: string }[] };
+    expect(audit.entries.slice(0, 2).map((entry) => entry.action)).toEqual(['login', 'logout']);
   });
 
   it('--csv streams the service export unchanged, read back by csv-parse', async () => {
