@@ -1,23 +1,21 @@
 /**
- * One job until it ends: sends its script register by register through the store controller
- * (one submission per register, requestId unique to (job, register)), within the rollout limits
- * and waves, only while the job is IN_PROGRESS (not SCHEDULED, WAITING_FOR_WINDOW or PAUSED), to
- * registers as they come online, until the deadline; retries attempts that provably did not run;
- * applies the abort rule; cancels what is still queued on an abort or cancel. Every change is
- * written to the history before it is announced, and a result is marked sent before its script
- * is published (controller/history-batch.ts; docs/controller.md, "Jobs").
+ * One job until it ends: its start (or resumption after a restart), pause, cancel and deadline,
+ * the abort rule, and each result's changes; the sends themselves are job-sends.ts, retry is
+ * job-retry.ts. Every change is written to the history before it is announced, and a result is
+ * marked sent before its script is published (controller/history-batch.ts; docs/controller.md,
+ * "Jobs").
  */
-import { notRunReason, retryPlan } from './job-attempts.ts';
+import { retryPlan } from './job-attempts.ts';
 import { JobControl } from './job-control.ts';
 import { atDeadline, DeadlineTimer } from './job-deadline.ts';
 import type { StoredJob } from './job-history.ts';
 import { JobLedger } from './job-ledger.ts';
 import type { JobRunDeps } from './job-link.ts';
-import { type Outcome, resultOf, sentResultAfterRestart } from './job-results.ts';
+import type { Outcome } from './job-results.ts';
 import { type ResumeStep, resumeOnReturn, resumeSent, sentTimes } from './job-resume.ts';
-import { JobRetry, notRunDetail } from './job-retry.ts';
+import { JobRetry } from './job-retry.ts';
+import { JobSends } from './job-sends.ts';
 import {
-  attemptsOf,
   type Job,
   type JobResult,
   type JobStatus,
@@ -30,10 +28,7 @@ import {
   withOutcome,
 } from './job-types.ts';
 import { RolloutGate } from './rollout.ts';
-import type { DeviceEntry, FanoutResult, SubmitOptions } from './types.ts';
-
-/** Scripts put on the wire at a time while a job sends to many registers at once. */
-const SEND_CHUNK = 50;
+import type { DeviceEntry } from './types.ts';
 
 export class JobRun {
   readonly jobId: string;
@@ -44,10 +39,8 @@ export class JobRun {
   private readonly retry: JobRetry | undefined;
   private readonly control: JobControl;
   private readonly deadline: DeadlineTimer;
-  /** Registers whose submission is being followed right now. */
-  private readonly inFlight = new Set<string>();
+  private readonly sends: JobSends;
   private deadlinePassed = false;
-  private paceTimer: unknown;
   private stopped = false;
 
   constructor(job: StoredJob, deps: JobRunDeps) {
@@ -60,7 +53,7 @@ export class JobRun {
     this.retry =
       plan &&
       new JobRetry(plan, deps.clock, () => {
-        this.pump();
+        this.sends.pump();
         this.checkEnded();
         this.armRetry();
       });
@@ -69,7 +62,24 @@ export class JobRun {
       clock: deps.clock,
       save: () => this.saveState(),
       onAudit: deps.onAudit,
-      pump: () => this.pump(),
+      pump: () => this.sends.pump(),
+    });
+    this.sends = new JobSends({
+      job,
+      results: this.results,
+      gate: this.gate,
+      control: this.control,
+      retry: this.retry,
+      deadline: this.deadline,
+      deps,
+      stopped: () => this.stopped,
+      deadlinePassed: () => this.deadlinePassed,
+      update: (deviceId, fields, write) => this.update(deviceId, fields, write),
+      settle: (deviceId, outcome, write) => this.settle(deviceId, outcome, write),
+      end: (deviceId, outcome) => this.end(deviceId, outcome),
+      attemptNotRun: (deviceId, reason, detail, write) => this.attemptNotRun(deviceId, reason, detail, write),
+      checkAbort: () => this.checkAbort(),
+      checkEnded: () => this.checkEnded(),
     });
   }
 
@@ -98,12 +108,12 @@ export class JobRun {
    */
   startNew(insert: (job: StoredJob) => void): void {
     this.control.refresh(false);
-    const sending = this.claimSends(false);
+    const sending = this.sends.claim(false);
     insert({ ...this.job, results: [...this.results.values()] });
     // Announced even when nothing is sent yet (SCHEDULED, waiting for a window or a register).
     this.changed();
     this.deadline.arm();
-    this.followAll(sending);
+    this.sends.followAll(sending);
     this.checkEnded();
   }
 
@@ -118,22 +128,20 @@ export class JobRun {
     }
     this.deadline.arm();
     this.armRetry();
-    this.pump();
+    this.sends.pump();
     this.checkEnded();
   }
 
   private takeStep(deviceId: string, step: ResumeStep): void {
-    if (step === 'follow') this.follow(deviceId);
+    if (step === 'follow') this.sends.follow(deviceId);
     else if (step !== 'wait') this.end(deviceId, step.settle);
   }
 
   /** The controller stops: timers go; results in flight stay RUNNING in the history (resumable). */
   stop(): void {
     this.stopped = true;
-    const { clock } = this.deps;
     this.deadline.stop();
-    if (this.paceTimer !== undefined) clock.clearTimeout(this.paceTimer);
-    this.paceTimer = undefined;
+    this.sends.stop();
     this.retry?.stop();
     this.control.stop();
   }
@@ -146,12 +154,12 @@ export class JobRun {
       if (this.control.joins(entry)) this.addRegister(entry.deviceId);
       return;
     }
-    if (result.status === 'RUNNING' && !this.inFlight.has(entry.deviceId)) {
+    if (result.status === 'RUNNING' && !this.sends.following(entry.deviceId)) {
       // Sent before a restart, not followed since.
       this.takeStep(entry.deviceId, resumeOnReturn(result, entry));
       return;
     }
-    if (result.status === 'PENDING' && entry.online) this.pump();
+    if (result.status === 'PENDING' && entry.online) this.sends.pump();
   }
 
   /** Pauses for a person; false when the job has ended. */
@@ -198,117 +206,7 @@ export class JobRun {
     this.results.add(result);
     this.deps.history.addResult(this.jobId, result);
     this.changed(publicResult(result));
-    this.pump();
-  }
-
-  private pump(): void {
-    const sending = this.claimSends(true);
-    if (sending.length === 0) return;
-    // Committed before publishing: a controller killed after this line resends with the same
-    // requestId. Announced after publishing (at the end of the turn): the scripts go out first.
-    this.deps.history.commitNow();
-    this.followAll(sending);
-  }
-
-  /**
-   * Follows each register, putting the scripts on the wire SEND_CHUNK at a time: mqtt.js holds
-   * what it writes until the next tick (docs/benchmarks.md, scenario 7).
-   */
-  private followAll(deviceIds: readonly string[]): void {
-    for (let i = 0; i < deviceIds.length; i++) {
-      this.follow(deviceIds[i]!);
-      if ((i + 1) % SEND_CHUNK === 0 || i === deviceIds.length - 1) this.deps.link.flushWrites();
-    }
-  }
-
-  /**
-   * Marks RUNNING the PENDING registers that may be sent now (the job IN_PROGRESS, their wave
-   * open, no retry waiting, online, within the rollout limits); with retry, a register offline
-   * at its turn ends that attempt. `write`: queue each for the history (false: the caller stores
-   * them). Returns them, to be followed.
-   */
-  private claimSends(write: boolean): string[] {
-    if (this.results.pending.size === 0 || this.job.status !== 'IN_PROGRESS' || this.stopped) return [];
-    if (this.paceTimer !== undefined) this.deps.clock.clearTimeout(this.paceTimer);
-    this.paceTimer = undefined;
-    const sending: string[] = [];
-    const sentAt = new Date().toISOString();
-    const now = this.deps.clock.now();
-    for (const deviceId of [...this.results.pending]) {
-      const result = this.results.get(deviceId)!;
-      if (!this.control.waveOpen(deviceId)) continue;
-      if (result.nextAttemptAt !== undefined && Date.parse(result.nextAttemptAt) > now) continue;
-      const entry = this.deps.link.device(deviceId);
-      if (!entry?.online) {
-        if (this.retry && (attemptsOf(result) === 0 || result.nextAttemptAt !== undefined)) {
-          this.attemptNotRun(deviceId, 'OFFLINE', 'not online', write);
-        }
-        continue;
-      }
-      // A task of this requestId already ended (an earlier attempt answered late): that is the result.
-      if (attemptsOf(result) > 0) {
-        const known = sentResultAfterRestart(result, this.deps.link, this.requestId(deviceId));
-        if (known) {
-          this.settle(deviceId, { ...known, nextAttemptAt: undefined }, write);
-          continue;
-        }
-      }
-      const wait = this.gate.waitFor(this.results.running);
-      if (wait === Number.POSITIVE_INFINITY) break;
-      if (wait > 0) {
-        this.paceTimer = this.deps.clock.setTimeout(() => {
-          this.paceTimer = undefined;
-          this.pump();
-        }, wait);
-        break;
-      }
-      this.gate.record();
-      const fields = { status: 'RUNNING' as const, sentAt, sentBoot: entry.bootId };
-      this.update(deviceId, { ...fields, attempts: attemptsOf(result) + 1, nextAttemptAt: undefined }, write);
-      sending.push(deviceId);
-    }
-    return sending;
-  }
-
-  /** Submits (again) with the job's requestId for the register and waits for its result. */
-  private follow(deviceId: string): void {
-    const deadlineMs = this.deadline.at - Date.now();
-    if (deadlineMs <= 0) {
-      this.end(deviceId, { status: 'NO_ANSWER', error: 'deadline passed' });
-      return;
-    }
-    this.inFlight.add(deviceId);
-    const requestId = this.requestId(deviceId);
-    const options: SubmitOptions = { to: [deviceId], deadlineMs, notAfter: this.deadline.at, requestId };
-    this.retry?.startAttempt(deviceId, () =>
-      this.deps.link.expire(requestId, 'no answer within the attempt time-out'),
-    );
-    this.deps.link.submit(this.job.script, options).then(
-      ([fanout]) => this.onFanoutResult(deviceId, fanout),
-      (error: Error) => this.onFanoutResult(deviceId, undefined, error),
-    );
-  }
-
-  private onFanoutResult(deviceId: string, fanout: FanoutResult | undefined, error?: Error): void {
-    this.inFlight.delete(deviceId);
-    this.retry?.endAttempt(deviceId);
-    if (this.stopped || this.results.get(deviceId)?.status !== 'RUNNING') return;
-    if (this.retry && !this.deadlinePassed) {
-      const tasks = this.deps.link.tasks(deviceId).filter((t) => t.requestId === this.requestId(deviceId));
-      const reason = notRunReason(fanout, tasks);
-      if (reason) {
-        this.attemptNotRun(deviceId, reason, notRunDetail(fanout), true);
-        this.checkAbort();
-        this.pump();
-        this.checkEnded();
-        return;
-      }
-    }
-    if (fanout?.status === 'OFFLINE') return; // gone since; onDevice follows it when it is back
-    this.end(
-      deviceId,
-      fanout ? resultOf(fanout) : { status: 'FAILURE', error: `not sent: ${error?.message}` },
-    );
+    this.sends.pump();
   }
 
   /** An attempt that provably did not run: tried again after the backoff, or its final result. */
@@ -332,7 +230,7 @@ export class JobRun {
     this.deadlinePassed = true;
     for (const result of this.results.values()) {
       const online = this.deps.link.device(result.deviceId)?.online === true;
-      const outcome = atDeadline(result, online, this.inFlight.has(result.deviceId));
+      const outcome = atDeadline(result, online, this.sends.following(result.deviceId));
       if (outcome) this.end(result.deviceId, outcome);
     }
     this.checkEnded();
@@ -342,7 +240,7 @@ export class JobRun {
     this.settle(deviceId, { ...outcome, nextAttemptAt: undefined });
     this.checkAbort();
     this.control.afterEnd();
-    this.pump();
+    this.sends.pump();
     this.checkEnded();
   }
 
