@@ -11,8 +11,9 @@ import type { Logger } from '../src/logger.ts';
 import type { AuditLog } from './audit-log.ts';
 import { HistoryBatch } from './history-batch.ts';
 import type { JobHistory, StoredJob } from './job-history.ts';
+import type { JobLink } from './job-link.ts';
 import type { JobQuery } from './job-query.ts';
-import { type JobLink, JobRun } from './job-run.ts';
+import { JobRun } from './job-run.ts';
 import {
   DEFAULT_DEADLINE_MS,
   type Job,

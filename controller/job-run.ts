@@ -1,62 +1,34 @@
 /**
- * One job until it ends: sends its script register by register through the store controller
- * (one submission per register, requestId unique to (job, register)), within the rollout limits
- * and waves, only while the job is IN_PROGRESS (not SCHEDULED, WAITING_FOR_WINDOW or PAUSED), to
- * registers as they come online, until the deadline; retries attempts that provably did not run;
- * applies the abort rule; cancels what is still queued on an abort or cancel. Every change is
- * written to the history before it is announced, and a result is marked sent before its script
- * is published (controller/history-batch.ts; docs/controller.md, "Jobs").
+ * One job until it ends: its start (or resumption after a restart), pause, cancel and deadline,
+ * the abort rule, and each result's changes; the sends themselves are job-sends.ts, retry is
+ * job-retry.ts. Every change is written to the history before it is announced, and a result is
+ * marked sent before its script is published (controller/history-batch.ts; docs/controller.md,
+ * "Jobs").
  */
-import type { Logger } from '../src/logger.ts';
-import type { HistoryBatch } from './history-batch.ts';
-import { finalOutcome, notRunReason, type RetryPlan, retryPlan } from './job-attempts.ts';
+import { retryPlan } from './job-attempts.ts';
 import { JobControl } from './job-control.ts';
+import { atDeadline, DeadlineTimer } from './job-deadline.ts';
 import type { StoredJob } from './job-history.ts';
 import { JobLedger } from './job-ledger.ts';
-import { type Outcome, resultOf, sentResultAfterRestart } from './job-results.ts';
+import type { JobRunDeps } from './job-link.ts';
+import type { Outcome } from './job-results.ts';
+import { type ResumeStep, resumeOnReturn, resumeSent, sentTimes } from './job-resume.ts';
+import { JobRetry } from './job-retry.ts';
+import { JobSends } from './job-sends.ts';
 import {
-  attemptsOf,
   type Job,
   type JobResult,
   type JobStatus,
   type JobSummary,
   jobEnded,
   publicResult,
+  type RetryOn,
   requestIdFor,
   type StoredResult,
   withOutcome,
 } from './job-types.ts';
-import { type PacingClock, RolloutGate } from './rollout.ts';
-import type { DeviceEntry, FanoutResult, SubmitOptions, TaskView } from './types.ts';
-
-/** What a job needs of the store controller (controller/store-controller.ts). */
-export interface JobLink {
-  device(deviceId: string): DeviceEntry | undefined;
-  tasks(deviceId: string): TaskView[];
-  submit(script: string, options: SubmitOptions): Promise<FanoutResult[]>;
-  cancel(deviceId: string, requestId: string): void;
-  /** Ends the wait for a submission now: its devices still missing are NO_ANSWER. */
-  expire(requestId: string, reason: string): void;
-  /** Puts what was published so far on the wire now (StoreController.flushWrites). */
-  flushWrites(): void;
-}
-
-/** Scripts put on the wire at a time while a job sends to many registers at once. */
-const SEND_CHUNK = 50;
-
-export interface JobRunDeps {
-  link: JobLink;
-  history: HistoryBatch;
-  /** Pacing, retry backoff, attempt time-outs, start times and windows (tests drive it). */
-  clock: PacingClock;
-  logger: Logger;
-  /** The job changed (a result, or its status); `result` is the result that changed, if one did. */
-  onChange: (job: JobSummary, result?: JobResult) => void;
-  /** The engine's own decisions for the audit trail. */
-  onAudit: (action: 'job_aborted' | 'job_completed' | 'job_paused', detail: string) => void;
-  /** Nothing is open any more: the engine forgets the run. */
-  onEnded: (jobId: string) => void;
-}
+import { RolloutGate } from './rollout.ts';
+import type { DeviceEntry } from './types.ts';
 
 export class JobRun {
   readonly jobId: string;
@@ -64,17 +36,11 @@ export class JobRun {
   private readonly deps: JobRunDeps;
   private readonly results: JobLedger;
   private readonly gate: RolloutGate;
-  private readonly retry: RetryPlan | undefined;
+  private readonly retry: JobRetry | undefined;
   private readonly control: JobControl;
-  private readonly deadlineAt: number;
-  /** Registers whose submission is being followed right now. */
-  private readonly inFlight = new Set<string>();
-  /** Attempt time-outs (retry): the clock's handle per register. */
-  private readonly attemptTimers = new Map<string, unknown>();
-  private deadlineTimer: NodeJS.Timeout | undefined;
+  private readonly deadline: DeadlineTimer;
+  private readonly sends: JobSends;
   private deadlinePassed = false;
-  private paceTimer: unknown;
-  private retryTimer: { at: number; handle: unknown } | undefined;
   private stopped = false;
 
   constructor(job: StoredJob, deps: JobRunDeps) {
@@ -83,13 +49,37 @@ export class JobRun {
     this.deps = deps;
     this.results = new JobLedger(job);
     this.gate = new RolloutGate(job.rollout, deps.clock);
-    this.retry = retryPlan(job.retry);
-    this.deadlineAt = Date.parse(job.deadlineAt);
+    const plan = retryPlan(job.retry);
+    this.retry =
+      plan &&
+      new JobRetry(plan, deps.clock, () => {
+        this.sends.pump();
+        this.checkEnded();
+        this.armRetry();
+      });
+    this.deadline = new DeadlineTimer(job.deadlineAt, () => this.onDeadline());
     this.control = new JobControl(job, this.results, {
       clock: deps.clock,
       save: () => this.saveState(),
       onAudit: deps.onAudit,
-      pump: () => this.pump(),
+      pump: () => this.sends.pump(),
+    });
+    this.sends = new JobSends({
+      job,
+      results: this.results,
+      gate: this.gate,
+      control: this.control,
+      retry: this.retry,
+      deadline: this.deadline,
+      deps,
+      stopped: () => this.stopped,
+      deadlinePassed: () => this.deadlinePassed,
+      update: (deviceId, fields, write) => this.update(deviceId, fields, write),
+      settle: (deviceId, outcome, write) => this.settle(deviceId, outcome, write),
+      end: (deviceId, outcome) => this.end(deviceId, outcome),
+      attemptNotRun: (deviceId, reason, detail, write) => this.attemptNotRun(deviceId, reason, detail, write),
+      checkAbort: () => this.checkAbort(),
+      checkEnded: () => this.checkEnded(),
     });
   }
 
@@ -118,57 +108,41 @@ export class JobRun {
    */
   startNew(insert: (job: StoredJob) => void): void {
     this.control.refresh(false);
-    const sending = this.claimSends(false);
+    const sending = this.sends.claim(false);
     insert({ ...this.job, results: [...this.results.values()] });
     // Announced even when nothing is sent yet (SCHEDULED, waiting for a window or a register).
     this.changed();
-    this.armDeadline();
-    this.followAll(sending);
+    this.deadline.arm();
+    this.sends.followAll(sending);
     this.checkEnded();
   }
 
-  /**
-   * Starts (or, after a restart, resumes) the job. Results sent before a restart are settled
-   * from the retained statuses first; the others are followed again with the same requestId,
-   * which the register recognises, so nothing runs twice.
-   */
+  /** Starts (or, after a restart, resumes: controller/job-resume.ts) the job. */
   start(): void {
-    const sentTimes = this.job.results.filter((r) => r.sentAt).map((r) => Date.parse(r.sentAt!));
-    this.gate.restore(sentTimes);
+    this.gate.restore(sentTimes(this.job.results));
     this.control.refresh(true);
     // A snapshot: settling one result may send the script to the next register (made RUNNING here).
     const sentBefore = [...this.results.values()].filter((result) => result.status === 'RUNNING');
     for (const result of sentBefore) {
-      const settled = sentResultAfterRestart(result, this.deps.link, this.requestId(result.deviceId));
-      if (settled) this.end(result.deviceId, settled);
-      else if (this.deps.link.device(result.deviceId)?.online) this.follow(result.deviceId);
+      this.takeStep(result.deviceId, resumeSent(result, this.deps.link, this.requestId(result.deviceId)));
     }
-    this.armDeadline();
+    this.deadline.arm();
     this.armRetry();
-    this.pump();
+    this.sends.pump();
     this.checkEnded();
   }
 
-  private armDeadline(): void {
-    // setTimeout takes at most 2^31-1 ms (~24.8 days); a longer wait is armed again when it fires.
-    const wait = Math.min(2 ** 31 - 1, Math.max(0, this.deadlineAt - Date.now()));
-    this.deadlineTimer = setTimeout(() => {
-      if (Date.now() < this.deadlineAt) this.armDeadline();
-      else this.onDeadline();
-    }, wait);
+  private takeStep(deviceId: string, step: ResumeStep): void {
+    if (step === 'follow') this.sends.follow(deviceId);
+    else if (step !== 'wait') this.end(deviceId, step.settle);
   }
 
   /** The controller stops: timers go; results in flight stay RUNNING in the history (resumable). */
   stop(): void {
     this.stopped = true;
-    const { clock } = this.deps;
-    clearTimeout(this.deadlineTimer);
-    if (this.paceTimer !== undefined) clock.clearTimeout(this.paceTimer);
-    this.paceTimer = undefined;
-    if (this.retryTimer) clock.clearTimeout(this.retryTimer.handle);
-    this.retryTimer = undefined;
-    for (const handle of this.attemptTimers.values()) clock.clearTimeout(handle);
-    this.attemptTimers.clear();
+    this.deadline.stop();
+    this.sends.stop();
+    this.retry?.stop();
     this.control.stop();
   }
 
@@ -180,14 +154,12 @@ export class JobRun {
       if (this.control.joins(entry)) this.addRegister(entry.deviceId);
       return;
     }
-    if (result.status === 'RUNNING' && !this.inFlight.has(entry.deviceId)) {
-      // Sent before a restart, not followed since: same boot, follow again; new boot, it is lost.
-      if (result.sentBoot !== undefined && entry.bootId !== result.sentBoot) {
-        this.end(entry.deviceId, { status: 'FAILURE', error: 'device restarted (new bootId)' });
-      } else if (entry.online) this.follow(entry.deviceId);
+    if (result.status === 'RUNNING' && !this.sends.following(entry.deviceId)) {
+      // Sent before a restart, not followed since.
+      this.takeStep(entry.deviceId, resumeOnReturn(result, entry));
       return;
     }
-    if (result.status === 'PENDING' && entry.online) this.pump();
+    if (result.status === 'PENDING' && entry.online) this.sends.pump();
   }
 
   /** Pauses for a person; false when the job has ended. */
@@ -234,196 +206,32 @@ export class JobRun {
     this.results.add(result);
     this.deps.history.addResult(this.jobId, result);
     this.changed(publicResult(result));
-    this.pump();
-  }
-
-  private pump(): void {
-    const sending = this.claimSends(true);
-    if (sending.length === 0) return;
-    // Committed before publishing: a controller killed after this line resends with the same
-    // requestId. Announced after publishing (at the end of the turn): the scripts go out first.
-    this.deps.history.commitNow();
-    this.followAll(sending);
-  }
-
-  /**
-   * Follows each register, putting the scripts on the wire SEND_CHUNK at a time: mqtt.js holds
-   * what it writes until the next tick (docs/benchmarks.md, scenario 7).
-   */
-  private followAll(deviceIds: readonly string[]): void {
-    for (let i = 0; i < deviceIds.length; i++) {
-      this.follow(deviceIds[i]!);
-      if ((i + 1) % SEND_CHUNK === 0 || i === deviceIds.length - 1) this.deps.link.flushWrites();
-    }
-  }
-
-  /**
-   * Marks RUNNING the PENDING registers that may be sent now (the job IN_PROGRESS, their wave
-   * open, no retry waiting, online, within the rollout limits); with retry, a register offline
-   * at its turn ends that attempt. `write`: queue each for the history (false: the caller stores
-   * them). Returns them, to be followed.
-   */
-  private claimSends(write: boolean): string[] {
-    if (this.results.pending.size === 0 || this.job.status !== 'IN_PROGRESS' || this.stopped) return [];
-    if (this.paceTimer !== undefined) this.deps.clock.clearTimeout(this.paceTimer);
-    this.paceTimer = undefined;
-    const sending: string[] = [];
-    const sentAt = new Date().toISOString();
-    const now = this.deps.clock.now();
-    for (const deviceId of [...this.results.pending]) {
-      const result = this.results.get(deviceId)!;
-      if (!this.control.waveOpen(deviceId)) continue;
-      if (result.nextAttemptAt !== undefined && Date.parse(result.nextAttemptAt) > now) continue;
-      const entry = this.deps.link.device(deviceId);
-      if (!entry?.online) {
-        if (this.retry && (attemptsOf(result) === 0 || result.nextAttemptAt !== undefined)) {
-          this.attemptNotRun(deviceId, 'OFFLINE', 'not online', write);
-        }
-        continue;
-      }
-      // A task of this requestId already ended (an earlier attempt answered late): that is the result.
-      if (attemptsOf(result) > 0) {
-        const known = sentResultAfterRestart(result, this.deps.link, this.requestId(deviceId));
-        if (known) {
-          this.settle(deviceId, { ...known, nextAttemptAt: undefined }, write);
-          continue;
-        }
-      }
-      const wait = this.gate.waitFor(this.results.running);
-      if (wait === Number.POSITIVE_INFINITY) break;
-      if (wait > 0) {
-        this.paceTimer = this.deps.clock.setTimeout(() => {
-          this.paceTimer = undefined;
-          this.pump();
-        }, wait);
-        break;
-      }
-      this.gate.record();
-      const fields = { status: 'RUNNING' as const, sentAt, sentBoot: entry.bootId };
-      this.update(deviceId, { ...fields, attempts: attemptsOf(result) + 1, nextAttemptAt: undefined }, write);
-      sending.push(deviceId);
-    }
-    return sending;
-  }
-
-  /** Submits (again) with the job's requestId for the register and waits for its result. */
-  private follow(deviceId: string): void {
-    const deadlineMs = this.deadlineAt - Date.now();
-    if (deadlineMs <= 0) {
-      this.end(deviceId, { status: 'NO_ANSWER', error: 'deadline passed' });
-      return;
-    }
-    this.inFlight.add(deviceId);
-    const requestId = this.requestId(deviceId);
-    const options: SubmitOptions = { to: [deviceId], deadlineMs, notAfter: this.deadlineAt, requestId };
-    if (this.retry) {
-      const handle = this.deps.clock.setTimeout(() => {
-        this.attemptTimers.delete(deviceId);
-        this.deps.link.expire(requestId, 'no answer within the attempt time-out');
-      }, this.retry.attemptTimeoutMs);
-      this.attemptTimers.set(deviceId, handle);
-    }
-    this.deps.link.submit(this.job.script, options).then(
-      ([fanout]) => this.onFanoutResult(deviceId, fanout),
-      (error: Error) => this.onFanoutResult(deviceId, undefined, error),
-    );
-  }
-
-  private onFanoutResult(deviceId: string, fanout: FanoutResult | undefined, error?: Error): void {
-    this.inFlight.delete(deviceId);
-    const timer = this.attemptTimers.get(deviceId);
-    if (timer !== undefined) this.deps.clock.clearTimeout(timer);
-    this.attemptTimers.delete(deviceId);
-    if (this.stopped || this.results.get(deviceId)?.status !== 'RUNNING') return;
-    if (this.retry && !this.deadlinePassed) {
-      const tasks = this.deps.link.tasks(deviceId).filter((t) => t.requestId === this.requestId(deviceId));
-      const reason = notRunReason(fanout, tasks);
-      if (reason) {
-        const detail =
-          fanout?.status === 'FAILURE'
-            ? fanout.error
-            : fanout?.status === 'NO_ANSWER'
-              ? fanout.detail
-              : 'not online';
-        this.attemptNotRun(deviceId, reason, detail, true);
-        this.checkAbort();
-        this.pump();
-        this.checkEnded();
-        return;
-      }
-    }
-    if (fanout?.status === 'OFFLINE') return; // gone since; onDevice follows it when it is back
-    this.end(
-      deviceId,
-      fanout ? resultOf(fanout) : { status: 'FAILURE', error: `not sent: ${error?.message}` },
-    );
+    this.sends.pump();
   }
 
   /** An attempt that provably did not run: tried again after the backoff, or its final result. */
-  private attemptNotRun(
-    deviceId: string,
-    reason: 'OFFLINE' | 'NO_ANSWER' | 'REFUSED',
-    detail: string,
-    write: boolean,
-  ): void {
-    const retry = this.retry!;
+  private attemptNotRun(deviceId: string, reason: RetryOn, detail: string, write: boolean): void {
     const result = this.results.get(deviceId)!;
-    // An offline turn counts as an attempt too; a send counted its own when it was claimed.
-    const attempts = attemptsOf(result) + (result.status === 'PENDING' ? 1 : 0);
-    if (attempts < retry.maxAttempts && retry.on.has(reason) && !jobEnded(this.job.status)) {
-      const at = this.deps.clock.now() + retry.backoffMs;
-      const error = `attempt ${attempts}: ${reason === 'OFFLINE' ? 'not online' : detail}; tried again`;
-      this.update(
-        deviceId,
-        { status: 'PENDING', attempts, nextAttemptAt: new Date(at).toISOString(), error },
-        write,
-      );
-      this.armRetry();
+    const next = this.retry!.afterNotRun(result, reason, detail, jobEnded(this.job.status));
+    if ('final' in next) {
+      this.settle(deviceId, next.final, write);
       return;
     }
-    this.settle(
-      deviceId,
-      { ...finalOutcome(reason, detail, attempts), attempts, nextAttemptAt: undefined },
-      write,
-    );
+    this.update(deviceId, next.again, write);
+    this.armRetry();
   }
 
-  /** One clock timer, at the earliest attempt due. */
   private armRetry(): void {
-    if (!this.retry || this.stopped) return;
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const deviceId of this.results.pending) {
-      const at = this.results.get(deviceId)?.nextAttemptAt;
-      if (at !== undefined) earliest = Math.min(earliest, Date.parse(at));
-    }
-    if (this.retryTimer?.at === earliest) return;
-    if (this.retryTimer) this.deps.clock.clearTimeout(this.retryTimer.handle);
-    this.retryTimer = undefined;
-    if (!Number.isFinite(earliest)) return;
-    const handle = this.deps.clock.setTimeout(
-      () => {
-        this.retryTimer = undefined;
-        this.pump();
-        this.checkEnded();
-        this.armRetry();
-      },
-      Math.max(0, earliest - this.deps.clock.now()),
-    );
-    this.retryTimer = { at: earliest, handle };
+    if (!this.stopped) this.retry?.arm(this.results);
   }
 
   private onDeadline(): void {
     if (this.stopped) return;
     this.deadlinePassed = true;
     for (const result of this.results.values()) {
-      if (result.status === 'PENDING') {
-        const online = this.deps.link.device(result.deviceId)?.online;
-        // Never seen online: OFFLINE. Online but held back (limits, waves, a pause): NO_ANSWER.
-        if (online) this.end(result.deviceId, { status: 'NO_ANSWER', error: 'not sent before the deadline' });
-        else this.end(result.deviceId, { status: 'OFFLINE', error: 'not online before the deadline' });
-      } else if (result.status === 'RUNNING' && !this.inFlight.has(result.deviceId)) {
-        this.end(result.deviceId, { status: 'NO_ANSWER', error: 'no end status before the deadline' });
-      }
+      const online = this.deps.link.device(result.deviceId)?.online === true;
+      const outcome = atDeadline(result, online, this.sends.following(result.deviceId));
+      if (outcome) this.end(result.deviceId, outcome);
     }
     this.checkEnded();
   }
@@ -432,7 +240,7 @@ export class JobRun {
     this.settle(deviceId, { ...outcome, nextAttemptAt: undefined });
     this.checkAbort();
     this.control.afterEnd();
-    this.pump();
+    this.sends.pump();
     this.checkEnded();
   }
 

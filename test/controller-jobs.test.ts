@@ -10,43 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../cli/controller-service.ts';
 import type { RunningDevice } from '../cli/device.ts';
 import type { JobSummary } from '../controller/job-types.ts';
-import type { PacingClock } from '../controller/rollout.ts';
 import { brokersByName, type RunningBroker } from './support/brokers.ts';
 import { FakeDevice, startRealDevice } from './support/controller-env.ts';
 import { api, ended, login, startService, waitForJob } from './support/controller-service.ts';
+import { ManualClock } from './support/manual-clock.ts';
 import { until } from './support/waits.ts';
-
-/** Rate pacing on a clock the test moves: a minute passes without waiting one. */
-class ManualClock implements PacingClock {
-  time = 1_000_000;
-  private readonly timers = new Map<number, { at: number; callback: () => void }>();
-  private next = 1;
-  now(): number {
-    return this.time;
-  }
-  setTimeout(callback: () => void, ms: number): unknown {
-    const id = this.next++;
-    this.timers.set(id, { at: this.time + ms, callback });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-  dueTimes(): number[] {
-    return [...this.timers.values()].map((t) => t.at);
-  }
-  advance(ms: number): void {
-    this.time += ms;
-    for (const [id, timer] of [...this.timers]) {
-      if (timer.at > this.time) continue;
-      this.timers.delete(id);
-      timer.callback();
-    }
-  }
-}
 
 const ns = `stores/jobs${randomUUID().slice(0, 6)}`;
 const REGS = ['reg1', 'reg2', 'reg3', 'reg4'];
+/** Rate pacing on a clock the test moves: a minute passes without waiting one. */
 const clock = new ManualClock();
 let broker: RunningBroker;
 const devices = new Map<string, RunningDevice>();
