@@ -21,6 +21,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild && npm cache clean --force
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs scripts/code-cache.mjs ./scripts/
+COPY scripts/mqtt-fixes ./scripts/mqtt-fixes
 # The build starts `serve` through the bin once, for its code cache (scripts/code-cache.mjs).
 COPY bin/regbridge.js ./bin/regbridge.js
 COPY src ./src
