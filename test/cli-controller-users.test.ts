@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { hashPassword } from '../src/auth/password-hash.ts';
-import { startCli, stopAll, waitForOutput } from './support/cli-process.ts';
+import { CONTROLLER_ON_FREE_PORTS, startCli, stopAll, waitForOutput } from './support/cli-process.ts';
 import { until } from './support/waits.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'regbridge-ctl-users-'));
@@ -51,21 +51,7 @@ it('hashes log in with the password on REST and MQTT; SIGHUP reloads and ends ch
     hashPassword('ann-new', { ln: 10, r: 8, p: 1 }),
   ]);
   writeFileSync(usersFile, `ann:${annHash}:operator\nbob:${bobHash}:viewer\n`);
-  const service = startCli([
-    'controller',
-    '--port',
-    '0',
-    '--host',
-    '127.0.0.1',
-    '--broker-port',
-    '0',
-    '--broker-host',
-    '127.0.0.1',
-    '--db',
-    ':memory:',
-    '--users',
-    usersFile,
-  ]);
+  const service = startCli([...CONTROLLER_ON_FREE_PORTS, '--users', usersFile]);
   const port = Number(await waitForOutput(service, /listening on http:\/\/127\.0\.0\.1:(\d+)/));
   const brokerPort = Number(
     await waitForOutput(service, /embedded MQTT broker on mqtt:\/\/127\.0\.0\.1:(\d+)/),

@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  CONTROLLER_ON_FREE_PORTS,
   SERVE_ON_FREE_PORTS,
   startCli,
   stopAll,
@@ -20,23 +21,7 @@ describe('SIGHUP', () => {
       [...SERVE_ON_FREE_PORTS, '--device-id', 'hup1', '--user', 'admin:pw'],
       'SIGHUP: serve has no users file to reload; ignored',
     ],
-    [
-      'controller',
-      [
-        'controller',
-        '--port',
-        '0',
-        '--host',
-        '127.0.0.1',
-        '--broker-port',
-        '0',
-        '--broker-host',
-        '127.0.0.1',
-        '--db',
-        ':memory:',
-      ],
-      'SIGHUP: no --users file to reload; ignored',
-    ],
+    ['controller', [...CONTROLLER_ON_FREE_PORTS], 'SIGHUP: no --users file to reload; ignored'],
   ])('%s logs it and keeps running', async (_name, args, line) => {
     const started = startCli(args);
     const port = Number(await waitForOutput(started, /listening on http:\/\/127\.0\.0\.1:(\d+)/));

@@ -15,6 +15,7 @@ import { deviceClientId } from '../bridge/contract/topics.ts';
 import { type Pem, TestPki } from './support/certs.ts';
 import {
   type CliProcess,
+  CONTROLLER_ON_FREE_PORTS,
   startCli,
   stopAll,
   stopCli,
@@ -393,17 +394,7 @@ describe('serve HTTPS with an expired certificate', () => {
 describe('regbridge controller over HTTPS', () => {
   it('answers HTTPS with the CA; another CA and plain HTTP are refused', async () => {
     const controller = startCli([
-      'controller',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--broker-port',
-      '0',
-      '--broker-host',
-      '127.0.0.1',
-      '--db',
-      ':memory:',
+      ...CONTROLLER_ON_FREE_PORTS,
       '--user',
       'hq:hq-password-1',
       '--tls-cert',

@@ -15,6 +15,20 @@ export interface CliProcess {
 
 /** `serve` with the device and its embedded broker on free loopback ports (add flags after it). */
 export const SERVE_ON_FREE_PORTS = ['serve', '--port', '0', '--broker-port', '0', '--host', '127.0.0.1'];
+/** `regbridge controller` with its embedded broker, both on free loopback ports, history in memory. */
+export const CONTROLLER_ON_FREE_PORTS = [
+  'controller',
+  '--port',
+  '0',
+  '--host',
+  '127.0.0.1',
+  '--broker-port',
+  '0',
+  '--broker-host',
+  '127.0.0.1',
+  '--db',
+  ':memory:',
+];
 
 const running = new Set<ChildProcess>();
 
