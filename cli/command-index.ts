@@ -3,7 +3,7 @@
  * module to load. Only the command that runs (or whose help is asked for) is imported, so
  * `regbridge --help` loads neither zod nor fastify, aedes, mqtt or SQLite, and `serve` none of
  * the controller's modules (docs/decisions/load-only-what-runs.md).
- * test/footprint.test.ts checks that this index lists the same commands, in the same order, with
+ * test/tooling/footprint.test.ts checks that this index lists the same commands, in the same order, with
  * the same help lines as the commands themselves (cli/commands.ts).
  */
 import type { Command } from 'commander';

@@ -1,6 +1,6 @@
 /**
  * Every `regbridge` command with its flag table (cli/flags.ts). main.ts registers them;
- * test/cli-flags.test.ts checks each table (help defaults equal schema defaults, variables named
+ * test/cli/cli-flags.test.ts checks each table (help defaults equal schema defaults, variables named
  * REGBRIDGE_<FLAG>). A new command is added here.
  */
 import type { Command } from 'commander';

@@ -7,7 +7,7 @@
  *   - the mapping from parsed flags to the schema's input, and the error labels (`parseFlags`).
  * A default is written once, in the table, in the form a user types it ('60s', '8080'); the
  * schema parses it like a typed value (zod `prefault`), so help and schema cannot disagree
- * (test/cli-flags.test.ts checks it for every command).
+ * (test/cli/cli-flags.test.ts checks it for every command).
  *
  * Adding a command (the `controller` service and `hash-password` do it this way):
  *
@@ -22,7 +22,7 @@
  *   command.action(async (_flags, cmd: Command) => {
  *     const config = parseFlags(cmd, myFlags, mySchema);   // ConfigError: reportStartError(cmd, error)
  *   });
- * Then list the command in test/cli-flags.test.ts (help defaults == schema defaults).
+ * Then list the command in test/cli/cli-flags.test.ts (help defaults == schema defaults).
  */
 import { type Command, Option } from 'commander';
 import * as z from 'zod';

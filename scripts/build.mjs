@@ -167,7 +167,7 @@ if (dynamicImports.length > 0) {
 
 // `BUILD_METAFILE=/tmp/meta.json npm run build`: esbuild's whole metafile, for https://esbuild.github.io/analyze/.
 if (process.env.BUILD_METAFILE) writeFileSync(process.env.BUILD_METAFILE, JSON.stringify(metafile));
-// What went into each file of the bundle, for test/footprint.test.ts (what `--help` loads).
+// What went into each file of the bundle, for test/tooling/footprint.test.ts (what `--help` loads).
 writeFileSync(
   join(BUNDLE_DIR, 'inputs.json'),
   `${JSON.stringify(

@@ -14,7 +14,7 @@ const START_TIMEOUT_MS = 60_000;
  * Stamps the script with a build id (a hash of its text, as its last line: a cache is used only
  * with the script it was taken from; V8 itself compares lengths only), then runs `serve` once and
  * asks it for its cache. A start that fails leaves no cache and a warning: serve then compiles as
- * any script does, and the tests (test/cli-code-cache.test.ts) fail on a build without one.
+ * any script does, and the tests (test/cli/cli-code-cache.test.ts) fail on a build without one.
  */
 export async function writeServeCodeCache(script) {
   const text = readFileSync(script);

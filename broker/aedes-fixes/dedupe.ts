@@ -31,7 +31,7 @@
  *
  * It wraps `client.deliver0`, `client.deliverQoS` and sets `client.duplicates` (checked at start by
  * internals-guard.ts), installed before the client subscribes (preConnect);
- * test/broker-cluster.test.ts and test/broker-sessions.test.ts pin the behaviour.
+ * test/broker/broker-cluster.test.ts and test/broker/broker-sessions.test.ts pin the behaviour.
  */
 import type { AedesPublishPacket, Client } from 'aedes';
 

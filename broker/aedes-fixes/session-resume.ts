@@ -8,7 +8,7 @@
  * A resumed persistent session (clean=false) gets its CONNACK first, then its queue, then live
  * messages, each message once. Over Redis, under load, the resumed client was stuck or got a
  * message twice (docs/broker.md, "Persistent sessions across instances";
- * test/broker-resume.test.ts pins it).
+ * test/broker/broker-resume.test.ts pins it).
  *
  * aedes' CONNECT runs fetchSubs, restoreSubs, storeWill, registerClient, CONNACK, emptyQueue
  * (lib/handlers/connect.js). restoreSubs puts the session's subscriptions back on the emitter

@@ -7,7 +7,7 @@
  * queues a message once per session (each fixed upstream and the pin moved past it).
  *
  * Stores the subscriptions of persistent sessions (clean=false) correctly
- * (test/broker-cluster.test.ts and test/broker-sessions.test.ts pin all three):
+ * (test/broker/broker-cluster.test.ts and test/broker/broker-sessions.test.ts pin all three):
  *
  * 1. A SUBSCRIBE with several filters from a persistent session never got its SUBACK over Redis.
  *    aedes' subscribe handler calls `persistence.addSubscriptions(client, packet.subscriptions)`

@@ -76,7 +76,7 @@ export async function startTestDevice(
     mqttUrl: deviceUrl(broker, deviceId),
     logLevel: 'silent',
     // auto would first try MQTT 5 on 3.1.1-only brokers and fall back after one reconnect period
-    // (test/mqtt-protocol.test.ts covers that); the suites need not pay it for every device.
+    // (test/bridge/mqtt-protocol.test.ts covers that); the suites need not pay it for every device.
     mqttProtocol: broker.mqtt5 ? 'auto' : '3.1.1',
     ...rest,
   });

@@ -1,7 +1,7 @@
 /**
  * docker-compose.yml as the tests read it: parsed, with compose's `${NAME:-default}` and `${NAME}`
  * interpolation applied from an explicit variable map (never the caller's environment), and the
- * Dockerfile's HEALTHCHECK command. test/compose.test.ts checks the file against the CLI; the
+ * Dockerfile's HEALTHCHECK command. test/cli/compose.test.ts checks the file against the CLI; the
  * container test (test/containers/) starts its services from it, so the two never drift.
  */
 import { readFileSync } from 'node:fs';

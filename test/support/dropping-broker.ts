@@ -1,8 +1,8 @@
 /**
  * An in-process aedes broker behind a listener that, while `dropping`, accepts every connection
  * and closes it at once, as the front of an overloaded or halted broker would: the reconnect
- * backoff's suites (test/reconnect-backoff.test.ts, test/reconnect-health.test.ts). It can also
- * refuse every CONNECT as unavailable (test/mqtt-log.test.ts).
+ * backoff's suites (test/bridge/reconnect-backoff.test.ts, test/bridge/reconnect-health.test.ts). It can also
+ * refuse every CONNECT as unavailable (test/bridge/mqtt-log.test.ts).
  */
 import net from 'node:net';
 import { Aedes } from 'aedes';

@@ -1,6 +1,6 @@
 /**
  * Reads a Server-Sent Events response as text, as far as the tests need it: the controller
- * service's `/api/events` (test/controller-service-api.test.ts, test/controller-event-stream.test.ts).
+ * service's `/api/events` (test/controller/controller-service-api.test.ts, test/controller/controller-event-stream.test.ts).
  */
 export interface EventStreamReader {
   /** Everything read since the start or the last clear(). */

@@ -1,5 +1,5 @@
 /**
- * A three-node NATS JetStream cluster on free loopback ports (test/nats-cluster.test.ts and the
+ * A three-node NATS JetStream cluster on free loopback ports (test/broker/nats-cluster.test.ts and the
  * bench's nats-cluster scenario), each node with its own generated
  * configuration, JetStream store directory and MQTT listener (docs/topology.md, "A NATS cluster").
  * Nodes can be killed with SIGKILL and started again on the same ports and store directory.
@@ -42,7 +42,7 @@ export interface NatsCluster {
 
 /**
  * One node's configuration: what the suite and the bench run on loopback, and what
- * docs/topology.md shows with host names (test/topology-docs.test.ts compares the two).
+ * docs/topology.md shows with host names (test/docs/topology-docs.test.ts compares the two).
  */
 export function nodeConfig(input: {
   name: string;

@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The Java client against a real device: test/java-client.test.ts compiles this with the client,
+ * The Java client against a real device: test/cli/java-client.test.ts compiles this with the client,
  * starts devices, runs one scenario per JVM and compares what it prints line by line. Usage:
  * {@code ClientCheck <scenario> <port> [userName password] [extra...]}. No test framework, on
  * purpose: the client is JDK only, and so is its check. In the package of the client so that the

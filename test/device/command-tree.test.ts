@@ -1,0 +1,217 @@
+/**
+ * Issue 10 item 10 (docs/simulator.md, "Command executor"): the whole tree of a command's
+ * descendants ends with its task, also programs that call `setsid` (a session and process group
+ * of their own), and nothing outlives the service, even one killed with SIGKILL. Real child
+ * processes throughout; a process's death has no event to await, so it is polled, bounded.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { CommandExecutor } from '../../src/executors/command.ts';
+import type { ExecutionResult } from '../../src/executors/executor.ts';
+import { until } from '../support/waits.ts';
+
+const never = new AbortController().signal;
+const dir = mkdtempSync(join(tmpdir(), 'regbridge-tree-'));
+const leftovers: number[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  // Whatever a failing test left behind goes, so one failure does not leave sleepers around.
+  for (const pid of leftovers.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone, as it should be
+    }
+  }
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+function readPids(file: string): number[] {
+  try {
+    return readFileSync(file, 'utf8').split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** sh that starts `sleep 300` in a new session (setsid, double fork) and records its pid in `file`. */
+function escapee(file: string): string {
+  return `setsid sh -c 'sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> ${file}'`;
+}
+
+function sh(script: string, timeoutMs = 20_000): CommandExecutor {
+  return new CommandExecutor({
+    program: 'sh',
+    args: ['-c', script],
+    timeoutMs,
+    outputCap: 1000,
+    killGraceMs: 300,
+  });
+}
+
+describe('the command executor ends the whole tree with the task', () => {
+  it('a descendant in a session of its own is gone when the task finishes', async () => {
+    const file = join(dir, 'finish.pids');
+    const result: ExecutionResult = await sh(`${escapee(file)}; echo done`).execute('', never);
+    expect(result).toEqual({ ok: true, report: 'done' });
+    const [pid] = readPids(file);
+    leftovers.push(pid!);
+    expect(pid).toBeGreaterThan(0);
+    await until(() => !alive(pid!), 'the setsid descendant to die');
+  });
+
+  it('a time-out takes the program and its setsid descendants', async () => {
+    const file = join(dir, 'timeout.pids');
+    const result = await sh(
+      `${escapee(file)}; ${escapee(file)}; echo $$ >> ${file}; exec sleep 300`,
+      500,
+    ).execute('', never);
+    expect(result).toEqual({ ok: false, error: 'timed out after 500 ms' });
+    const pids = readPids(file);
+    leftovers.push(...pids);
+    expect(pids).toHaveLength(3);
+    await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die');
+  });
+
+  it('a time-out takes a descendant that dropped the mark and left the session (env -u RB_TASK_MARK setsid)', async () => {
+    const file = join(dir, 'unmarked.pids');
+    const result = await sh(
+      `env -u RB_TASK_MARK setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> ${file}; echo $$ >> ${file}; exec sleep 300`,
+      500,
+    ).execute('', never);
+    expect(result).toEqual({ ok: false, error: 'timed out after 500 ms' });
+    const pids = readPids(file);
+    leftovers.push(...pids);
+    expect(pids).toHaveLength(2);
+    await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die');
+  });
+
+  it('the task end takes an unmarked descendant orphaned after it was seen', async () => {
+    const file = join(dir, 'orphan.pids');
+    // The middle shell lives 1 s, long enough to be followed, then leaves its sleep to init.
+    const result = await sh(
+      `env -u RB_TASK_MARK setsid sh -c 'sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> ${file}; sleep 1' </dev/null >/dev/null 2>&1 & sleep 1.5; echo done`,
+    ).execute('', never);
+    expect(result).toEqual({ ok: true, report: 'done' });
+    const pids = readPids(file);
+    leftovers.push(...pids);
+    expect(pids).toHaveLength(1);
+    await until(() => pids.every((pid) => !alive(pid)), 'the orphaned sleep to die');
+  });
+
+  it('an abort (the service stopping) takes them too', async () => {
+    const file = join(dir, 'abort.pids');
+    const controller = new AbortController();
+    const running = sh(`${escapee(file)}; echo $$ >> ${file}; exec sleep 300`).execute('', controller.signal);
+    await until(() => readPids(file).length === 2, 'both pids recorded');
+    controller.abort(new Error('service stopping'));
+    expect(await running).toEqual({ ok: false, error: 'aborted (service stopping)' });
+    const pids = readPids(file);
+    leftovers.push(...pids);
+    await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die');
+  });
+});
+
+it("the program cannot read the service's password through /proc/$PPID/environ", async () => {
+  const secret = `pw-${Date.now().toString(36)}-never-readable`;
+  const serve = spawn(
+    process.execPath,
+    [
+      'bin/regbridge.js',
+      'serve',
+      '--no-mqtt',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--executor',
+      'command',
+      '--command',
+      'sh -c "cat /proc/$PPID/environ"',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REGBRIDGE_USER: `admin:${secret}` } },
+  );
+  children.push(serve);
+  let out = '';
+  serve.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  serve.stderr!.resume();
+  await until(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), 'serve to listen', 30_000);
+  const base = `http://127.0.0.1:${/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1]}`;
+  const auth = await fetch(`${base}/api/authenticate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ userName: 'admin', password: secret }),
+  });
+  expect(auth.status).toBe(200);
+  const { token } = (await auth.json()) as { token: string };
+  const task = await fetch(`${base}/api/fm-script`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ fmScript: 'anything' }),
+  });
+  const body = (await task.json()) as { status: string; report?: string; error?: string };
+  expect(body.status, JSON.stringify(body)).toBe('FINISHED');
+  // It did read the service's environment, and the password is not in it.
+  expect(body.report).toContain('PATH=');
+  expect(body.report).not.toContain(secret);
+  serve.kill('SIGTERM');
+});
+
+it('nothing outlives a service killed with SIGKILL (serve --executor command)', async () => {
+  const file = join(dir, 'sigkill.pids');
+  const script = `${escapee(file)}; echo $$ >> ${file}; exec sleep 300`;
+  const serve = spawn(
+    process.execPath,
+    [
+      'bin/regbridge.js',
+      'serve',
+      '--no-mqtt',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--auth',
+      'off',
+      '--executor',
+      'command',
+      '--command',
+      `sh -c "${script.replaceAll('"', '\\"').replaceAll('$', '\\$')}"`,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  children.push(serve);
+  let out = '';
+  serve.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  serve.stderr!.resume();
+  await until(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), 'serve to listen', 30_000);
+  const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1];
+  const response = await fetch(`http://127.0.0.1:${port}/api/vendor-script`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ vendorScript: 'anything' }),
+  });
+  expect(response.status).toBe(202);
+  await until(() => readPids(file).length === 2, 'the program and its descendant to start');
+  const pids = readPids(file);
+  leftovers.push(...pids);
+  expect(pids.every(alive)).toBe(true);
+  serve.kill('SIGKILL');
+  await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die after the service');
+});
