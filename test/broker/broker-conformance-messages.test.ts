@@ -348,7 +348,7 @@ describe('docs/broker.md "Conformance"', () => {
     const read = (file: string): string => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
     const checked = new Set<string>();
     for (const suite of ['broker-conformance-connect', 'broker-conformance-messages']) {
-      for (const title of read(`test/${suite}.test.ts`).matchAll(/\bit\('([^']*)'/g))
+      for (const title of read(`test/broker/${suite}.test.ts`).matchAll(/\bit\('([^']*)'/g))
         for (const id of title[1]!.matchAll(/\[MQTT-[\d.]+-\d+\]/g)) checked.add(id[0]);
     }
     const doc = read('docs/broker.md');
