@@ -5,7 +5,7 @@
  * stops the app's own timers and metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { AuthService } from './auth/auth-service.ts';
 import type { DeviceCoreConfig } from './config.ts';
@@ -65,12 +65,20 @@ type CompilersFactory = NonNullable<
 >;
 
 /**
- * fastify-type-provider-zod's compilers as fastify's compiler factories. Typed for ajv's route
- * definitions (schema: unknown); ours are zod schemas, which these compilers take.
+ * Answers are written with JSON.stringify. Each handler builds its whole body, typed by the
+ * route's zod response schema, which documents it (OpenAPI) and which the tests pin; checking
+ * every answer against it again at run time was a fifth of a submission's CPU
+ * (docs/decisions/rest-answers-unchecked.md).
  */
-const zodCompilers = {
+const jsonSerializer = () => (data: unknown) => JSON.stringify(data);
+
+/**
+ * fastify-type-provider-zod's validator and the JSON serializer as fastify's compiler factories.
+ * Typed for ajv's route definitions (schema: unknown); ours are zod schemas.
+ */
+const compilers = {
   buildValidator: () => validatorCompiler,
-  buildSerializer: () => serializerCompiler,
+  buildSerializer: () => jsonSerializer,
 } as unknown as CompilersFactory;
 
 const disabledMqtt = (): MqttHealth => ({ state: 'disabled' });
@@ -106,9 +114,9 @@ async function build(
     // Bad percent-encoding and parser errors answer in the contract's error body too.
     frameworkErrors,
     clientErrorHandler,
-    // Every route is validated and serialized by zod (below); given as the factories, fastify
-    // never loads its default compilers (ajv, fast-json-stringify), which no route would use.
-    schemaController: { compilersFactory: zodCompilers },
+    // Every request is validated by zod, every answer written as JSON (above); given as the
+    // factories, fastify never loads its default compilers (ajv, fast-json-stringify).
+    schemaController: { compilersFactory: compilers },
     // Each request's child logger is built only if the request logs something (request-logger.ts).
     childLoggerFactory: lazyChildLoggerFactory,
   }) as unknown as FastifyInstance;
@@ -117,7 +125,7 @@ async function build(
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app, config.maxJsonDepth);
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(jsonSerializer);
   installErrorHandling(app, bodyLimit);
 
   const auth = new AuthService({

@@ -36,10 +36,6 @@ export const serviceRoutes: FastifyPluginAsyncZod<ServiceRoutesOptions> = async 
         500: errorResponses.internal,
       },
     },
-    // The handler builds the whole body itself (typed by the schema), so it is written as it is:
-    // zod's serializer would check it on every probe and compile on the first, which a
-    // register's start to its first /health answer paid. The schema still documents it.
-    serializerCompiler: () => (data) => JSON.stringify(data),
     handler: async (_request, reply) => {
       const queued = queue.queuedCount;
       const running = queue.runningTask ? 1 : 0;
