@@ -66,17 +66,15 @@ export const oidcFlags = {
   ),
   oidcRedirectUrl: flag(
     '--oidc-redirect-url <url>',
-    'the callback as registered at the issuer, when the public address differs (a proxy): https://HOST/api/oidc/callback',
+    'the callback as registered at the issuer (https://HOST/api/oidc/callback) when the address browsers use differs from this service (a proxy); without it, the address the browser used',
     httpUrl('the callback URL').refine((text) => new URL(text).pathname.endsWith('/api/oidc/callback'), {
       message: 'must end in /api/oidc/callback',
     }),
-    { defaultHelp: 'this service address, as the browser reached it, + /api/oidc/callback' },
   ),
   oidcName: flag(
     '--oidc-name <text>',
-    'the sign-in button says "Sign in with <text>"',
+    'the sign-in button says "Sign in with <text>"; without it, the issuer\'s host',
     z.string().min(1).max(100),
-    { defaultHelp: "the issuer's host" },
   ),
 };
 
