@@ -17,11 +17,14 @@ import { login, startService } from './support/controller-service.ts';
 import {
   browse,
   CookieJar,
+  controllerCallback,
   OIDC_CLIENT,
   ROLE_CLAIM,
   type RunningProvider,
   SCOPE_CLAIM,
+  type SignedInSession,
   signInAtProvider,
+  signInThrough,
   startProvider,
 } from './support/oidc-provider.ts';
 import { freePort } from './support/ports.ts';
@@ -85,28 +88,14 @@ async function begin(jar: CookieJar): Promise<URL> {
   return new URL(started.location!);
 }
 
-/** The callback's answer: the hand-over code or the error code from the dashboard URL's fragment. */
+/** The callback's answer, which always lands on the dashboard. */
 async function callback(jar: CookieJar, url: string): Promise<{ code?: string; error?: string }> {
-  const answered = await browse(jar, url);
-  expect(answered.status).toBe(303);
-  const landing = new URL(answered.location!);
-  expect(landing.origin + landing.pathname).toBe(`${base}/`);
-  const fragment = new URLSearchParams(landing.hash.slice(1));
-  return {
-    ...(fragment.has('oidc') && { code: fragment.get('oidc')! }),
-    ...(fragment.has('oidc-error') && { error: fragment.get('oidc-error')! }),
-  };
+  const { landing, ...answer } = await controllerCallback(jar, url);
+  expect(landing).toBe(`${base}/`);
+  return answer;
 }
 
-/** The whole round trip as `account`: the session's answer (token, user, role). */
-async function signIn(account: string): Promise<{ token: string; user: string; role: string }> {
-  const jar = new CookieJar();
-  const authorize = await begin(jar);
-  const { code } = await callback(jar, await signInAtProvider(jar, authorize.href, account));
-  const session = await http(undefined, 'POST', '/api/oidc/session', { code }, { cookie: jar.header(base) });
-  expect(session.status, JSON.stringify(session.body)).toBe(200);
-  return session.body;
-}
+const signIn = (account: string): Promise<SignedInSession> => signInThrough(base, account);
 
 beforeAll(async () => {
   broker = await brokersByName.embedded.start(ns);

@@ -39,6 +39,7 @@ export async function startProvider(
   port: number,
   redirectUri: string,
   accounts: Record<string, Record<string, unknown>>,
+  clientSecret = OIDC_CLIENT.secret,
 ): Promise<RunningProvider> {
   const issuer = `http://127.0.0.1:${port}`;
   const restore = quietNotices();
@@ -46,7 +47,7 @@ export async function startProvider(
     clients: [
       {
         client_id: OIDC_CLIENT.id,
-        client_secret: OIDC_CLIENT.secret,
+        client_secret: clientSecret,
         redirect_uris: [redirectUri],
         grant_types: ['authorization_code'],
         response_types: ['code'],
@@ -157,4 +158,54 @@ export async function signInAtProvider(jar: CookieJar, start: string, login: str
     url = posted.location;
   }
   throw new Error('the provider did not send the browser back within 12 steps');
+}
+
+/** The controller's answer to a callback: the hand-over code, or the error code, from the dashboard URL's fragment. */
+export async function controllerCallback(
+  jar: CookieJar,
+  url: string,
+): Promise<{ landing: string; code?: string; error?: string }> {
+  const answered = await browse(jar, url);
+  if (answered.status !== 303 || !answered.location)
+    throw new Error(`the callback answered HTTP ${answered.status}: ${answered.text}`);
+  const landing = new URL(answered.location);
+  const fragment = new URLSearchParams(landing.hash.slice(1));
+  const code = fragment.get('oidc');
+  const error = fragment.get('oidc-error');
+  return {
+    landing: landing.origin + landing.pathname,
+    ...(code !== null && { code }),
+    ...(error !== null && { error }),
+  };
+}
+
+export interface SignedInSession {
+  token: string;
+  tokenType: string;
+  expiresIn: number;
+  user: string;
+  role: string;
+}
+
+/**
+ * The whole round trip through the controller at `base` as `account`: login, the provider's
+ * pages, the callback, the hand-over; answers what POST /api/oidc/session answered.
+ */
+export async function signInThrough(base: string, account: string): Promise<SignedInSession> {
+  const jar = new CookieJar();
+  const started = await browse(jar, `${base}/api/oidc/login`);
+  if (started.status !== 303 || !started.location) throw new Error(`login answered HTTP ${started.status}`);
+  const { code, error } = await controllerCallback(
+    jar,
+    await signInAtProvider(jar, started.location, account),
+  );
+  if (code === undefined) throw new Error(`the sign-in was refused: ${error}`);
+  const response = await fetch(`${base}/api/oidc/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie: jar.header(base) },
+    body: JSON.stringify({ code }),
+  });
+  if (response.status !== 200)
+    throw new Error(`the hand-over answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as SignedInSession;
 }
