@@ -123,6 +123,14 @@ describe('the sign-in round trip', () => {
     });
   });
 
+  it('OpenAPI describes the routes, which need no token and have no 403', async () => {
+    const { body } = await http(undefined, 'GET', '/openapi.json');
+    for (const path of ['/api/oidc', '/api/oidc/login', '/api/oidc/callback', '/api/oidc/session'])
+      expect(Object.keys(body.paths), path).toContain(path);
+    expect(Object.keys(body.paths['/api/oidc/login'].get.responses).sort()).toEqual(['303', '404']);
+    expect(body.paths['/api/oidc/session'].post.security).toBeUndefined();
+  });
+
   it('login sends the browser to the provider with PKCE, state and nonce, bound by an HttpOnly cookie', async () => {
     const response = await fetch(`${base}/api/oidc/login`, { redirect: 'manual' });
     expect(response.status).toBe(303);
