@@ -8,10 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { controllerConfigSchema, controllerCrossProblems } from '../cli/controller-config.ts';
 import type { RunningControllerService } from '../cli/controller-service.ts';
 import type { OidcSettings } from '../controller/oidc-sign-in.ts';
-import { ConfigError, parseConfig } from '../src/config.ts';
 import { brokersByName, type RunningBroker } from './support/brokers.ts';
 import { login, startService } from './support/controller-service.ts';
 import {
@@ -36,6 +34,8 @@ const ACCOUNTS: Record<string, Record<string, unknown>> = {
   carol: { [ROLE_CLAIM]: 'superuser' },
   dave: { [ROLE_CLAIM]: ['store-staff', 'operator'], [SCOPE_CLAIM]: 'group=front' },
   erin: { [ROLE_CLAIM]: 'operator', [SCOPE_CLAIM]: 'front' },
+  // Another account of the provider whose preferred_username is alice's.
+  'alice-2': { preferred_username: 'alice' },
 };
 let broker: RunningBroker;
 let provider: RunningProvider;
@@ -177,6 +177,21 @@ describe('the sign-in round trip', () => {
         detail: 'token issued (single sign-on, role approver)',
       }),
     );
+  });
+
+  it('another provider account under the same name ends the earlier tokens and never shares the role', async () => {
+    const alice = await signIn('alice');
+    const impostor = await signIn('alice-2');
+    expect(impostor).toMatchObject({ user: 'oidc:alice', role: 'viewer' });
+    expect((await http(alice.token, 'GET', '/api/me')).status).toBe(401);
+    expect((await http(impostor.token, 'GET', '/api/me')).body).toEqual({
+      user: 'oidc:alice',
+      role: 'viewer',
+    });
+    // Alice again: the impostor's token ends, hers has her role.
+    const back = await signIn('alice');
+    expect((await http(impostor.token, 'GET', '/api/me')).status).toBe(401);
+    expect((await http(back.token, 'GET', '/api/me')).body).toEqual({ user: 'oidc:alice', role: 'approver' });
   });
 
   it('logout revokes the signed-in token', async () => {
@@ -327,44 +342,5 @@ describe('without a provider', () => {
     } finally {
       await down.stop();
     }
-  });
-});
-
-describe('flags', () => {
-  const parse = (input: Record<string, unknown>) =>
-    parseConfig(controllerConfigSchema, input, controllerCrossProblems(input));
-
-  it('an issuer needs a client id; the other --oidc flags need an issuer; the secret is never echoed', () => {
-    const base = { mqttUrl: 'mqtt://127.0.0.1:1883', users: ['admin:admin-pw'] };
-    expect(() => parse({ ...base, oidcIssuer: 'https://idp.example.com/realms/shop' })).toThrow(
-      /--oidc-client-id: required with --oidc-issuer/,
-    );
-    let error: unknown;
-    try {
-      parse({
-        ...base,
-        oidcClientSecret: 'very-secret-value',
-        oidcScopes: 'profile email',
-        oidcIssuer: 'ftp://x',
-      });
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    const message = (error as Error).message;
-    expect(message).toMatch(/--oidc-issuer.*http\(s\):\/\/ URL/);
-    expect(message).toMatch(/--oidc-scopes.*must include openid/);
-    expect(message).not.toContain('very-secret-value');
-    const config = parse({
-      ...base,
-      oidcIssuer: 'https://idp.example.com/realms/shop',
-      oidcClientId: 'regbridge',
-      oidcClientSecret: 's3cret',
-    });
-    expect(config).toMatchObject({
-      oidcRoleClaim: 'regbridge_role',
-      oidcScopeClaim: 'regbridge_scope',
-      oidcScopes: 'openid profile email',
-    });
   });
 });
