@@ -69,7 +69,7 @@ const hash = (text: string): Buffer => createHash('sha256').update(text).digest(
 
 /** A user name in the same characters a users file allows, without control characters. */
 function cleanName(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value === '' || value.length > 200) return undefined;
+  if (typeof value !== 'string' || value === '' || value.length > 255) return undefined;
   return [...value].some((c) => c < ' ' || c === '\u007f') ? undefined : value;
 }
 

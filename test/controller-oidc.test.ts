@@ -298,6 +298,27 @@ describe('what is refused', () => {
   });
 });
 
+describe('behind a reverse proxy', () => {
+  it('--oidc-redirect-url is the callback the provider gets, the dashboard is beside it, the cookie Secure', async () => {
+    const redirectUrl = 'https://store-12.example.com/controller/api/oidc/callback';
+    const proxied = await startService(broker, ns, {
+      settings: { oidc: { ...settings(provider.issuer), redirectUrl } },
+    });
+    try {
+      const at = `http://127.0.0.1:${proxied.httpPort}`;
+      const login = await fetch(`${at}/api/oidc/login`, { redirect: 'manual' });
+      expect(new URL(login.headers.get('location')!).searchParams.get('redirect_uri')).toBe(redirectUrl);
+      expect(login.headers.getSetCookie()[0]).toMatch(/; Secure$/);
+      const refused = await fetch(`${at}/api/oidc/callback?state=unknown&code=x`, { redirect: 'manual' });
+      expect(refused.headers.get('location')).toBe(
+        'https://store-12.example.com/controller/#oidc-error=OIDC_FAILED',
+      );
+    } finally {
+      await proxied.stop();
+    }
+  });
+});
+
 describe('without a provider', () => {
   it('off: GET /api/oidc says so and the other routes answer OIDC_NOT_CONFIGURED', async () => {
     const off = await startService(broker, ns);

@@ -41,8 +41,9 @@ function browserKeyOf(request: FastifyRequest): string | undefined {
   return undefined;
 }
 
-function cookie(request: FastifyRequest, value: string, seconds: number): string {
-  const secure = request.protocol === 'https' ? '; Secure' : '';
+/** `https`: the browser reaches the service over HTTPS (directly, or through a proxy's --oidc-redirect-url). */
+function cookie(https: boolean, value: string, seconds: number): string {
+  const secure = https ? '; Secure' : '';
   return `${COOKIE}=${value}; Path=${COOKIE_PATH}; HttpOnly; SameSite=Lax; Max-Age=${seconds}${secure}`;
 }
 
@@ -112,7 +113,8 @@ export const oidcRoutes: FastifyPluginAsyncZod<OidcRouteOptions> = async (
       const sso = configured();
       try {
         const { url, browserKey } = await sso.begin(callbackUrl(request, sso));
-        reply.header('set-cookie', cookie(request, browserKey, COOKIE_SECONDS));
+        const https = callbackUrl(request, sso).startsWith('https:');
+        reply.header('set-cookie', cookie(https, browserKey, COOKIE_SECONDS));
         return reply.code(303).header('location', url.href).send();
       } catch (error) {
         return refused(request, reply, sso, error);
@@ -173,9 +175,9 @@ export const oidcRoutes: FastifyPluginAsyncZod<OidcRouteOptions> = async (
       },
     },
     handler: async (request, reply) => {
-      configured();
+      const sso = configured();
       const handover = handovers.take(request.body.code, browserKeyOf(request));
-      reply.header('set-cookie', cookie(request, '', 0));
+      reply.header('set-cookie', cookie(callbackUrl(request, sso).startsWith('https:'), '', 0));
       if (!handover) {
         refusals.refusedSignOn(
           request.ip,
