@@ -17,6 +17,7 @@ import {
 import { startControllerService } from './controller-service.ts';
 import { addFlags, flagInput, labeler } from './flags.ts';
 import { cliLogger } from './logging.ts';
+import { oidcSettingsOf } from './oidc-flags.ts';
 import { onReloadSignal, onShutdownSignal, reportStartError } from './options.ts';
 import { scrubServiceEnvironment } from './scrub-environment.ts';
 
@@ -55,7 +56,7 @@ export function registerControllerCommand(program: Command): void {
       const https = loadTlsFiles(config.tlsCert, config.tlsKey);
       // Only a port nobody asked for may move, as with `serve` and `demo`.
       const service = await startControllerService(
-        { ...config, ...(https && { https }) },
+        { ...config, ...(https && { https }), oidc: oidcSettingsOf(config) },
         { logger, freePortIfTaken: sources.port === undefined },
       );
       onShutdownSignal(async () => {

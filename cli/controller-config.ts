@@ -24,6 +24,7 @@ import {
   tlsProblems,
 } from './common-flags.ts';
 import { flag, flagSchema, repeatableFlag } from './flags.ts';
+import { oidcFlags, oidcProblems } from './oidc-flags.ts';
 
 /** Messages never echo the spec: it holds a password. */
 const brokerUserSpec = z.string().transform((spec, ctx): BrokerUser => {
@@ -131,6 +132,7 @@ export const controllerFlags = {
     },
   ),
   ...restAuthFlags,
+  ...oidcFlags,
   maxEventStreams: flag(
     '--max-event-streams <n>',
     'open event streams (GET /api/events) per user; one more is refused 429',
@@ -146,7 +148,7 @@ export type ControllerConfig = Readonly<z.infer<typeof controllerConfigSchema>>;
 
 /** Checks across flags, on the raw input, so they are reported with the schema's own problems. */
 export function controllerCrossProblems(input: Record<string, unknown>): string[] {
-  const problems: string[] = tlsProblems(input);
+  const problems: string[] = [...tlsProblems(input), ...oidcProblems(input)];
   const hasUrl = input.mqttUrl !== undefined;
   const embedded = input.brokerPort !== undefined;
   if (hasUrl && embedded) problems.push('--broker-port: give either --mqtt-url or --broker-port, not both');

@@ -17,6 +17,7 @@ import { type HistoryDb, openHistory } from '../controller/history-db.ts';
 import { HistoryRetention } from '../controller/history-retention.ts';
 import { JobEngine } from '../controller/job-engine.ts';
 import { JobHistory } from '../controller/job-history.ts';
+import type { OidcSettings } from '../controller/oidc-sign-in.ts';
 import { ResultSearch } from '../controller/result-search.ts';
 import { type PacingClock, realClock } from '../controller/rollout.ts';
 import { ScheduleStore } from '../controller/schedule-store.ts';
@@ -78,6 +79,8 @@ export interface ControllerServiceSettings {
   /** `--approval` (default library). */
   approval?: ApprovalMode | undefined;
   https?: ServerOptions | undefined;
+  /** Single sign-on (`--oidc-*`, cli/oidc-flags.ts); absent: password logins only. */
+  oidc?: OidcSettings | undefined;
   settleMs?: number;
 }
 
@@ -342,6 +345,7 @@ export async function startControllerService(
       ...(settings.scriptDialect && { scriptDialect: settings.scriptDialect }),
       ...(settings.approval && { approval: settings.approval }),
       tokenTtl: settings.tokenTtl,
+      oidc: settings.oidc,
       ...(settings.maxEventStreams !== undefined && { maxEventStreams: settings.maxEventStreams }),
       ...(settings.authMaxFailures !== undefined && { authMaxFailures: settings.authMaxFailures }),
       ...(settings.authUserMaxFailures !== undefined && {

@@ -48,6 +48,13 @@ export const errorRegistry = {
     description:
       "Controller service: a library script's parameters cannot be rendered. The body carries `problems`.",
   },
+  OIDC_FAILED: {
+    statusCode: 400,
+    error: 'Bad Request',
+    mqtt: [],
+    description:
+      "Controller service: a single sign-on was refused (unknown, used or expired state or hand-over code, another browser, the provider's answer not valid).",
+  },
   INVALID_CREDENTIALS: {
     statusCode: 401,
     error: 'Unauthorized',
@@ -115,6 +122,12 @@ export const errorRegistry = {
     error: 'Not Found',
     mqtt: [],
     description: 'Controller service: unknown webhook id.',
+  },
+  OIDC_NOT_CONFIGURED: {
+    statusCode: 404,
+    error: 'Not Found',
+    mqtt: [],
+    description: 'Controller service: a single sign-on route while no --oidc-issuer is given.',
   },
   IDEMPOTENCY_CONFLICT: {
     statusCode: 409,
@@ -209,6 +222,13 @@ export const errorRegistry = {
     error: 'Internal Server Error',
     mqtt: ['script refusal', 'cancel refusal'],
     description: 'A bug: the service could not answer. Logged with its stack.',
+  },
+  OIDC_UNAVAILABLE: {
+    statusCode: 502,
+    error: 'Bad Gateway',
+    mqtt: [],
+    description:
+      'Controller service: the identity provider cannot be reached or its discovery document is not valid.',
   },
   QUEUE_FULL: {
     statusCode: 503,

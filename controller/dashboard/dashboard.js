@@ -13,6 +13,7 @@ import './results.js';
 import { loadSchedules, setUpSchedules } from './schedules.js';
 import { loadScriptHelp } from './script-help.js';
 import { logOut, setConnection, showFailure } from './session.js';
+import { offerSignOn, takeSignOn } from './sign-on.js';
 import { state, TOKEN_KEY } from './state.js';
 import { loadWebhooks } from './webhooks.js';
 
@@ -114,7 +115,15 @@ $('login-form').addEventListener('submit', login);
 $('job-form').addEventListener('submit', startJob);
 setUpSchedules();
 $('logout').addEventListener('click', logOut);
-if (state.token) loggedIn();
+const signingOn = takeSignOn();
+if (signingOn !== undefined) {
+  void signingOn.then((signedOn) => {
+    // A refused sign-on keeps a session this tab already had.
+    if (signedOn || state.token) loggedIn();
+    else $('login-user').focus();
+  });
+} else if (state.token) loggedIn();
 else $('login-user').focus();
+offerSignOn().catch(() => {});
 // The hint keeps its plain fallback text if the table cannot be read.
 loadScriptHelp().catch(() => {});

@@ -206,6 +206,8 @@ async function loadApprovals() {
 
 async function shown() {
   me = await api('GET', '/api/me');
+  $('whoami').textContent = `${me.user} (${me.role}${me.scope ? `, ${me.scope}` : ''})`;
+  $('whoami').hidden = false;
   $('job-form').closest('section').hidden = !may('operate');
   $('library-editor').hidden = !may('author');
   $('library').hidden = false;

@@ -20,6 +20,7 @@ export function loggedOut(message = 'Your session ended: log in again.') {
   sessionStorage.removeItem(TOKEN_KEY);
   $('app-view').hidden = true;
   $('logout').hidden = true;
+  $('whoami').hidden = true;
   $('login-view').hidden = false;
   $('login-error').textContent = message;
   setConnection('Not logged in');

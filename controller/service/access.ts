@@ -44,8 +44,18 @@ const ROUTE_ACTIONS = new Map<string, Action>([
   ['GET /api/webhooks/:webhookId/deliveries', 'administer'],
 ]);
 
-/** Routes that need no role (they need no token either): logging in, the simulator's command table. */
-const OPEN = new Set(['/api/authenticate', '/api/simulator/commands']);
+/**
+ * Routes that need no role (they need no token either): logging in, single sign-on (its own
+ * state and cookie stand in for a token), the simulator's command table.
+ */
+const OPEN = new Set([
+  '/api/authenticate',
+  '/api/oidc',
+  '/api/oidc/login',
+  '/api/oidc/callback',
+  '/api/oidc/session',
+  '/api/simulator/commands',
+]);
 
 /**
  * Routes every role may use that check their own credentials (the bearer header, or the event

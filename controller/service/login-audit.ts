@@ -26,7 +26,16 @@ export class LoginAudit {
 
   /** `digest`: AuthService.userNameDigest() of the name tried. */
   refused(digest: string, knownUser: boolean, address: string, code: string): void {
-    const key = `${digest}\u0000${address}`;
+    this.#row(`digest:${digest}`, address, `${code} (${knownUser ? 'a configured user' : 'no such user'})`);
+  }
+
+  /** A single sign-on refused (docs/controller.md, "Single sign-on"): no user name is known yet. */
+  refusedSignOn(address: string, code: string, reason: string): void {
+    this.#row('oidc', address, `${code} (single sign-on: ${reason})`);
+  }
+
+  #row(user: string, address: string, detail: string): void {
+    const key = `${user}\u0000${address}`;
     const now = this.now();
     const seen = this.seen.get(key);
     if (seen && now - seen.at < ROW_EVERY_MS) {
@@ -40,11 +49,6 @@ export class LoginAudit {
       if (this.seen.size <= MAX_PAIRS) break;
       this.seen.delete(oldest);
     }
-    this.audit.record({
-      user: `digest:${digest}`,
-      address,
-      action: 'login_failed',
-      detail: `${code} (${knownUser ? 'a configured user' : 'no such user'})${more}`,
-    });
+    this.audit.record({ user, address, action: 'login_failed', detail: `${detail}${more}` });
   }
 }

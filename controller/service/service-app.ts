@@ -24,6 +24,7 @@ import { registerOpenApi } from '../../src/routes/openapi.ts';
 import type { AuditLog } from '../audit-log.ts';
 import type { TaskSummary } from '../directory.ts';
 import type { JobEngine } from '../job-engine.ts';
+import { type OidcLimits, type OidcSettings, OidcSignIn } from '../oidc-sign-in.ts';
 import type { ResultSearch } from '../result-search.ts';
 import type { MissedRun, Scheduler } from '../scheduler.ts';
 import type { ApprovalMode, ScriptDialect } from '../script-intake.ts';
@@ -38,6 +39,8 @@ import { EventStream } from './event-stream.ts';
 import { EventTickets } from './event-tickets.ts';
 import { jobRoutes } from './job-routes.ts';
 import { BODY_LIMIT } from './limits.ts';
+import { oidcRoutes } from './oidc-routes.ts';
+import { OidcUsers } from './oidc-sessions.ts';
 import { readRoutes } from './read-routes.ts';
 import { scheduleRoutes } from './schedule-routes.ts';
 import { scriptRoutes } from './script-routes.ts';
@@ -101,6 +104,10 @@ export interface ControllerAppOptions {
   maxJsonDepth?: number;
   /** `--max-event-streams`: open event streams per user; default DEFAULT_MAX_EVENT_STREAMS. */
   maxEventStreams?: number;
+  /** Single sign-on (`--oidc-*`); absent: password logins only. */
+  oidc?: OidcSettings | undefined;
+  /** Bounds of single sign-ons in progress; defaults DEFAULT_OIDC_LIMITS. */
+  oidcLimits?: Partial<OidcLimits>;
 }
 
 export async function buildControllerApp(options: ControllerAppOptions): Promise<FastifyInstance> {
@@ -175,11 +182,17 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
       { name: 'service', description: 'Health, metrics, events, this description' },
     ],
   });
-  installAccessControl(app, (name) => options.users.get(name), options.audit);
-  await app.register(serviceAuthRoutes, {
+  // Signed-in users are named `oidc:...`; a users file's names never hold a colon, so the two never meet.
+  const oidcUsers = new OidcUsers(options.tokenTtl * 1000);
+  installAccessControl(app, (name) => options.users.get(name) ?? oidcUsers.get(name), options.audit);
+  const authBodyLimit = options.authBodyLimit ?? DEFAULT_AUTH_BODY_LIMIT;
+  await app.register(serviceAuthRoutes, { auth, audit: options.audit, bodyLimit: authBodyLimit });
+  await app.register(oidcRoutes, {
     auth,
     audit: options.audit,
-    bodyLimit: options.authBodyLimit ?? DEFAULT_AUTH_BODY_LIMIT,
+    signIn: options.oidc && new OidcSignIn(options.oidc, options.oidcLimits),
+    users: oidcUsers,
+    bodyLimit: authBodyLimit,
   });
   await app.register(meRoutes, { auth });
   const dialect = options.scriptDialect ?? 'simulator';

@@ -198,6 +198,19 @@ export class AuthService {
     for (const name of revoke) this.tokens.revokeUser(name);
   }
 
+  /**
+   * A token for a user some other proof stands for (the controller's single sign-on, checked by
+   * its identity provider): the same kind of token as authenticate() issues.
+   */
+  issueFor(userName: string): IssuedToken {
+    return this.tokens.issue(userName);
+  }
+
+  /** Ends every token of `userName` at once. */
+  revokeUser(userName: string): void {
+    this.tokens.revokeUser(userName);
+  }
+
   /** Whether `userName` is a configured user (for log lines; never for the answer). */
   knows(userName: string): boolean {
     return this.credentials.has(userName);
