@@ -16,6 +16,7 @@ import { controllerConfigSchema, controllerCrossProblems } from '../cli/controll
 import { type RunningControllerService, startControllerService } from '../cli/controller-service.ts';
 import { parseServeConfig } from '../cli/serve-config.ts';
 import type { Job } from '../controller/job-types.ts';
+import { StoreController } from '../controller/store-controller.ts';
 import { parseConfig } from '../src/config.ts';
 import { skipWithout } from './support/binaries.ts';
 import { startTestDevice, type TestDevice } from './support/bridge-device.ts';
@@ -358,6 +359,26 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       ]);
       for (const key of devices.keys()) expect(await ran(key, 'resumed'), key).toBe(1);
     }, 60_000);
+
+    it('fanout (the library) sends a group script once per store and keys results store/id', async () => {
+      const controller = new StoreController({ url: hub.url, ns: NS, settleMs: 100 });
+      try {
+        await controller.start();
+        const results = await controller.submit('PRINT front', {
+          to: { group: 'front' },
+          deadlineMs: 15_000,
+        });
+        expect(results.map((r) => [r.deviceId, r.status])).toEqual([
+          ['s1/r2', 'FINISHED'],
+          ['s2/r1', 'FINISHED'],
+          ['s3/r1', 'FINISHED'],
+        ]);
+        for (const key of ['s1/r2', 's2/r1', 's3/r1']) expect(await ran(key, 'front')).toBe(1);
+        for (const key of ['s1/r1', 's2/r2']) expect(await ran(key, 'front')).toBe(0);
+      } finally {
+        await controller.stop();
+      }
+    });
 
     it('shows a store with no register online as silent', async () => {
       const s3 = devices.get('s3/r1')!;
