@@ -322,6 +322,14 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
         expect(refused.statusCode, JSON.stringify(target)).toBe(403);
         expect(refused.body.code).toBe('OUT_OF_SCOPE');
       }
+      // Only s1's r1 is a flagship now, but a continuous job would take any that joins later.
+      const continuous = await api(service.app, op, 'POST', '/api/jobs', {
+        script: 'PRINT no',
+        target: { attributes: { tier: 'flagship' }, continuous: true },
+        endAt: new Date(Date.now() + 60_000).toISOString(),
+      });
+      expect(continuous.statusCode).toBe(403);
+      expect(continuous.body.code).toBe('OUT_OF_SCOPE');
       const job = await createJob({ script: 'PRINT scoped', target: { stores: ['s1'] } }, op);
       const done = await waitForJob(service, op, job.jobId, ended, 'the scoped job');
       expect(done.results.map((r) => [r.store, r.deviceId, r.status])).toEqual([
