@@ -22,6 +22,7 @@ import { skipWithout } from './support/binaries.ts';
 import { startTestDevice, type TestDevice } from './support/bridge-device.ts';
 import { type RunningProgramBroker, startMosquitto } from './support/broker-programs.ts';
 import type { RunningBroker } from './support/brokers.ts';
+import { runCli } from './support/controller-cli.ts';
 import { ADMIN, api, ended, login, waitForJob } from './support/controller-service.ts';
 import { brokerLogger, silent } from './support/loggers.ts';
 import { until } from './support/waits.ts';
@@ -423,6 +424,32 @@ describe('head-office settings', () => {
       "--ns: a namespace for many stores ('stores/+') needs --mqtt-url (the head office's broker); an embedded broker serves one store",
     );
   });
+
+  it('the commands refuse a bad --ns or --attribute at start: exit 2, every problem named', async () => {
+    const cases: [string[], string][] = [
+      [
+        ['controller', '--mqtt-url', 'mqtt://127.0.0.1:1', '--ns', 'stores/+/+'],
+        'regbridge controller: invalid configuration:\n  - --ns: namespace "stores/+/+": has 2 + levels: at most one, in place of the store id (stores/+)\n',
+      ],
+      [
+        ['fanout', '--mqtt-url', 'mqtt://127.0.0.1:1', '--ns', 'stores/#', '--to', 'all', '/dev/null'],
+        'regbridge fanout: invalid configuration:\n  - --ns: namespace "stores/#": # is not allowed: use one + level in place of the store id (stores/+)\n',
+      ],
+      [
+        ['watch', '--mqtt-url', 'mqtt://127.0.0.1:1', '--ns', 'stores/+/x/+'],
+        'regbridge watch: invalid configuration:\n  - --ns: namespace "stores/+/x/+": has 2 + levels: at most one, in place of the store id (stores/+)\n',
+      ],
+      [
+        ['serve', '--no-mqtt', '--port', '0', '--attribute', 'Bad=1', '--attribute', 'novalue'],
+        'regbridge serve: invalid configuration:\n  - --attribute: attribute key "Bad" must match [a-z][a-z0-9_-]{0,31}\n  - --attribute: expected KEY=VALUE, got "novalue"\n',
+      ],
+    ];
+    for (const [args, stderr] of cases) {
+      const run = await runCli(args);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr).toBe(stderr);
+    }
+  }, 60_000);
 
   it('serve --attribute: pairs into the config, every problem at once', () => {
     const config = parseServeConfig({ deviceId: 'd', attributes: ['region=north', 'note=a=b', 'empty='] });
