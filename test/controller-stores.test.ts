@@ -252,6 +252,12 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       const done = await waitForJob(service, token, job.jobId, ended, 'the listed job');
       expect(done.results.map((r) => r.status)).toEqual(['FINISHED', 'FINISHED']);
       expect(await ran('s2/r2', 'listed')).toBe(0);
+      // A plain id is that id in every store.
+      const plain = await createJob({ script: 'PRINT plain', target: { devices: ['r2'] } });
+      expect(plain.results.map((r) => `${r.store}/${r.deviceId}`)).toEqual(['s1/r2', 's2/r2']);
+      await waitForJob(service, token, plain.jobId, ended, 'the plain-id job');
+      expect(await ran('s1/r2', 'plain')).toBe(1);
+      expect(await ran('s2/r2', 'plain')).toBe(1);
       const unknown = await api(service.app, token, 'POST', '/api/jobs', {
         script: 'PRINT x',
         target: { devices: ['s9/r1'] },
