@@ -50,7 +50,10 @@ function bridgeLines(store: string, port: number): string[] {
     `remote_clientid hq-bridge-${store}`,
     'bridge_protocol_version mqttv311',
     'try_private true',
-    'notifications false',
+    // The hub says on the store's own namespace whether its link to the store is up (1) or not (0).
+    'notifications true',
+    'notifications_local_only true',
+    `notification_topic ${ns}/bridge/state`,
     'cleansession false',
     `topic ${ns}/devices/+/state in 1`,
     `topic ${ns}/devices/+/tasks/+/status in 1`,
@@ -97,6 +100,7 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
           ns: NS,
           users: [ADMIN, { ...S1_OP, role: 'operator', scope: { kind: 'store', values: ['s1'] } }],
           db,
+          storeLinkTopic: 'bridge/state',
           tokenTtl: 3600,
           settleMs: 100,
         },
@@ -141,8 +145,10 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       service = await startService();
       // The bridges bring every store's retained states in once they are connected.
       await until(
-        () => service.controller.devices().filter((d) => d.online).length === devices.size,
-        'every register online at the head office',
+        () =>
+          service.controller.devices().filter((d) => d.online).length === devices.size &&
+          [...service.controller.storeLinks().values()].filter((link) => link.up).length === 3,
+        'every register online and every store link up at the head office',
         20_000,
       );
       token = await login(service.app);
@@ -191,9 +197,9 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       const stores = await api(service.app, token, 'GET', '/api/stores');
       expect(stores.statusCode).toBe(200);
       expect(stores.body.stores).toEqual([
-        { store: 's1', devices: 2, online: 2, lastSeenAt: expect.any(String), silent: false },
-        { store: 's2', devices: 2, online: 2, lastSeenAt: expect.any(String), silent: false },
-        { store: 's3', devices: 1, online: 1, lastSeenAt: expect.any(String), silent: false },
+        { store: 's1', devices: 2, online: 2, lastSeenAt: expect.any(String), link: 'up', silent: false },
+        { store: 's2', devices: 2, online: 2, lastSeenAt: expect.any(String), link: 'up', silent: false },
+        { store: 's3', devices: 1, online: 1, lastSeenAt: expect.any(String), link: 'up', silent: false },
       ]);
     });
 
@@ -390,19 +396,25 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       }
     });
 
-    it('shows a store with no register online as silent', async () => {
-      const s3 = devices.get('s3/r1')!;
-      await s3.stop();
-      devices.delete('s3/r1');
-      await until(() => service.controller.device('s3/r1')?.online === false, 's3/r1 offline');
+    it('shows a store with no register online, or whose link is down, as silent', async () => {
+      for (const key of ['s2/r1', 's2/r2']) {
+        await devices.get(key)!.stop();
+        devices.delete(key);
+      }
+      await until(
+        () => service.controller.devices().filter((d) => d.store === 's2' && !d.online).length === 2,
+        "s2's registers offline",
+      );
+      // Store s3's broker goes away: the hub's bridge to it drops and says so on bridge/state;
+      // its register's last state at the hub still says online.
+      await brokers[2]!.stop();
+      await until(() => service.controller.storeLinks().get('s3')?.up === false, "s3's link down");
       const { body } = await api(service.app, token, 'GET', '/api/stores');
-      expect(body.stores.find((s: { store: string }) => s.store === 's3')).toEqual({
-        store: 's3',
-        devices: 1,
-        online: 0,
-        lastSeenAt: expect.any(String),
-        silent: true,
-      });
+      expect(body.stores).toEqual([
+        { store: 's1', devices: 2, online: 2, lastSeenAt: expect.any(String), link: 'up', silent: false },
+        { store: 's2', devices: 2, online: 0, lastSeenAt: expect.any(String), link: 'up', silent: true },
+        { store: 's3', devices: 1, online: 1, lastSeenAt: expect.any(String), link: 'down', silent: true },
+      ]);
     });
   },
 );
