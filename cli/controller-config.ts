@@ -90,7 +90,7 @@ export const controllerFlags = {
   ns: controllerNsFlag(),
   storeLinkTopic: flag(
     '--store-link-topic <topic>',
-    "with --ns 'stores/+': the topic under each store's namespace where its link to the broker says 1 (up) or 0 (down), e.g. bridge/state (Mosquitto's bridge notifications)",
+    "with --ns 'stores/+': the topic under each store's namespace where its link to the broker says 1 (up) or 0 (down), e.g. link/state (Mosquitto's bridge notifications)",
     storeLinkTopicSchema,
   ),
   users: repeatableFlag(

@@ -188,7 +188,7 @@ export interface StoreControllerOptions {
    */
   recheckLeadMs?: number;
   /**
-   * With several stores: a topic under each store's namespace (`bridge/state`) where the store's
+   * With several stores: a topic under each store's namespace (`link/state`) where the store's
    * link to this broker publishes its state (controller/store-links.ts). Default: none.
    */
   storeLinkTopic?: string;

@@ -53,7 +53,7 @@ function bridgeLines(store: string, port: number): string[] {
     // The hub says on the store's own namespace whether its link to the store is up (1) or not (0).
     'notifications true',
     'notifications_local_only true',
-    `notification_topic ${ns}/bridge/state`,
+    `notification_topic ${ns}/link/state`,
     'cleansession false',
     `topic ${ns}/devices/+/state in 1`,
     `topic ${ns}/devices/+/tasks/+/status in 1`,
@@ -100,7 +100,7 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
           ns: NS,
           users: [ADMIN, { ...S1_OP, role: 'operator', scope: { kind: 'store', values: ['s1'] } }],
           db,
-          storeLinkTopic: 'bridge/state',
+          storeLinkTopic: 'link/state',
           tokenTtl: 3600,
           settleMs: 100,
         },
@@ -405,7 +405,7 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
         () => service.controller.devices().filter((d) => d.store === 's2' && !d.online).length === 2,
         "s2's registers offline",
       );
-      // Store s3's broker goes away: the hub's bridge to it drops and says so on bridge/state;
+      // Store s3's broker goes away: the hub's bridge to it drops and says so on link/state;
       // its register's last state at the hub still says online.
       await brokers[2]!.stop();
       await until(() => service.controller.storeLinks().get('s3')?.up === false, "s3's link down");
