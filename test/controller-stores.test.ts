@@ -19,6 +19,7 @@ import { startTestDevice, type TestDevice } from './support/bridge-device.ts';
 import { type RunningProgramBroker, startMosquitto } from './support/broker-programs.ts';
 import type { RunningBroker } from './support/brokers.ts';
 import { ADMIN, api, ended, login, waitForJob } from './support/controller-service.ts';
+import { readEventStream } from './support/event-stream.ts';
 import { brokerLogger, silent } from './support/loggers.ts';
 import { until } from './support/waits.ts';
 
@@ -247,6 +248,29 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
         ['s2', 'r2'],
         ['s2', 'r1'],
       ]);
+    });
+
+    it('streams results with their store (event: job)', async () => {
+      const { ticket } = (await api(service.app, token, 'POST', '/api/events/ticket')).body;
+      const abort = new AbortController();
+      const response = await fetch(`http://127.0.0.1:${service.httpPort}/api/events?ticket=${ticket}`, {
+        signal: abort.signal,
+      });
+      const stream = readEventStream(response);
+      try {
+        await stream.readUntil(/: connected/);
+        await createJob({ script: 'PRINT streamed', target: { devices: ['s2/r2'] } });
+        await stream.readUntil(/"result":\{[^\n]*"report":"streamed"/);
+        const finished = stream.text
+          .split('\n\n')
+          .filter((block) => block.startsWith('event: job\ndata: '))
+          .map((block) => JSON.parse(block.slice('event: job\ndata: '.length)))
+          .find((event) => event.result?.report === 'streamed');
+        expect(finished.result).toMatchObject({ store: 's2', deviceId: 'r2', status: 'FINISHED' });
+      } finally {
+        abort.abort();
+        await stream.cancel().catch(() => undefined);
+      }
     });
 
     it('takes store/id and group together: a register must be in both', async () => {
