@@ -82,6 +82,8 @@ export interface ControllerServiceSettings {
   /** Single sign-on (`--oidc-*`, cli/oidc-flags.ts); absent: password logins only. */
   oidc?: OidcSettings | undefined;
   settleMs?: number;
+  /** `--store-link-topic` (several stores): where each store's link says up or down. */
+  storeLinkTopic?: string | undefined;
 }
 
 export interface RunningControllerService {
@@ -279,6 +281,7 @@ export async function startControllerService(
       ns: settings.ns,
       logger,
       ...(settings.settleMs !== undefined && { settleMs: settings.settleMs }),
+      ...(settings.storeLinkTopic !== undefined && { storeLinkTopic: settings.storeLinkTopic }),
       ...(settings.mqttReconnectMax !== undefined && { reconnectMaxMs: settings.mqttReconnectMax }),
     });
     try {

@@ -43,8 +43,16 @@ export type { StoreControllerOptions } from './types.ts';
 
 export type DroppedReply = 'forged' | 'not_sent' | 'unknown_request';
 
-import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
+import {
+  isMultiStore,
+  storeLinkTopicSchema,
+  storeNamespaceProblem,
+  storeOfTopic,
+} from '../bridge/contract/store-namespace.ts';
+import { ID_PATTERN, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
+import { topicPartsOf } from './store-keys.ts';
+import { type StoreLink, StoreLinks } from './store-links.ts';
 import { CONTROLLER_DEFAULTS, CONTROLLER_SUBSCRIBE_QOS } from './types.ts';
 
 export class StoreController extends EventEmitter<ControllerEvents> {
@@ -65,6 +73,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   private readonly quiet = new QuietWait();
   private readonly recheck: RetainedRecheck;
   private readonly submissions: Submissions;
+  /** `storeLinkTopic`, with several stores only. */
+  private readonly linkTopic: string | undefined;
+  private readonly links = new StoreLinks();
 
   constructor(options: StoreControllerOptions) {
     disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
@@ -74,6 +85,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.clientId = options.clientId ?? `regbridge-ctl-${randomBytes(4).toString('hex')}`;
     this.logger = (options.logger ?? createLogger({ level: 'silent' })).child({ component: 'controller' });
     this.recheck = new RetainedRecheck(options.ns, this.logger);
+    this.linkTopic = isMultiStore(options.ns) ? options.storeLinkTopic : undefined;
     this.submissions = new Submissions({
       ns: options.ns,
       logger: this.logger,
@@ -115,7 +127,15 @@ export class StoreController extends EventEmitter<ControllerEvents> {
    */
   async start(): Promise<void> {
     if (this.client) throw new Error('controller already started');
-    assertNamespace(this.ns);
+    const nsProblem = storeNamespaceProblem(this.ns);
+    if (nsProblem) throw new Error(`invalid namespace ${JSON.stringify(this.ns)}: ${nsProblem}`);
+    if (this.linkTopic !== undefined) {
+      const checked = storeLinkTopicSchema.safeParse(this.linkTopic);
+      if (!checked.success)
+        throw new Error(
+          `invalid storeLinkTopic ${JSON.stringify(this.linkTopic)}: ${checked.error.issues[0]?.message}`,
+        );
+    }
     if (!ID_PATTERN.test(this.clientId)) throw new Error('clientId must match [A-Za-z0-9_-]{1,64}');
     const endpoints = parseBrokerUrls(this.options.url, {
       ...(this.options.username !== undefined && { username: this.options.username }),
@@ -179,7 +199,12 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     if (!retry) return Promise.resolve([]);
     const connection = this.connections;
     return retry.subscribe({
-      filters: [topics.allStates(this.ns), topics.allTaskStatuses(this.ns), topics.allReplies(this.ns)],
+      filters: [
+        topics.allStates(this.ns),
+        topics.allTaskStatuses(this.ns),
+        topics.allReplies(this.ns),
+        ...(this.linkTopic !== undefined ? [`${this.ns}/${this.linkTopic}`] : []),
+      ],
       qos: CONTROLLER_SUBSCRIBE_QOS,
       ...(budgetMs !== undefined && { budgetMs }),
       alive: () => this.client === client && this.connections === connection && client.connected,
@@ -276,13 +301,33 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   cancel(deviceId: string, requestId: string): void {
     const client = this.client;
     if (!client) throw new Error('controller not started');
-    const topic = topics.deviceCancel(this.ns, deviceId);
+    const parts = topicPartsOf(this.ns, deviceId);
+    const topic = topics.deviceCancel(parts.ns, parts.deviceId);
     client.publishAsync(topic, JSON.stringify({ requestId }), { qos: 1 }).catch((error: Error) => {
       this.logger.warn({ topic, requestId, err: error.message }, 'cancel publish failed');
     });
   }
 
+  /** Each store's link state, as `storeLinkTopic` told (several stores only). */
+  storeLinks(): ReadonlyMap<string, StoreLink> {
+    return this.links.all();
+  }
+
+  /** A message on a store's link topic: true when it was one (taken or not). */
+  private onLink(topic: string, payload: Buffer): boolean {
+    if (this.linkTopic === undefined || !topic.endsWith(`/${this.linkTopic}`)) return false;
+    const at = storeOfTopic(this.ns, topic);
+    if (!at || topic !== `${at.ns}/${this.linkTopic}`) return false;
+    if (this.links.apply(at.store, payload, new Date()))
+      this.logger.info(
+        { store: at.store, link: this.links.all().get(at.store)?.up ?? 'unknown' },
+        'store link',
+      );
+    return true;
+  }
+
   private onMessage(topic: string, payload: Buffer): void {
+    if (this.onLink(topic, payload)) return;
     const decoded = decodeControllerMessage(this.ns, topic, payload);
     if (!decoded) return;
     const now = new Date();
@@ -305,6 +350,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       }
       case 'state': {
         this.lastMessageAt = now.getTime();
+        if (decoded.dropped !== undefined)
+          this.logger.warn({ topic, err: decoded.dropped }, 'state taken without its attributes');
         const change = this.directory.applyState(decoded.deviceId, decoded.state, now);
         if (change.kind === 'removed') this.emit('deviceRemoved', change.deviceId);
         if (change.kind !== 'changed') return;

@@ -4,11 +4,13 @@
  * health, metrics, OpenAPI and the dashboard's static files. buildControllerApp() never
  * listens; cli/controller-service.ts owns listening and shutdown.
  */
+
 import type { ServerOptions } from 'node:https';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
+import { isMultiStore } from '../../bridge/contract/store-namespace.ts';
 import {
   AuthService,
   DEFAULT_AUTH_BODY_LIMIT,
@@ -29,6 +31,7 @@ import type { ResultSearch } from '../result-search.ts';
 import type { MissedRun, Scheduler } from '../scheduler.ts';
 import type { ApprovalMode, ScriptDialect } from '../script-intake.ts';
 import type { ScriptLibrary } from '../script-library.ts';
+import type { StoreLink } from '../store-links.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
 import type { ControllerUsers } from '../users.ts';
 import type { Webhooks } from '../webhooks.ts';
@@ -48,16 +51,21 @@ import { searchRoutes } from './search-routes.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { createServiceMetrics } from './service-metrics.ts';
 import { simulatorRoutes } from './simulator-routes.ts';
+import { installStoreBodies } from './store-bodies.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 
 /** What the HTTP API reads of the store controller. */
 export interface DirectoryView {
+  /** The namespace; `stores/+` (several stores) keys registers `store/id` (controller/store-keys.ts). */
+  readonly ns?: string;
   readonly connection: ConnectionState;
   /** While disconnected: the reconnect attempt awaited and when it starts (StoreController). */
   readonly reconnect?: { attempt: number; inMs: number } | undefined;
   /** Replies dropped by reason (StoreController.droppedReplies, contract 3.1). */
   readonly droppedReplies?: Readonly<Record<string, number>>;
   devices(): DeviceEntry[];
+  /** Each store's link state (several stores with `--store-link-topic`). */
+  storeLinks?(): ReadonlyMap<string, StoreLink>;
   device(deviceId: string): DeviceEntry | undefined;
   taskSummary(deviceId: string): TaskSummary;
   on(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
@@ -185,6 +193,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   // Signed-in users are named `oidc:...`; a users file's names never hold a colon, so the two never meet.
   const oidcUsers = new OidcUsers(options.tokenTtl * 1000);
   installAccessControl(app, (name) => options.users.get(name) ?? oidcUsers.get(name), options.audit);
+  if (options.directory.ns !== undefined && isMultiStore(options.directory.ns)) installStoreBodies(app);
   const authBodyLimit = options.authBodyLimit ?? DEFAULT_AUTH_BODY_LIMIT;
   await app.register(serviceAuthRoutes, { auth, audit: options.audit, bodyLimit: authBodyLimit });
   await app.register(oidcRoutes, {
