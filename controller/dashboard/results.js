@@ -4,6 +4,7 @@
 
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
+import { jobPath } from './names.js';
 import { showFailure } from './session.js';
 import { state } from './state.js';
 
@@ -25,11 +26,19 @@ function row(result) {
   return el(
     'tr',
     {},
-    el('td', {}, result.jobName ?? result.jobId),
-    el('td', {}, result.deviceId),
-    el('td', {}, el('span', { class: `badge ${result.status.toLowerCase()}` }, result.status)),
-    el('td', {}, when(result.endedAt ?? result.sentAt)),
-    el('td', {}, el('pre', { class: 'report' }, outcome)),
+    el(
+      'td',
+      { 'data-label': 'Job' },
+      el('a', { href: jobPath(result.jobId) }, result.jobName ?? result.jobId),
+    ),
+    el('td', { 'data-label': 'Register' }, result.deviceId),
+    el(
+      'td',
+      { 'data-label': 'Status' },
+      el('span', { class: `badge status ${result.status} ${result.status.toLowerCase()}` }, result.status),
+    ),
+    el('td', { 'data-label': 'Ended' }, when(result.endedAt ?? result.sentAt)),
+    el('td', { 'data-label': 'Report or error' }, el('pre', { class: 'report' }, outcome)),
   );
 }
 

@@ -4,6 +4,7 @@
 
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
+import { onShow } from './router.js';
 import { showFailure } from './session.js';
 import { state } from './state.js';
 
@@ -54,6 +55,8 @@ async function renderHook(hook) {
 export async function loadWebhooks() {
   const admin = await isAdmin();
   $('webhooks-section').hidden = !admin;
+  $('webhooks-admins').hidden = admin;
+  $('nav-webhooks').hidden = !admin;
   if (!admin) return;
   const { webhooks } = await api('GET', '/api/webhooks');
   $('webhooks').replaceChildren(...(await Promise.all(webhooks.map(renderHook))));
@@ -77,3 +80,4 @@ async function addWebhook(event) {
 
 $('webhook-form').addEventListener('submit', addWebhook);
 $('webhooks-refresh').addEventListener('click', () => loadWebhooks().catch(showFailure));
+onShow('webhooks', () => loadWebhooks().catch(showFailure));

@@ -1,0 +1,101 @@
+// A register's own page (/registers/<id>, or /registers/<store>/<id>): its state and attributes,
+// live, its recent results with their reports (GET /api/results?deviceId=), and "Run a script on
+// this register", which opens the job form aimed at it.
+import { api } from './api.js';
+import { $, el, when } from './dom.js';
+import { jobPath } from './names.js';
+import { reportBlock } from './report.js';
+import { onShow, setTitle } from './router.js';
+import { showFailure } from './session.js';
+import { may, state } from './state.js';
+
+const RECENT = 20;
+let shownId;
+
+function facts(device) {
+  const rows = [
+    ['Status', device.online ? 'Online' : 'Offline'],
+    ['Store', typeof device.store === 'string' ? device.store : undefined],
+    ['Groups', (device.groups ?? []).join(', ') || undefined],
+    ['Last task', device.lastTask ? `#${device.lastTask.id} ${device.lastTask.status}` : undefined],
+    ['Last seen', when(device.lastSeenAt)],
+    ['Queue', device.queue ? `${device.queue.running} running, ${device.queue.queued} queued` : undefined],
+    ['Installation', device.installation],
+    ['Version', device.version],
+    ...Object.entries(device.attributes ?? {}).map(([name, value]) => [name, value]),
+  ].filter(([, value]) => value !== undefined && value !== '');
+  return el(
+    'dl',
+    { class: 'facts card', 'data-role': 'register-facts' },
+    ...rows.flatMap(([name, value]) => [
+      el('dt', {}, name),
+      el('dd', name === 'Status' ? { class: `status ${device.online ? 'online' : 'offline'}` } : {}, value),
+    ]),
+  );
+}
+
+function resultItem(result) {
+  const text = result.report ?? result.error ?? '';
+  return el(
+    'li',
+    { class: 'card result' },
+    el(
+      'p',
+      {},
+      el('a', { href: jobPath(result.jobId) }, result.jobName ?? 'Job'),
+      ' · ',
+      el('span', { class: `status ${result.status}` }, result.status),
+      ' · ',
+      when(result.endedAt ?? result.sentAt),
+    ),
+    text === ''
+      ? el('p', { class: 'muted' }, 'No report.')
+      : reportBlock(text, `report of ${result.deviceId}`, `${result.deviceId}-${result.jobId}.txt`),
+  );
+}
+
+function render(deviceId) {
+  const device = state.devices.get(deviceId);
+  const section = $('register-section');
+  const run = el(
+    'a',
+    { href: `/jobs/new?devices=${encodeURIComponent(deviceId)}`, class: 'button' },
+    'Run a script on this register',
+  );
+  section.replaceChildren(
+    el('p', {}, el('a', { href: '/registers' }, '← All registers')),
+    el('h2', { id: 'register-heading', tabindex: '-1' }, `Register ${deviceId}`),
+    device ? facts(device) : el('p', { class: 'muted' }, 'This controller has not seen this register.'),
+    may('operate') ? el('p', {}, run) : null,
+    el('h3', { id: 'register-results-heading' }, 'Recent results'),
+    el('ol', { id: 'register-results', class: 'jobs', 'aria-labelledby': 'register-results-heading' }),
+    el('p', { id: 'register-results-empty', class: 'muted', hidden: true }, 'No result yet.'),
+  );
+}
+
+async function loadResults(deviceId) {
+  const params = new URLSearchParams({ deviceId, limit: String(RECENT) });
+  const { results } = await api('GET', `/api/results?${params}`);
+  if (shownId !== deviceId) return;
+  $('register-results').replaceChildren(...results.map(resultItem));
+  $('register-results-empty').hidden = results.length > 0;
+}
+
+/** A state change of the register shown (event stream) updates its facts in place. */
+export function onDeviceChange(device) {
+  if (shownId !== device.deviceId || $('register-section').closest('[data-page]').hidden) return;
+  $('register-section').querySelector('[data-role=register-facts]')?.replaceWith(facts(device));
+}
+
+/** A result of the register shown ended: the list is read again. */
+export function onResultOf(deviceId) {
+  if (shownId === deviceId && !$('register-section').closest('[data-page]').hidden)
+    loadResults(deviceId).catch(showFailure);
+}
+
+onShow('register', ({ deviceId }) => {
+  shownId = deviceId;
+  setTitle(`Register ${deviceId}`);
+  render(deviceId);
+  loadResults(deviceId).catch(showFailure);
+});
