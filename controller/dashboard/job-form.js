@@ -119,7 +119,7 @@ export async function startJob(event) {
   $('job-error').textContent = '';
   if (form.elements.scriptKind.value === 'library' && !chosenScript(form)) {
     $('job-error').textContent =
-      'Library script: choose one (the library is empty: add one on the Scripts page)';
+      'Library entry: choose one (the library is empty: add one on the Scripts page)';
     return;
   }
   const problem = formProblem(form);
