@@ -48,7 +48,7 @@ export function jobButtons(job, title, onJob) {
   }
   if (job.status === 'PAUSED')
     buttons.push(button('Resume', title, () => post(job.jobId, 'resume', undefined, onJob)));
-  if (job.status === 'IN_PROGRESS')
+  if (job.status === 'IN_PROGRESS' || job.status === 'SCHEDULED')
     buttons.push(button('Pause', title, () => post(job.jobId, 'pause', undefined, onJob), 'secondary'));
   buttons.push(button('Cancel', title, () => post(job.jobId, 'cancel', undefined, onJob), 'danger'));
   return buttons;

@@ -6,19 +6,7 @@ import { api } from './api.js';
 import { $, el, when } from './dom.js';
 import { onShow } from './router.js';
 import { showFailure } from './session.js';
-import { state } from './state.js';
-
-/** The role of the session's token (GET /api/me), asked once per token. */
-let known = { token: undefined, role: undefined };
-
-async function isAdmin() {
-  if (known.token !== state.token) {
-    const token = state.token;
-    const { role } = await api('GET', '/api/me');
-    known = { token, role };
-  }
-  return known.role === 'admin';
-}
+import { may } from './state.js';
 
 function deliveryLine(delivery) {
   const answer = delivery.lastStatus ?? delivery.lastError ?? '';
@@ -53,7 +41,8 @@ async function renderHook(hook) {
 }
 
 export async function loadWebhooks() {
-  const admin = await isAdmin();
+  // The role was read at login (GET /api/me, dashboard.js).
+  const admin = may('admin');
   $('webhooks-section').hidden = !admin;
   $('webhooks-admins').hidden = admin;
   $('nav-webhooks').hidden = !admin;
