@@ -336,11 +336,8 @@ describe('service routes', () => {
     expect([icon.statusCode, icon.headers['content-type']]).toEqual([200, 'image/svg+xml']);
     // The pages are the dashboard's, not the API's: the OpenAPI document does not list them.
     const openapi = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    expect(
-      Object.keys(openapi.paths).filter(
-        (path) => !path.startsWith('/api/') && path !== '/health' && path !== '/metrics',
-      ),
-    ).toEqual([]);
+    const pages = ['/registers', '/jobs', '/audit'];
+    expect(Object.keys(openapi.paths).filter((path) => pages.some((p) => path.startsWith(p)))).toEqual([]);
   });
 });
 
