@@ -10,6 +10,7 @@ import { $, setStoreZone } from './dom.js';
 import './job-form.js';
 import './job-page.js';
 import { onJob } from './jobs.js';
+import { deviceKey } from './names.js';
 import { onDeviceChange, onResultOf } from './register-page.js';
 import { renderDevice, renderDevices } from './registers.js';
 import './results.js';
@@ -31,7 +32,7 @@ async function loadAll() {
   ]);
   state.me = me;
   state.scripts = new Map(scripts.map((s) => [s.scriptId, s]));
-  state.devices = new Map(devices.map((d) => [d.deviceId, d]));
+  state.devices = new Map(devices.map((d) => [deviceKey(d), d]));
   renderDevices(devices);
   $('new-job-link').hidden = !may('operate');
   const schedules = await loadSchedules();
@@ -70,7 +71,7 @@ async function connectEvents() {
   };
   events.addEventListener('device', (message) => {
     const device = JSON.parse(message.data);
-    state.devices.set(device.deviceId, device);
+    state.devices.set(deviceKey(device), device);
     renderDevice(device);
     onDeviceChange(device);
   });
@@ -79,7 +80,7 @@ async function connectEvents() {
     // A schedule's run moves its next runs on.
     if (job.scheduleId && !state.jobs.has(job.jobId)) loadSchedules().catch(showFailure);
     onJob(job);
-    if (job.result && ENDED_RESULTS.includes(job.result.status)) onResultOf(job.result.deviceId);
+    if (job.result && ENDED_RESULTS.includes(job.result.status)) onResultOf(deviceKey(job.result));
   });
 }
 

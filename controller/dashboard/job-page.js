@@ -4,7 +4,7 @@
 import { $, el, when } from './dom.js';
 import { jobButtons, rolloutLine } from './job-controls.js';
 import { aboutLine, countsLine, loadJob, onJob, onJobChange, outcomeBadge, progressBar } from './jobs.js';
-import { jobTitle, registerPath } from './names.js';
+import { deviceKey, jobTitle, registerPath } from './names.js';
 import { reportBlock } from './report.js';
 import { onShow, setTitle } from './router.js';
 import { showFailure } from './session.js';
@@ -50,29 +50,29 @@ function resultRows(job) {
   const q = form.elements.q.value.trim().toLowerCase();
   const status = form.elements.status.value;
   const all = [...(state.results.get(job.jobId)?.values() ?? [])].sort((a, b) =>
-    a.deviceId.localeCompare(b.deviceId, undefined, { numeric: true }),
+    deviceKey(a).localeCompare(deviceKey(b), undefined, { numeric: true }),
   );
   const shown = all.filter(
     (r) =>
       (!status || r.status === status) &&
-      (!q || `${r.deviceId} ${r.report ?? ''} ${r.error ?? ''}`.toLowerCase().includes(q)),
+      (!q || `${deviceKey(r)} ${r.report ?? ''} ${r.error ?? ''}`.toLowerCase().includes(q)),
   );
   $('job-results-count').textContent = `${shown.length} of ${all.length} registers`;
   return shown.map((r) => {
     const text = r.report ?? r.error ?? '';
-    const device = state.devices.get(r.deviceId) ?? { deviceId: r.deviceId };
+    const key = deviceKey(r);
+    const device = state.devices.get(key) ?? r;
     return el(
       'tr',
-      { 'data-device': r.deviceId },
-      el('th', { scope: 'row' }, el('a', { href: registerPath(device) }, r.deviceId)),
+      { 'data-device': key },
+      el('th', { scope: 'row' }, el('a', { href: registerPath(device) }, key)),
       el('td', { 'data-label': 'Result' }, el('span', { class: `status ${r.status}` }, r.status)),
       el('td', { 'data-label': 'Time' }, when(r.endedAt ?? r.sentAt)),
       el(
         'td',
         { 'data-label': 'Report or error' },
-        text === '' ? '' : reportBlock(text, `report of ${r.deviceId}`, `${r.deviceId}-${job.jobId}.txt`),
+        text === '' ? '' : reportBlock(text, `report of ${key}`, `${key.replace('/', '-')}-${job.jobId}.txt`),
       ),
-      el('td', { 'data-label': 'Task' }, r.taskId === undefined ? '' : String(r.taskId)),
     );
   });
 }
@@ -124,7 +124,7 @@ function skeleton(jobId) {
     el(
       'tr',
       {},
-      ...['Register', 'Result', 'Time', 'Report or error', 'Task'].map((h) => el('th', { scope: 'col' }, h)),
+      ...['Register', 'Result', 'Time', 'Report or error'].map((h) => el('th', { scope: 'col' }, h)),
     ),
   );
   $('job-section').replaceChildren(

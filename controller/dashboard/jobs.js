@@ -4,7 +4,7 @@
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
 import { jobButtons, rolloutLine } from './job-controls.js';
-import { jobPath, jobTitle, scriptName, targetName } from './names.js';
+import { deviceKey, jobPath, jobTitle, scriptName, targetName } from './names.js';
 import { navigate, onShow, setTitle } from './router.js';
 import { showFailure } from './session.js';
 import { state } from './state.js';
@@ -62,8 +62,9 @@ export function progressBar(job, title) {
 }
 
 export function aboutLine(job) {
-  const by = `by ${job.createdBy} · ${when(job.createdAt)}`;
-  return `${scriptName(job)} · ${targetName(job)} · ${by}${job.endedAt ? ` · ended ${when(job.endedAt)}` : ''}`;
+  const by = `by ${job.createdBy} · ${when(job.createdAt)}${job.endedAt ? ` · ended ${when(job.endedAt)}` : ''}`;
+  // A job without a name is already called after its script and target.
+  return job.name ? `${scriptName(job)} · ${targetName(job)} · ${by}` : by;
 }
 
 /** The job as a card of the list: its name links to its page. */
@@ -94,7 +95,7 @@ export function renderJob(job) {
     item = el('li', { class: 'job card', 'data-job': job.jobId });
     list.prepend(item);
   }
-  item.replaceChildren(...jobItem(job));
+  item.replaceChildren(...jobItem(job).filter(Boolean));
   $('jobs-empty').hidden = list.children.length > 0;
 }
 
@@ -127,7 +128,7 @@ export async function loadJobs(more = false) {
     keepNewer(state.jobs, job.jobId, job, jobRank);
     const item = el('li', { class: 'job card', 'data-job': job.jobId });
     $('jobs').append(item);
-    item.replaceChildren(...jobItem(state.jobs.get(job.jobId)));
+    item.replaceChildren(...jobItem(state.jobs.get(job.jobId)).filter(Boolean));
   }
   next = page.jobs.length === PAGE ? page.jobs.at(-1).jobId : undefined;
   $('jobs-more').hidden = next === undefined;
@@ -178,9 +179,9 @@ export function onJob(data) {
   }
   if (!state.results.has(jobId)) state.results.set(jobId, new Map());
   const known = state.results.get(jobId);
-  for (const r of results ?? []) keepNewer(known, r.deviceId, r, resultRank);
+  for (const r of results ?? []) keepNewer(known, deviceKey(r), r, resultRank);
   if (results) state.loaded.add(jobId);
-  if (result) keepNewer(known, result.deviceId, result, resultRank);
+  if (result) keepNewer(known, deviceKey(result), result, resultRank);
   renderJob(kept);
   for (const listener of followers) listener(kept, result);
 }

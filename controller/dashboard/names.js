@@ -32,6 +32,16 @@ export function jobPath(jobId) {
   return `/jobs/${encodeURIComponent(jobId)}`;
 }
 
+/**
+ * A register's key: `<store>/<id>` when the controller serves several stores (the API then names
+ * each register's store), its id otherwise; ids and store names never hold `/`.
+ */
+export function deviceKey(device) {
+  return typeof device.store === 'string' && device.store !== ''
+    ? `${device.store}/${device.deviceId}`
+    : device.deviceId;
+}
+
 export function registerPath(device) {
   const id = encodeURIComponent(device.deviceId);
   return typeof device.store === 'string' && device.store !== ''

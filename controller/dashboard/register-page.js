@@ -3,21 +3,22 @@
 // this register", which opens the job form aimed at it.
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
-import { jobPath } from './names.js';
+import { deviceKey, jobPath } from './names.js';
 import { reportBlock } from './report.js';
 import { onShow, setTitle } from './router.js';
 import { showFailure } from './session.js';
 import { may, state } from './state.js';
 
 const RECENT = 20;
-let shownId;
+/** The register shown: its key, id and store. */
+let shown;
 
 function facts(device) {
   const rows = [
     ['Status', device.online ? 'Online' : 'Offline'],
     ['Store', typeof device.store === 'string' ? device.store : undefined],
     ['Groups', (device.groups ?? []).join(', ') || undefined],
-    ['Last task', device.lastTask ? `#${device.lastTask.id} ${device.lastTask.status}` : undefined],
+    ['Last task', device.lastTask ? `${device.lastTask.status} (task ${device.lastTask.id})` : undefined],
     ['Last seen', when(device.lastSeenAt)],
     ['Queue', device.queue ? `${device.queue.running} running, ${device.queue.queued} queued` : undefined],
     ['Installation', device.installation],
@@ -54,17 +55,21 @@ function resultItem(result) {
   );
 }
 
-function render(deviceId) {
-  const device = state.devices.get(deviceId);
+function render({ key, deviceId, store }) {
+  const device = state.devices.get(key);
   const section = $('register-section');
   const run = el(
     'a',
-    { href: `/jobs/new?devices=${encodeURIComponent(deviceId)}`, class: 'button' },
+    { href: `/jobs/new?devices=${encodeURIComponent(key)}`, class: 'button' },
     'Run a script on this register',
   );
   section.replaceChildren(
     el('p', {}, el('a', { href: '/registers' }, '← All registers')),
-    el('h2', { id: 'register-heading', tabindex: '-1' }, `Register ${deviceId}`),
+    el(
+      'h2',
+      { id: 'register-heading', tabindex: '-1' },
+      `Register ${deviceId}${store ? ` (store ${store})` : ''}`,
+    ),
     device ? facts(device) : el('p', { class: 'muted' }, 'This controller has not seen this register.'),
     may('operate') ? el('p', {}, run) : null,
     el('h3', { id: 'register-results-heading' }, 'Recent results'),
@@ -73,29 +78,32 @@ function render(deviceId) {
   );
 }
 
-async function loadResults(deviceId) {
-  const params = new URLSearchParams({ deviceId, limit: String(RECENT) });
+async function loadResults({ key, deviceId, store }) {
+  const params = new URLSearchParams({ deviceId, ...(store && { store }), limit: String(RECENT) });
   const { results } = await api('GET', `/api/results?${params}`);
-  if (shownId !== deviceId) return;
+  if (shown?.key !== key) return;
   $('register-results').replaceChildren(...results.map(resultItem));
   $('register-results-empty').hidden = results.length > 0;
 }
 
+function onPage() {
+  return !$('register-section').closest('[data-page]').hidden;
+}
+
 /** A state change of the register shown (event stream) updates its facts in place. */
 export function onDeviceChange(device) {
-  if (shownId !== device.deviceId || $('register-section').closest('[data-page]').hidden) return;
+  if (shown?.key !== deviceKey(device) || !onPage()) return;
   $('register-section').querySelector('[data-role=register-facts]')?.replaceWith(facts(device));
 }
 
-/** A result of the register shown ended: the list is read again. */
-export function onResultOf(deviceId) {
-  if (shownId === deviceId && !$('register-section').closest('[data-page]').hidden)
-    loadResults(deviceId).catch(showFailure);
+/** A result of the register shown ended (its key): the list is read again. */
+export function onResultOf(key) {
+  if (shown?.key === key && onPage()) loadResults(shown).catch(showFailure);
 }
 
-onShow('register', ({ deviceId }) => {
-  shownId = deviceId;
+onShow('register', ({ deviceId, store }) => {
+  shown = { key: store ? `${store}/${deviceId}` : deviceId, deviceId, store };
   setTitle(`Register ${deviceId}`);
-  render(deviceId);
-  loadResults(deviceId).catch(showFailure);
+  render(shown);
+  loadResults(shown).catch(showFailure);
 });

@@ -2,7 +2,7 @@
 // store, attribute) with counts. Rows are updated in place; filtering, sorting and counting
 // happen at most once per frame however many registers change state.
 import { $, el, when } from './dom.js';
-import { registerPath } from './names.js';
+import { deviceKey, registerPath } from './names.js';
 import { onShow, setTitle } from './router.js';
 import { state } from './state.js';
 
@@ -31,7 +31,11 @@ function cells(device) {
     cell(
       'Last task',
       device.lastTask
-        ? el('span', { class: device.lastTask.status }, `#${device.lastTask.id} ${device.lastTask.status}`)
+        ? el(
+            'span',
+            { class: device.lastTask.status, title: `task ${device.lastTask.id}` },
+            device.lastTask.status,
+          )
         : '—',
     ),
     cell('Last seen', when(device.lastSeenAt)),
@@ -112,8 +116,8 @@ function refresh() {
   const shown = devices.filter((d) => matches(d, f)).sort(SORTS[f.sort] ?? SORTS.id);
   const body = $('registers').tBodies[0];
   const rows = new Map([...body.rows].map((r) => [r.dataset.device, r]));
-  const order = shown.map((d) => rows.get(d.deviceId)).filter(Boolean);
-  const visible = new Set(shown.map((d) => d.deviceId));
+  const order = shown.map((d) => rows.get(deviceKey(d))).filter(Boolean);
+  const visible = new Set(shown.map(deviceKey));
   for (const [id, row] of rows) row.hidden = !visible.has(id);
   // Re-append only when the order changed, so a state change moves nothing on screen.
   const now = [...body.rows].filter((r) => !r.hidden);
@@ -138,9 +142,9 @@ function refreshSoon() {
 
 export function renderDevice(device) {
   const body = $('registers').tBodies[0];
-  let row = body.querySelector(`tr[data-device="${CSS.escape(device.deviceId)}"]`);
+  let row = body.querySelector(`tr[data-device="${CSS.escape(deviceKey(device))}"]`);
   if (!row) {
-    row = el('tr', { 'data-device': device.deviceId });
+    row = el('tr', { 'data-device': deviceKey(device) });
     body.append(row);
   }
   row.replaceChildren(...cells(device));
