@@ -87,6 +87,12 @@ describe.skipIf(chromiumSkipReason)('the dashboard, page by page', () => {
       target: { group: 'front' },
     });
     await waitForJob(service, token, unnamed.body.jobId, ended, 'the X report');
+    const saved = await api(service.app, token, 'POST', '/api/scripts', {
+      name: 'Till message',
+      body: 'PRINT {{message}}',
+      params: [{ name: 'message', type: 'string', required: true }],
+    });
+    expect(saved.statusCode).toBe(201);
     browser = await launchChromium();
     // The audit injects axe-core, which the dashboard's policy would refuse (see support/axe.ts).
     desktop = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
@@ -209,6 +215,40 @@ describe.skipIf(chromiumSkipReason)('the dashboard, page by page', () => {
     expect(await page.getByRole('heading', { level: 2 }).first().textContent()).toBe(
       'PRINT from the register page · group back (4)',
     );
+    await page.close();
+  });
+
+  it('starts a library script from the guided form, named after the script and its target', async () => {
+    const page = await openAt(desktop, service.httpPort, '/jobs/new');
+    await page.getByLabel('From the library').check();
+    await page.getByLabel('Library entry').selectOption({ label: 'Till message (v1)' });
+    expect(await page.locator('#job-library-body').textContent()).toBe('PRINT {{message}}');
+    await page.locator('#job-form').getByLabel('message', { exact: true }).fill('doors close at 8');
+    await page.getByLabel('Registers', { exact: true }).check();
+    await page.getByLabel('Group or registers (comma-separated)').fill('reg2');
+    await expect
+      .poll(() => page.locator('#job-target-count').textContent())
+      .toBe('Reaches 1 register (1 online)');
+    // Rollout options wait behind "Advanced"; an out-of-range one is named in the form's words.
+    expect(await page.getByLabel('Batch size (registers at once)').isVisible()).toBe(false);
+    await page.getByText('Advanced: rollout, abort, deadline').click();
+    await page.getByLabel('Deadline (seconds)').fill('700000');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await expect
+      .poll(() => page.locator('#job-error').textContent())
+      .toBe('Deadline: from 1 to 604800 seconds (a week); empty: 600');
+    await page.getByLabel('Deadline (seconds)').fill('');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Send this script to 1 register?' });
+    await dialog.waitFor({ timeout: LIVE_TIMEOUT });
+    expect(await dialog.textContent()).toContain('Script: Till message (library, v1)');
+    await dialog.getByRole('button', { name: 'Send to 1 register' }).click();
+    await until(() => /^\/jobs\/[0-9a-f-]{36}$/.test(pathOf(page)), 'the new job page');
+    await page
+      .locator('[data-role=job-summary] [data-role=job-outcome]', { hasText: 'Succeeded: 1 of 1 finished' })
+      .waitFor({ timeout: LIVE_TIMEOUT });
+    expect(await page.locator('#job-heading').textContent()).toBe('Till message · register reg2');
+    expect(await page.locator('#job-results pre.report').textContent()).toBe('doors close at 8');
     await page.close();
   });
 
