@@ -22,6 +22,7 @@ import { startRealDevice } from './support/controller-env.ts';
 import { ADMIN, api, ended, login, startService, waitForJob } from './support/controller-service.ts';
 import { until } from './support/waits.ts';
 
+const OPERATOR = { name: 'ops', password: 'ops-pw', role: 'operator' as const };
 const REGISTERS = ['reg1', 'reg2', 'reg3', 'reg4', 'reg5', 'reg6', 'reg7', 'reg8'];
 
 /** Logs in at `path` (a shared link) and resolves once the page is live. */
@@ -68,7 +69,7 @@ describe.skipIf(chromiumSkipReason)('the dashboard, page by page', () => {
         REGISTERS.map((id, i) => startRealDevice(broker, ns, id, { groups: [i < 4 ? 'front' : 'back'] })),
       )),
     );
-    service = await startService(broker, ns);
+    service = await startService(broker, ns, { settings: { users: [ADMIN, OPERATOR] } });
     await until(
       () => service.controller.devices().filter((d) => d.online).length === REGISTERS.length,
       'registers online',
@@ -273,7 +274,7 @@ describe.skipIf(chromiumSkipReason)('the dashboard, page by page', () => {
     await page.close();
   });
 
-  it('is used by keyboard only: to the jobs, into a running job, cancel it', async () => {
+  it('is used by keyboard only: to the jobs, into a running job, cancel it, rerun it', async () => {
     const created = await api(service.app, token, 'POST', '/api/jobs', {
       name: 'slow close',
       script: 'SLEEP 3000\nPRINT late',
@@ -307,6 +308,59 @@ describe.skipIf(chromiumSkipReason)('the dashboard, page by page', () => {
       .locator('[data-role=job-summary] [data-role=job-status]', { hasText: 'CANCELLED' })
       .waitFor({ timeout: LIVE_TIMEOUT });
     await waitForJob(service, token, slow.jobId, ended, 'the cancelled job');
+    // Ended with registers never sent: Rerun applies, and opens the new job's page.
+    await tabTo('Rerun job slow close');
+    await page.keyboard.press('Enter');
+    await until(
+      () => /^\/jobs\/[0-9a-f-]{36}$/.test(pathOf(page)) && !pathOf(page).includes(slow.jobId),
+      'the rerun',
+    );
+    const rerun = pathOf(page).slice('/jobs/'.length);
+    await page
+      .locator('[data-role=job-summary] [data-role=job-rollout]', { hasText: 'a rerun' })
+      .waitFor({ timeout: LIVE_TIMEOUT });
+    await api(service.app, token, 'POST', `/api/jobs/${rerun}/cancel`);
+    await page.close();
+  });
+
+  it("approves and denies another user's jobs on their pages; buttons only where they apply", async () => {
+    const script = await api(service.app, token, 'POST', '/api/scripts', {
+      name: 'Price change',
+      body: 'PRINT new prices',
+      requiresApproval: true,
+    });
+    const opsToken = await login(service.app, OPERATOR);
+    const [first, second] = await Promise.all(
+      ['approve me', 'deny me'].map(async (name) => {
+        const created = await api(service.app, opsToken, 'POST', '/api/jobs', {
+          name,
+          scriptRef: { scriptId: script.body.scriptId },
+          target: { devices: ['reg1'] },
+        });
+        expect(created.body.status).toBe('WAITING_FOR_APPROVAL');
+        return created.body as Job;
+      }),
+    );
+    const page = await openAt(desktop, service.httpPort, `/jobs/${first!.jobId}`);
+    const summary = page.locator('[data-role=job-summary]');
+    await summary
+      .locator('[data-role=job-status]', { hasText: 'WAITING_FOR_APPROVAL' })
+      .waitFor({ timeout: LIVE_TIMEOUT });
+    // Waiting: approve, deny or cancel; no pause, resume or rerun.
+    expect(await summary.getByRole('button').allTextContents()).toEqual(['Approve', 'Deny', 'Cancel']);
+    await summary.getByRole('button', { name: 'Approve job approve me' }).click();
+    await summary
+      .locator('[data-role=job-outcome]', { hasText: 'Succeeded: 1 of 1 finished' })
+      .waitFor({ timeout: LIVE_TIMEOUT });
+    expect(await summary.getByRole('button').count()).toBe(0);
+    await page.goto(`http://127.0.0.1:${service.httpPort}/jobs/${second!.jobId}`);
+    await summary.getByRole('button', { name: 'Deny job deny me' }).click();
+    await summary.locator('[data-role=job-status]', { hasText: 'DENIED' }).waitFor({ timeout: LIVE_TIMEOUT });
+    expect(await summary.getByRole('button').count()).toBe(0);
+    expect((await api(service.app, token, 'GET', `/api/jobs/${second!.jobId}`)).body.approval).toMatchObject({
+      decision: 'denied',
+      by: 'admin',
+    });
     await page.close();
   });
 

@@ -3,6 +3,8 @@
 // others anyway. Also the line on waves, pause, schedule and retry.
 import { api } from './api.js';
 import { el, when } from './dom.js';
+import { jobPath } from './names.js';
+import { navigate } from './router.js';
 import { showFailure } from './session.js';
 import { may, state } from './state.js';
 
@@ -10,7 +12,10 @@ const ENDED = ['COMPLETED', 'ABORTED', 'CANCELLED', 'DENIED'];
 
 async function post(jobId, action, body, onJob) {
   try {
-    onJob(await api('POST', `/api/jobs/${encodeURIComponent(jobId)}/${action}`, body));
+    const job = await api('POST', `/api/jobs/${encodeURIComponent(jobId)}/${action}`, body);
+    onJob(job);
+    // A rerun is a new job: its page is where it is followed.
+    if (action === 'rerun') navigate(jobPath(job.jobId));
   } catch (error) {
     showFailure(error);
   }
