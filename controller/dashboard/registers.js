@@ -130,17 +130,11 @@ function refresh() {
   $('registers-none').hidden = devices.length === 0 || shown.length > 0;
 }
 
+/** Registers changed since the last frame: a burst of events costs one update per register. */
+const changed = new Map();
 let pending = false;
-function refreshSoon() {
-  if (pending) return;
-  pending = true;
-  requestAnimationFrame(() => {
-    pending = false;
-    refresh();
-  });
-}
 
-export function renderDevice(device) {
+function drawRow(device) {
   const body = $('registers').tBodies[0];
   let row = body.querySelector(`tr[data-device="${CSS.escape(deviceKey(device))}"]`);
   if (!row) {
@@ -148,12 +142,26 @@ export function renderDevice(device) {
     body.append(row);
   }
   row.replaceChildren(...cells(device));
-  refreshSoon();
+}
+
+function flush() {
+  pending = false;
+  for (const device of changed.values()) drawRow(device);
+  changed.clear();
+  refresh();
+}
+
+export function renderDevice(device) {
+  changed.set(deviceKey(device), device);
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(flush);
 }
 
 export function renderDevices(devices) {
   $('registers').tBodies[0].replaceChildren();
-  for (const device of devices) renderDevice(device);
+  changed.clear();
+  for (const device of devices) drawRow(device);
   refresh();
 }
 
