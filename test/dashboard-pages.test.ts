@@ -188,6 +188,8 @@ describe.skipIf(chromiumSkipReason)('the dashboard, page by page', () => {
     expect(await result.locator('pre.report').textContent()).toBe(
       zReport.results.find((r) => r.deviceId === 'reg7')!.report,
     );
+    // X REPORT went to the front group only; reg7 is in the back group: one Z report so far.
+    expect(await page.locator('#register-results li').count()).toBe(1);
     await page.getByRole('link', { name: 'Run a script on this register' }).click();
     expect(pathOf(page)).toBe('/jobs/new?devices=reg7');
     await expect
@@ -390,8 +392,14 @@ describe.skipIf(chromiumSkipReason)('the dashboard, page by page', () => {
         await page.locator(`[data-page="${name}"]`).waitFor({ timeout: LIVE_TIMEOUT });
         if (name === 'job')
           await page.locator('#job-results tbody tr').nth(7).waitFor({ timeout: LIVE_TIMEOUT });
-        if (name === 'register')
-          await page.locator('#register-results li').first().waitFor({ timeout: LIVE_TIMEOUT });
+        if (name === 'register') {
+          // The newest result's job has no name: it is called after its script and target.
+          await expect
+            .poll(() => page.locator('#register-results li a').first().textContent(), {
+              timeout: LIVE_TIMEOUT,
+            })
+            .toBe('PRINT from the register page · group back (4)');
+        }
         if (name === 'jobs') await page.locator('li.job').first().waitFor({ timeout: LIVE_TIMEOUT });
         found.push(...(await seriousViolations(page)).map((v) => `${width} ${path}: ${v}`));
         const scrollWidth = (await page.evaluate('document.documentElement.scrollWidth')) as number;
@@ -425,5 +433,55 @@ describe.skipIf(chromiumSkipReason)('the dashboard, page by page', () => {
       expect(box.x + box.width).toBeLessThanOrEqual(375);
     }
     await page.close();
+  });
+
+  it('follows the system dark theme, still without serious or critical violations', async () => {
+    const dark = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      colorScheme: 'dark',
+      bypassCSP: true,
+    });
+    try {
+      const page = await openAt(dark, service.httpPort, `/jobs/${zReport.jobId}`);
+      await page.locator('#job-results tbody tr').nth(7).waitFor({ timeout: LIVE_TIMEOUT });
+      expect(await page.evaluate('getComputedStyle(document.documentElement).backgroundColor')).toBe(
+        'rgb(15, 20, 25)',
+      );
+      const found = await seriousViolations(page);
+      await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Registers' }).click();
+      await page.locator('#registers tbody tr').nth(7).waitFor({ timeout: LIVE_TIMEOUT });
+      found.push(...(await seriousViolations(page)));
+      expect(found).toEqual([]);
+      await page.screenshot({ path: join(shots, 'registers-dark.png') });
+    } finally {
+      await dark.close();
+    }
+  });
+
+  it("dates are in the browser's locale and the store's time zone (its schedules')", async () => {
+    const created = await api(service.app, token, 'POST', '/api/schedules', {
+      name: 'Nightly Z report',
+      cron: '0 22 * * *',
+      timezone: 'Asia/Tokyo',
+      job: { name: 'Nightly Z report', script: 'Z REPORT', target: { group: 'all' } },
+    });
+    expect(created.statusCode).toBe(201);
+    const elsewhere = await browser.newContext({ locale: 'de-DE', timezoneId: 'America/New_York' });
+    try {
+      const page = await openAt(elsewhere, service.httpPort, `/jobs/${zReport.jobId}`);
+      const expected = new Date(zReport.createdAt).toLocaleString('de-DE', {
+        dateStyle: 'medium',
+        timeStyle: 'short',
+        timeZone: 'Asia/Tokyo',
+      });
+      await expect
+        .poll(() => page.locator('[data-role=job-summary] p.muted').first().textContent(), {
+          timeout: LIVE_TIMEOUT,
+        })
+        .toContain(`by admin · ${expected}`);
+    } finally {
+      await elsewhere.close();
+      await api(service.app, token, 'DELETE', `/api/schedules/${created.body.scheduleId}`);
+    }
   });
 });

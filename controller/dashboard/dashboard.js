@@ -25,19 +25,19 @@ const RECONNECT_MS = 2000;
 const ENDED_RESULTS = ['FINISHED', 'FAILURE', 'OFFLINE', 'NO_ANSWER', 'CANCELLED'];
 
 async function loadAll() {
-  const [{ devices }, me, { scripts }] = await Promise.all([
+  const [{ devices }, me, { scripts }, schedules] = await Promise.all([
     api('GET', '/api/devices'),
     api('GET', '/api/me'),
     api('GET', '/api/scripts').catch(() => ({ scripts: [] })),
+    loadSchedules(),
   ]);
+  // The store's time zone is its schedules' (docs/decisions/dashboard-time-zone.md).
+  setStoreZone(schedules[0]?.timezone);
   state.me = me;
   state.scripts = new Map(scripts.map((s) => [s.scriptId, s]));
   state.devices = new Map(devices.map((d) => [deviceKey(d), d]));
   renderDevices(devices);
   $('new-job-link').hidden = !may('operate');
-  const schedules = await loadSchedules();
-  // The store's time zone is its schedules' (docs/decisions/dashboard-time-zone.md).
-  setStoreZone(schedules[0]?.timezone);
   showCurrent();
   await loadWebhooks();
 }

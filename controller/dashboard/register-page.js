@@ -3,7 +3,8 @@
 // this register", which opens the job form aimed at it.
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
-import { deviceKey, jobPath } from './names.js';
+import { loadJob } from './jobs.js';
+import { deviceKey, jobPath, jobTitle } from './names.js';
 import { reportBlock } from './report.js';
 import { onShow, setTitle } from './router.js';
 import { showFailure } from './session.js';
@@ -35,6 +36,13 @@ function facts(device) {
   );
 }
 
+/** The job's name, or for a job without one its script and target once the job is known. */
+function nameOf(result) {
+  if (result.jobName) return result.jobName;
+  const job = state.jobs.get(result.jobId);
+  return job?.target ? jobTitle(job) : 'Job';
+}
+
 function resultItem(result) {
   const text = result.report ?? result.error ?? '';
   return el(
@@ -43,7 +51,7 @@ function resultItem(result) {
     el(
       'p',
       {},
-      el('a', { href: jobPath(result.jobId) }, result.jobName ?? 'Job'),
+      el('a', { href: jobPath(result.jobId), 'data-job': result.jobId }, nameOf(result)),
       ' · ',
       el('span', { class: `status ${result.status}` }, result.status),
       ' · ',
@@ -84,6 +92,16 @@ async function loadResults({ key, deviceId, store }) {
   if (shown?.key !== key) return;
   $('register-results').replaceChildren(...results.map(resultItem));
   $('register-results-empty').hidden = results.length > 0;
+  // Jobs without a name are called after their script and target: read the ones not known yet.
+  const unknown = [
+    ...new Set(results.filter((r) => !r.jobName && !state.jobs.get(r.jobId)?.target).map((r) => r.jobId)),
+  ];
+  await Promise.all(unknown.map((jobId) => loadJob(jobId).catch(() => {})));
+  if (shown?.key !== key) return;
+  for (const link of $('register-results').querySelectorAll('a[data-job]')) {
+    const job = state.jobs.get(link.dataset.job);
+    if (job?.target && link.textContent === 'Job') link.textContent = jobTitle(job);
+  }
 }
 
 function onPage() {
