@@ -190,6 +190,13 @@ describe.skipIf(chromiumSkipReason)('the dashboard, page by page', () => {
     );
     // X REPORT went to the front group only; reg7 is in the back group: one Z report so far.
     expect(await page.locator('#register-results li').count()).toBe(1);
+    // Every result of the register, on the Results page with the filter in its address.
+    await page.getByRole('link', { name: 'Search all results of reg7' }).click();
+    expect(pathOf(page)).toBe('/results?deviceId=reg7');
+    await expect.poll(() => page.locator('#results tbody tr').count(), { timeout: LIVE_TIMEOUT }).toBe(1);
+    expect(await page.locator('#results-device').inputValue()).toBe('reg7');
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Register reg7' }).waitFor({ timeout: LIVE_TIMEOUT });
     await page.getByRole('link', { name: 'Run a script on this register' }).click();
     expect(pathOf(page)).toBe('/jobs/new?devices=reg7');
     await expect

@@ -193,11 +193,11 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard of a vi
     await viewerPage.getByLabel('User name').fill(VIEWER.name);
     await viewerPage.getByLabel('Password').fill(VIEWER.password);
     await viewerPage.getByRole('button', { name: 'Log in' }).click();
-    // Everything the first load asks for has been answered: the role (dashboard, library), the
-    // schedules (read just before the webhooks would be).
+    // Everything the first loads ask for has been answered: the role (at login, when the event
+    // stream opens, and the library's), the schedules (read with it; the webhooks would be next).
     await expect
       .poll(() => [answered.filter((path) => path === '/api/me').length, answered.includes('/api/schedules')])
-      .toEqual([2, true]);
+      .toEqual([3, true]);
     await expect.poll(() => viewerPage.locator('#connection').textContent()).toBe('Live');
     expect(await viewerPage.getByRole('heading', { name: 'Webhooks' }).isVisible()).toBe(false);
     expect(await viewerPage.locator('#webhooks-section').isHidden()).toBe(true);

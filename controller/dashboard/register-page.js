@@ -81,6 +81,15 @@ function render({ key, deviceId, store }) {
     device ? facts(device) : el('p', { class: 'muted' }, 'This controller has not seen this register.'),
     may('operate') ? el('p', {}, run) : null,
     el('h3', { id: 'register-results-heading' }, 'Recent results'),
+    el(
+      'p',
+      {},
+      el(
+        'a',
+        { href: `/results?${new URLSearchParams({ deviceId })}` },
+        `Search all results of ${deviceId}`,
+      ),
+    ),
     el('ol', { id: 'register-results', class: 'jobs', 'aria-labelledby': 'register-results-heading' }),
     el('p', { id: 'register-results-empty', class: 'muted', hidden: true }, 'No result yet.'),
   );

@@ -1,10 +1,11 @@
-// The results page of the dashboard (docs/controller.md, "Search and export"): the filters of
+// The results page of the dashboard (docs/dashboard.md; docs/controller.md, "Search and export"): the filters of
 // GET /api/results, pages through its `next` cursor, and "Download CSV" of the whole search
 // (fetched with the session's token, then saved from a blob: a plain link would carry no token).
 
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
 import { jobPath } from './names.js';
+import { navigate, onShow } from './router.js';
 import { showFailure } from './session.js';
 import { state } from './state.js';
 
@@ -77,9 +78,16 @@ async function download() {
   }
 }
 
+// The filters live in the address (/results?deviceId=reg7&status=FAILURE): a search can be shared.
 $('results-form').addEventListener('submit', (event) => {
   event.preventDefault();
-  search(false).catch(showFailure);
+  const params = query();
+  navigate(`/results${[...params.keys()].length > 0 ? `?${params}` : ''}`);
+});
+onShow('results', (params) => {
+  const form = $('results-form');
+  for (const name of FIELDS) form.elements[name].value = params[name] ?? '';
+  if (Object.keys(params).some((name) => FIELDS.includes(name))) search(false).catch(showFailure);
 });
 $('results-more').addEventListener('click', () => search(true).catch(showFailure));
 $('results-csv').addEventListener('click', () => download());
