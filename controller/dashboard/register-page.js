@@ -84,11 +84,7 @@ function render({ key, deviceId, store }) {
     el(
       'p',
       {},
-      el(
-        'a',
-        { href: `/results?${new URLSearchParams({ deviceId })}` },
-        `Search all results of ${deviceId}`,
-      ),
+      el('a', { href: `/results?${new URLSearchParams({ deviceId })}` }, `Search all results of ${deviceId}`),
     ),
     el('ol', { id: 'register-results', class: 'jobs', 'aria-labelledby': 'register-results-heading' }),
     el('p', { id: 'register-results-empty', class: 'muted', hidden: true }, 'No result yet.'),
