@@ -4,6 +4,7 @@
 
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
+import { onShow } from './router.js';
 import { showFailure } from './session.js';
 
 /** Entries shown per search; the API has no cursor, so narrowing the time range reaches older ones. */
@@ -85,7 +86,7 @@ function table() {
     { class: 'table-wrap' },
     el(
       'table',
-      { id: 'audit' },
+      { id: 'audit', class: 'cards' },
       el('caption', { class: 'visually-hidden' }, 'Audit entries matching the filters, newest first'),
       el(
         'thead',
@@ -105,11 +106,11 @@ function row(entry) {
   return el(
     'tr',
     {},
-    el('td', {}, when(entry.at)),
-    el('td', {}, entry.user),
-    el('td', {}, entry.address),
-    el('td', {}, entry.action),
-    el('td', {}, entry.detail),
+    el('td', { 'data-label': 'Time' }, when(entry.at)),
+    el('td', { 'data-label': 'User' }, entry.user),
+    el('td', { 'data-label': 'Address' }, entry.address),
+    el('td', { 'data-label': 'Action' }, entry.action),
+    el('td', { 'data-label': 'Detail' }, entry.detail),
   );
 }
 
@@ -133,7 +134,7 @@ export async function loadAudit() {
 
 const section = $('audit-section');
 section.replaceChildren(
-  el('h2', { id: 'audit-heading' }, 'Audit trail'),
+  el('h2', { id: 'audit-heading', tabindex: '-1' }, 'Audit trail'),
   form(),
   table(),
   el('p', { id: 'audit-empty', class: 'muted', hidden: true }, 'No entry matches.'),
@@ -143,8 +144,5 @@ section.replaceChildren(
     `The newest ${SHOWN} entries are shown: narrow the time range to see older ones.`,
   ),
 );
-// Read when the page is shown (after a login), then at each "Show entries".
-new MutationObserver(() => {
-  if (!$('app-view').hidden) loadAudit().catch(showFailure);
-}).observe($('app-view'), { attributes: true, attributeFilter: ['hidden'] });
-if (!$('app-view').hidden) loadAudit().catch(showFailure);
+// Read when the page is shown, then at each "Show entries".
+onShow('audit', () => loadAudit().catch(showFailure));

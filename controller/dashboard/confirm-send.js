@@ -17,8 +17,11 @@ function weighty(script) {
   return simulatorCommands.filter((c) => c.command === 'Z REPORT' && lines.includes(c.command));
 }
 
-/** Resolves true when the person chose to send, false when they went back. */
-export function confirmSend(body) {
+/**
+ * Resolves true when the person chose to send, false when they went back. `shown`: the script's
+ * text and, for a library script, its name.
+ */
+export function confirmSend(body, shown = { text: body.script }) {
   const count = targetCount(body.target);
   const registers = `${count} ${count === 1 ? 'register' : 'registers'}`;
   const where = body.target.devices ? body.target.devices.join(', ') : `group ${body.target.group}`;
@@ -29,8 +32,9 @@ export function confirmSend(body) {
     { 'aria-labelledby': 'confirm-heading', class: 'confirm' },
     el('h2', { id: 'confirm-heading' }, `Send this script to ${registers}?`),
     el('p', {}, `Target: ${where}${body.name ? ` · job "${body.name}"` : ''}`),
-    ...weighty(body.script).map((c) => el('p', { class: 'error' }, `${c.command}: ${c.description}.`)),
-    el('pre', {}, body.script),
+    shown.name ? el('p', {}, `Script: ${shown.name}`) : null,
+    ...weighty(shown.text).map((c) => el('p', { class: 'error' }, `${c.command}: ${c.description}.`)),
+    el('pre', {}, shown.text),
     el('div', { class: 'actions' }, send, back),
   );
   document.body.append(dialog);

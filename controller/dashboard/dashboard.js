@@ -1,48 +1,46 @@
-// The store controller's dashboard (docs/controller.md, "Dashboard"): plain browser modules, no
-// build step and no CDN, so it works offline in a store. State comes from the HTTP API once
-// (GET /api/devices, GET /api/jobs) and then only from the event stream (GET /api/events): no
-// polling. Every text from the API goes through textContent, never innerHTML.
+// The store controller's dashboard (docs/dashboard.md): plain browser modules, no build step and
+// no CDN, so it works offline in a store (docs/decisions/dashboard-plain-modules.md). Each page
+// has its own address (router.js). State comes from the HTTP API once per connection and then
+// only from the event stream (GET /api/events): no polling. Every text from the API goes through
+// textContent, never innerHTML.
 
 import { api } from './api.js';
 import './audit.js';
-import { $ } from './dom.js';
-import { startJob } from './job-form.js';
-import { jobRank, keepNewer, loadJob, onJob, renderJob } from './jobs.js';
-import { renderDevice } from './registers.js';
+import { $, setStoreZone } from './dom.js';
+import './job-form.js';
+import './job-page.js';
+import { onJob } from './jobs.js';
+import { deviceKey } from './names.js';
+import { onDeviceChange, onResultOf } from './register-page.js';
+import { renderDevice, renderDevices } from './registers.js';
 import './results.js';
+import { showCurrent } from './router.js';
 import { loadSchedules, setUpSchedules } from './schedules.js';
 import { loadScriptHelp } from './script-help.js';
 import { logOut, setConnection, showFailure } from './session.js';
 import { offerSignOn, takeSignOn } from './sign-on.js';
-import { state, TOKEN_KEY } from './state.js';
+import { may, state, TOKEN_KEY } from './state.js';
 import { loadWebhooks } from './webhooks.js';
 
-const JOB_DETAILS_LOADED = 10;
 const RECONNECT_MS = 2000;
+const ENDED_RESULTS = ['FINISHED', 'FAILURE', 'OFFLINE', 'NO_ANSWER', 'CANCELLED'];
 
 async function loadAll() {
-  const [{ devices }, { jobs }] = await Promise.all([
+  const [{ devices }, me, { scripts }, schedules] = await Promise.all([
     api('GET', '/api/devices'),
-    api('GET', '/api/jobs?limit=50'),
-  ]);
-  state.devices = new Map(devices.map((d) => [d.deviceId, d]));
-  $('registers').tBodies[0].replaceChildren();
-  for (const device of devices) renderDevice(device);
-  $('jobs').replaceChildren();
-  const held = state.jobs;
-  state.jobs = new Map();
-  for (const job of [...jobs].reverse()) {
-    state.jobs.set(job.jobId, job);
-    // An event heard while this list was on its way may be newer than the list.
-    if (held.has(job.jobId)) keepNewer(state.jobs, job.jobId, held.get(job.jobId), jobRank);
-    renderJob(state.jobs.get(job.jobId));
-  }
-  $('jobs-empty').hidden = jobs.length > 0;
-  await Promise.all([
+    api('GET', '/api/me'),
+    api('GET', '/api/scripts').catch(() => ({ scripts: [] })),
     loadSchedules(),
-    ...jobs.slice(0, JOB_DETAILS_LOADED).map((job) => loadJob(job.jobId)),
-    loadWebhooks(),
   ]);
+  // The store's time zone is its schedules' (docs/decisions/dashboard-time-zone.md).
+  setStoreZone(schedules[0]?.timezone);
+  state.me = me;
+  state.scripts = new Map(scripts.map((s) => [s.scriptId, s]));
+  state.devices = new Map(devices.map((d) => [deviceKey(d), d]));
+  renderDevices(devices);
+  $('new-job-link').hidden = !may('operate');
+  showCurrent();
+  await loadWebhooks();
 }
 
 // The stream opens with a single-use ticket (never the token in a URL), so the browser's own
@@ -74,14 +72,16 @@ async function connectEvents() {
   };
   events.addEventListener('device', (message) => {
     const device = JSON.parse(message.data);
-    state.devices.set(device.deviceId, device);
+    state.devices.set(deviceKey(device), device);
     renderDevice(device);
+    onDeviceChange(device);
   });
   events.addEventListener('job', (message) => {
     const job = JSON.parse(message.data);
     // A schedule's run moves its next runs on.
     if (job.scheduleId && !state.jobs.has(job.jobId)) loadSchedules().catch(showFailure);
     onJob(job);
+    if (job.result && ENDED_RESULTS.includes(job.result.status)) onResultOf(deviceKey(job.result));
   });
 }
 
@@ -90,6 +90,11 @@ function loggedIn() {
   $('app-view').hidden = false;
   $('logout').hidden = false;
   setConnection('Connecting…');
+  // For the figures of docs/dashboard.md ("Performance").
+  performance.mark('dashboard-shown');
+  showCurrent();
+  // The page's data is read at once; the stream's opening reads it again (nothing missed between).
+  loadAll().catch(showFailure);
   void connectEvents();
 }
 
@@ -112,7 +117,6 @@ async function login(event) {
 }
 
 $('login-form').addEventListener('submit', login);
-$('job-form').addEventListener('submit', startJob);
 setUpSchedules();
 $('logout').addEventListener('click', logOut);
 const signingOn = takeSignOn();

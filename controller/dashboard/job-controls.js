@@ -1,14 +1,21 @@
-// A job's rollout controls in the jobs list (docs/controller.md, "Time and rollout control"):
-// pause, resume, cancel and rerun buttons, the wave reached, why a job is paused, retries.
+// A job's actions (docs/controller.md, "Time and rollout control", "Approval"): only those that
+// apply to the job now and that the session's role may use (GET /api/me); the API refuses the
+// others anyway. Also the line on waves, pause, schedule and retry.
 import { api } from './api.js';
-import { el } from './dom.js';
+import { el, when } from './dom.js';
+import { jobPath } from './names.js';
+import { navigate } from './router.js';
 import { showFailure } from './session.js';
+import { may, state } from './state.js';
 
-const ENDED = ['COMPLETED', 'ABORTED', 'CANCELLED'];
+const ENDED = ['COMPLETED', 'ABORTED', 'CANCELLED', 'DENIED'];
 
 async function post(jobId, action, body, onJob) {
   try {
-    onJob(await api('POST', `/api/jobs/${encodeURIComponent(jobId)}/${action}`, body));
+    const job = await api('POST', `/api/jobs/${encodeURIComponent(jobId)}/${action}`, body);
+    onJob(job);
+    // A rerun is a new job: its page is where it is followed.
+    if (action === 'rerun') navigate(jobPath(job.jobId));
   } catch (error) {
     showFailure(error);
   }
@@ -27,20 +34,29 @@ function button(label, title, onclick, className) {
   );
 }
 
-/** Buttons for what may be done to the job now. */
+/** Buttons for what may be done to the job now, by this session. */
 export function jobButtons(job, title, onJob) {
+  const buttons = [];
+  if (job.status === 'WAITING_FOR_APPROVAL' && may('approve') && job.createdBy !== state.me.user) {
+    buttons.push(button('Approve', title, () => post(job.jobId, 'approve', {}, onJob)));
+    buttons.push(button('Deny', title, () => post(job.jobId, 'deny', {}, onJob), 'secondary'));
+  }
+  if (!may('operate')) return buttons;
   if (ENDED.includes(job.status)) {
     const again = ['FAILURE', 'OFFLINE', 'NO_ANSWER', 'CANCELLED'];
     const c = job.counts;
-    if (c.failed + c.offline + c.noAnswer + c.cancelled === 0) return [];
-    return [button('Rerun', title, () => post(job.jobId, 'rerun', { statuses: again }, onJob), 'secondary')];
+    if (job.status === 'DENIED' || c.failed + c.offline + c.noAnswer + c.cancelled === 0) return buttons;
+    return [
+      ...buttons,
+      button('Rerun', title, () => post(job.jobId, 'rerun', { statuses: again }, onJob), 'secondary'),
+    ];
   }
-  return [
-    job.status === 'PAUSED'
-      ? button('Resume', title, () => post(job.jobId, 'resume', undefined, onJob))
-      : button('Pause', title, () => post(job.jobId, 'pause', undefined, onJob), 'secondary'),
-    button('Cancel', title, () => post(job.jobId, 'cancel', undefined, onJob), 'danger'),
-  ];
+  if (job.status === 'PAUSED')
+    buttons.push(button('Resume', title, () => post(job.jobId, 'resume', undefined, onJob)));
+  if (job.status === 'IN_PROGRESS' || job.status === 'SCHEDULED')
+    buttons.push(button('Pause', title, () => post(job.jobId, 'pause', undefined, onJob), 'secondary'));
+  buttons.push(button('Cancel', title, () => post(job.jobId, 'cancel', undefined, onJob), 'danger'));
+  return buttons;
 }
 
 /** One line on waves, pause, schedule and retry, or nothing. */
@@ -48,10 +64,9 @@ export function rolloutLine(job) {
   const parts = [];
   if (job.wave) parts.push(`wave ${job.wave.current} of ${job.wave.count}`);
   if (job.pausedReason) parts.push(`paused: ${job.pausedReason}`);
-  if (job.startAt && job.status === 'SCHEDULED')
-    parts.push(`starts ${new Date(job.startAt).toLocaleString()}`);
+  if (job.startAt && job.status === 'SCHEDULED') parts.push(`starts ${when(job.startAt)}`);
   if (job.retry) parts.push(`retry up to ${job.retry.maxAttempts} attempts`);
   if (job.scheduleId) parts.push('from a schedule');
-  if (job.rerunOf) parts.push(`rerun of ${job.rerunOf}`);
+  if (job.rerunOf) parts.push('a rerun');
   return parts.length > 0 ? el('p', { 'data-role': 'job-rollout' }, parts.join(' · ')) : undefined;
 }

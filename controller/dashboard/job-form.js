@@ -1,43 +1,141 @@
-// The form that starts a job (POST /api/jobs).
+// The guided form that starts a job (POST /api/jobs): a script typed or taken from the library
+// (with its parameters), a target with a live count of the registers it reaches, rollout options
+// behind "Advanced", a confirmation naming the count and the script, errors in the form's words.
 import { api, Unauthorized } from './api.js';
-import { confirmSend } from './confirm-send.js';
-import { $ } from './dom.js';
+import { confirmSend, targetCount } from './confirm-send.js';
+import { $, el } from './dom.js';
 import { formProblem, inFormWords } from './form-checks.js';
 import { onJob } from './jobs.js';
+import { jobPath } from './names.js';
+import { navigate, onShow } from './router.js';
 import { loggedOut } from './session.js';
+import { state } from './state.js';
 
 function numberField(form, name) {
   const raw = form.elements[name].value.trim();
   return raw === '' ? undefined : Number(raw);
 }
 
+function target(form) {
+  const text = form.elements.target.value.trim();
+  return form.elements.targetKind.value === 'group'
+    ? { group: text }
+    : {
+        devices: text
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      };
+}
+
+/** "Reaches 8 registers (7 online)" under the target, as it is typed. */
+export function showTargetCount() {
+  const form = $('job-form');
+  const aim = target(form);
+  const ids =
+    aim.devices ??
+    [...state.devices.values()]
+      .filter((d) => aim.group === 'all' || d.groups.includes(aim.group))
+      .map((d) => d.deviceId);
+  const known = ids.filter((id) => state.devices.has(id));
+  const online = known.filter((id) => state.devices.get(id).online).length;
+  const count = targetCount(aim);
+  const unknown = ids.length - known.length;
+  $('job-target-count').textContent =
+    `Reaches ${count} ${count === 1 ? 'register' : 'registers'} (${online} online)` +
+    (unknown > 0 ? `; ${unknown} never seen by this controller` : '');
+  const options =
+    form.elements.targetKind.value === 'group'
+      ? ['all', ...new Set([...state.devices.values()].flatMap((d) => d.groups))]
+      : [...state.devices.keys()];
+  $('job-target-options').replaceChildren(...options.map((value) => el('option', { value })));
+}
+
+function chosenScript(form) {
+  return state.scripts.get(form.elements.scriptId.value);
+}
+
+function paramInputs(script) {
+  return script.params.map((param) => {
+    const id = `job-param-${param.name}`;
+    const input =
+      param.type === 'enum'
+        ? el(
+            'select',
+            { id, name: `param:${param.name}` },
+            ...param.values.map((v) => el('option', { value: v }, v)),
+          )
+        : el('input', {
+            id,
+            name: `param:${param.name}`,
+            ...(param.type === 'integer' && { type: 'number', step: '1' }),
+            ...(param.pattern && { pattern: param.pattern }),
+            ...(param.required && { required: true }),
+          });
+    if (param.default !== undefined) input.value = String(param.default);
+    return el('div', { class: 'field' }, el('label', { for: id }, param.name), input);
+  });
+}
+
+function showScriptKind() {
+  const form = $('job-form');
+  const library = form.elements.scriptKind.value === 'library';
+  $('job-library-field').hidden = !library;
+  $('job-typed-field').hidden = library;
+  form.elements.script.required = !library;
+  const script = chosenScript(form);
+  $('job-library-params').replaceChildren(...(library && script ? paramInputs(script) : []));
+  $('job-library-body').textContent = library && script ? script.body : '';
+}
+
+/** The library's scripts as choices (state.scripts is filled at login). */
+export function fillLibraryChoices() {
+  const select = $('job-library');
+  const chosen = select.value;
+  select.replaceChildren(
+    ...[...state.scripts.values()].map((s) =>
+      el('option', { value: s.scriptId }, `${s.name} (v${s.version})`),
+    ),
+  );
+  if (state.scripts.has(chosen)) select.value = chosen;
+  showScriptKind();
+}
+
+function scriptPart(form) {
+  if (form.elements.scriptKind.value !== 'library') return { script: form.elements.script.value };
+  const script = chosenScript(form);
+  const params = {};
+  for (const param of script?.params ?? []) {
+    const value = form.elements[`param:${param.name}`].value;
+    if (value === '') continue;
+    params[param.name] = param.type === 'integer' && /^-?\d+$/.test(value) ? Number(value) : value;
+  }
+  return { scriptRef: { scriptId: script?.scriptId ?? '', params } };
+}
+
 export async function startJob(event) {
   event.preventDefault();
   const form = event.target;
   $('job-error').textContent = '';
+  if (form.elements.scriptKind.value === 'library' && !chosenScript(form)) {
+    $('job-error').textContent =
+      'Library entry: choose one (the library is empty: add one on the Scripts page)';
+    return;
+  }
   const problem = formProblem(form);
   if (problem) {
     $('job-error').textContent = problem.message;
+    if ($('job-advanced').contains(problem.field)) $('job-advanced').open = true;
     problem.field.focus();
     return;
   }
-  const targetText = form.elements.target.value.trim();
-  const target =
-    form.elements.targetKind.value === 'group'
-      ? { group: targetText }
-      : {
-          devices: targetText
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean),
-        };
   const batchSize = numberField(form, 'batchSize');
   const maxPerMinute = numberField(form, 'maxPerMinute');
   const failureRatio = numberField(form, 'failureRatio');
   const deadlineSeconds = numberField(form, 'deadlineSeconds');
   const body = {
-    script: form.elements.script.value,
-    target,
+    ...scriptPart(form),
+    target: target(form),
     ...(form.elements.name.value.trim() && { name: form.elements.name.value.trim() }),
     ...((batchSize !== undefined || maxPerMinute !== undefined) && {
       rollout: {
@@ -48,11 +146,17 @@ export async function startJob(event) {
     ...(failureRatio !== undefined && { abort: { failureRatio } }),
     ...(deadlineSeconds !== undefined && { deadlineMs: Math.round(deadlineSeconds * 1000) }),
   };
+  const library = chosenScript(form);
+  const shown = body.scriptRef
+    ? { text: library.body, name: `${library.name} (library, v${library.version})` }
+    : { text: body.script };
   const button = form.querySelector('button[type=submit]');
   button.disabled = true;
   try {
-    if (!(await confirmSend(body))) return;
-    onJob(await api('POST', '/api/jobs', body));
+    if (!(await confirmSend(body, shown))) return;
+    const job = await api('POST', '/api/jobs', body);
+    onJob(job);
+    navigate(jobPath(job.jobId));
   } catch (error) {
     if (error instanceof Unauthorized) return loggedOut();
     $('job-error').textContent = inFormWords(error.message);
@@ -60,3 +164,23 @@ export async function startJob(event) {
     button.disabled = false;
   }
 }
+
+const form = $('job-form');
+form.addEventListener('submit', startJob);
+form.addEventListener('input', (event) => {
+  if (['target', 'targetKind'].includes(event.target.name)) showTargetCount();
+  if (['scriptKind', 'scriptId'].includes(event.target.name)) showScriptKind();
+});
+// Opened from a register's page (?devices=reg7) or a link naming a group (?group=front).
+onShow('new-job', (params) => {
+  if (params.devices) {
+    form.elements.targetKind.value = 'devices';
+    form.elements.target.value = params.devices;
+  } else if (params.group) {
+    form.elements.targetKind.value = 'group';
+    form.elements.target.value = params.group;
+  }
+  $('job-error').textContent = '';
+  fillLibraryChoices();
+  showTargetCount();
+});

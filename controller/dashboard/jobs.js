@@ -1,23 +1,38 @@
-// The jobs list: progress, counts, per-register results and cancel buttons.
+// The jobs page: every job of the history, newest first, with filters (status, outcome, name,
+// who, when) kept in the address, and paging on through GET /api/jobs?before=. Jobs change live
+// through the event stream; a new job joins the top of the unfiltered list.
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
 import { jobButtons, rolloutLine } from './job-controls.js';
+import { deviceKey, jobPath, jobTitle, scriptName, targetName } from './names.js';
+import { navigate, onShow, setTitle } from './router.js';
 import { showFailure } from './session.js';
 import { state } from './state.js';
 
-function ended(counts) {
+const PAGE = 50;
+const FILTERS = ['name', 'status', 'outcome', 'createdBy', 'from', 'to'];
+let filtered = false;
+let next;
+/** Called with each job that changed (the job page follows its own job). */
+const followers = [];
+
+export function onJobChange(listener) {
+  followers.push(listener);
+}
+
+export function ended(counts) {
   return counts.total - counts.pending - counts.running;
 }
 
 /** Results whose script ran (to an end or not): never-sent OFFLINE and CANCELLED ones did not. */
-function ran(counts) {
+export function ran(counts) {
   return counts.finished + counts.failed + counts.noAnswer;
 }
 
 // An ended job's outcome in words (the colour comes from the class of the same name).
 const OUTCOME_WORDS = { SUCCEEDED: 'Succeeded', PARTIAL: 'Partly succeeded', FAILED: 'Failed' };
 
-function outcomeBadge(job) {
+export function outcomeBadge(job) {
   if (!job.outcome) return undefined;
   const c = job.counts;
   return el(
@@ -27,104 +42,102 @@ function outcomeBadge(job) {
   );
 }
 
-function resultsTable(jobId) {
-  const results = state.results.get(jobId);
-  if (!results || !state.loaded.has(jobId))
-    return el('p', { class: 'muted' }, 'Open to load the results of each register.');
-  const body = el('tbody');
-  for (const r of [...results.values()].sort((a, b) => a.deviceId.localeCompare(b.deviceId))) {
-    body.append(
-      el(
-        'tr',
-        {},
-        el('th', { scope: 'row' }, r.deviceId),
-        el('td', {}, el('span', { class: `status ${r.status}` }, r.status)),
-        el('td', {}, r.taskId === undefined ? '' : String(r.taskId)),
-        el('td', {}, r.report !== undefined ? el('pre', {}, r.report) : (r.error ?? '')),
-        el('td', {}, when(r.endedAt ?? r.sentAt)),
-      ),
-    );
-  }
-  const head = el(
-    'thead',
-    {},
+export function countsLine(job) {
+  const c = job.counts;
+  return `${ended(c)} of ${c.total} ended: ${c.finished} finished, ${c.failed} failed, ${c.offline} offline, ${c.noAnswer} no answer, ${c.cancelled} cancelled; ${c.running} running, ${c.pending} pending`;
+}
+
+export function progressBar(job, title) {
+  const c = job.counts;
+  const id = `progress-${job.jobId}`;
+  return [
+    el('label', { for: id, class: 'visually-hidden' }, `Progress of job ${title}`),
+    el('progress', {
+      id,
+      max: Math.max(c.total, 1),
+      value: ran(c),
+      'aria-valuetext': `${ran(c)} of ${c.total} ran`,
+    }),
+  ];
+}
+
+export function aboutLine(job) {
+  const by = `by ${job.createdBy} · ${when(job.createdAt)}${job.endedAt ? ` · ended ${when(job.endedAt)}` : ''}`;
+  // A job without a name is already called after its script and target.
+  return job.name ? `${scriptName(job)} · ${targetName(job)} · ${by}` : by;
+}
+
+/** The job as a card of the list: its name links to its page. */
+function jobItem(job) {
+  const title = jobTitle(job);
+  return [
     el(
-      'tr',
+      'header',
       {},
-      ...['Register', 'Result', 'Task', 'Report or error', 'Time'].map((h) => el('th', { scope: 'col' }, h)),
+      el('h3', {}, el('a', { href: jobPath(job.jobId) }, title)),
+      el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
+      outcomeBadge(job),
+      ...jobButtons(job, title, onJob),
     ),
-  );
-  return el(
-    'div',
-    { class: 'table-wrap' },
-    el('table', {}, el('caption', { class: 'visually-hidden' }, `Results of job ${jobId}`), head, body),
-  );
+    el('p', { class: 'muted' }, aboutLine(job)),
+    ...progressBar(job, title),
+    el('p', { 'data-role': 'job-counts' }, countsLine(job)),
+    rolloutLine(job),
+  ];
 }
 
 export function renderJob(job) {
   const list = $('jobs');
   let item = list.querySelector(`li[data-job="${CSS.escape(job.jobId)}"]`);
-  const title = job.name ? `${job.name} (${job.jobId})` : job.jobId;
-  const done = ended(job.counts);
-  const c = job.counts;
-  const summary = `${done} of ${c.total} ended: ${c.finished} finished, ${c.failed} failed, ${c.offline} offline, ${c.noAnswer} no answer, ${c.cancelled} cancelled; ${c.running} running, ${c.pending} pending`;
-  const progressId = `progress-${job.jobId}`;
-  const open = item?.querySelector('details')?.open ?? false;
-  const details = el('details', { open }, el('summary', {}, 'Results per register'), resultsTable(job.jobId));
-  details.addEventListener('toggle', () => {
-    if (details.open && !state.loaded.has(job.jobId)) loadJob(job.jobId).catch(showFailure);
-  });
-  const target =
-    job.target === undefined
-      ? 'target loading'
-      : job.target.group !== undefined
-        ? `group ${job.target.group}`
-        : `registers ${job.target.devices.join(', ')}`;
-  const content = [
-    el(
-      'header',
-      {},
-      // The id on a line of its own, cut with an ellipsis on a phone instead of wrapping a UUID.
-      el('h3', {}, job.name ?? '', el('span', { class: 'job-id', title: job.jobId }, job.jobId)),
-      el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
-      outcomeBadge(job),
-      ...jobButtons(job, title, onJob),
-    ),
-    el(
-      'p',
-      { class: 'muted' },
-      `${target} · by ${job.createdBy} · ${when(job.createdAt)}${job.endedAt ? ` · ended ${when(job.endedAt)}` : ''}`,
-    ),
-    el('label', { for: progressId, class: 'visually-hidden' }, `Progress of job ${title}`),
-    el('progress', {
-      id: progressId,
-      max: Math.max(c.total, 1),
-      value: ran(c),
-      'aria-valuetext': `${ran(c)} of ${c.total} ran`,
-    }),
-    el('p', { 'data-role': 'job-counts' }, summary),
-    rolloutLine(job),
-    details,
-  ];
   if (!item) {
+    // A job not on the list joins it only if the list shows everything (then it is the newest).
+    if (filtered) return;
     item = el('li', { class: 'job card', 'data-job': job.jobId });
     list.prepend(item);
   }
-  item.replaceChildren(...content);
-  $('jobs-empty').hidden = state.jobs.size > 0;
+  item.replaceChildren(...jobItem(job).filter(Boolean));
+  $('jobs-empty').hidden = list.children.length > 0;
+}
+
+function filterParams() {
+  const elements = $('jobs-filter').elements;
+  const params = new URLSearchParams();
+  for (const name of FILTERS) {
+    const value = elements[name].value.trim();
+    if (value !== '') params.set(name, value);
+  }
+  return params;
+}
+
+/** Reads a page of the list for the filters in the form (more: the page after the last one). */
+export async function loadJobs(more = false) {
+  $('jobs-error').textContent = '';
+  const params = filterParams();
+  filtered = [...params.keys()].length > 0;
+  params.set('limit', String(PAGE));
+  if (more && next) params.set('before', next);
+  let page;
+  try {
+    page = await api('GET', `/api/jobs?${params}`);
+  } catch (error) {
+    $('jobs-error').textContent = error.message.replace(/^[A-Z_]+: /, '');
+    return;
+  }
+  if (!more) $('jobs').replaceChildren();
+  for (const job of page.jobs) {
+    keepNewer(state.jobs, job.jobId, job, jobRank);
+    const item = el('li', { class: 'job card', 'data-job': job.jobId });
+    $('jobs').append(item);
+    item.replaceChildren(...jobItem(state.jobs.get(job.jobId)).filter(Boolean));
+  }
+  next = page.jobs.length === PAGE ? page.jobs.at(-1).jobId : undefined;
+  $('jobs-more').hidden = next === undefined;
+  $('jobs-empty').hidden = $('jobs').children.length > 0;
+  $('jobs-empty').textContent = filtered ? 'No job matches these filters.' : 'No job yet.';
 }
 
 export async function loadJob(jobId) {
   onJob(await api('GET', `/api/jobs/${encodeURIComponent(jobId)}`));
-}
-
-export async function cancelJob(jobId) {
-  try {
-    const job = await api('POST', `/api/jobs/${encodeURIComponent(jobId)}/cancel`);
-    onJob(job);
-  } catch (error) {
-    showFailure(error);
-  }
 }
 
 // An answer (POST /api/jobs, GET /api/jobs/{id}) can reach the page after the events that
@@ -152,18 +165,36 @@ export function onJob(data) {
   const { result, results, ...summary } = data;
   const { jobId } = summary;
   const held = state.jobs.get(jobId);
-  if (summary.target === undefined && held?.target !== undefined) summary.target = held.target;
+  for (const key of ['target', 'script', 'scriptRef']) {
+    if (summary[key] === undefined && held?.[key] !== undefined) summary[key] = held[key];
+  }
   if (summary.target === undefined && !reading.has(jobId)) {
     reading.add(jobId);
     loadJob(jobId).catch(showFailure);
   }
   keepNewer(state.jobs, jobId, summary, jobRank);
   const kept = state.jobs.get(jobId);
-  if (kept.target === undefined && summary.target !== undefined) kept.target = summary.target;
+  for (const key of ['target', 'script', 'scriptRef']) {
+    if (kept[key] === undefined && summary[key] !== undefined) kept[key] = summary[key];
+  }
   if (!state.results.has(jobId)) state.results.set(jobId, new Map());
   const known = state.results.get(jobId);
-  for (const r of results ?? []) keepNewer(known, r.deviceId, r, resultRank);
+  for (const r of results ?? []) keepNewer(known, deviceKey(r), r, resultRank);
   if (results) state.loaded.add(jobId);
-  if (result) keepNewer(known, result.deviceId, result, resultRank);
-  renderJob(state.jobs.get(jobId));
+  if (result) keepNewer(known, deviceKey(result), result, resultRank);
+  renderJob(kept);
+  for (const listener of followers) listener(kept, result);
 }
+
+$('jobs-filter').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const params = filterParams();
+  navigate(`/jobs${[...params.keys()].length > 0 ? `?${params}` : ''}`);
+});
+$('jobs-more').addEventListener('click', () => loadJobs(true).catch(showFailure));
+onShow('jobs', (params) => {
+  setTitle('Jobs');
+  const elements = $('jobs-filter').elements;
+  for (const name of FILTERS) elements[name].value = params[name] ?? '';
+  loadJobs(false).catch(showFailure);
+});

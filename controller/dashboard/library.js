@@ -4,16 +4,10 @@
 
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
+import { fillLibraryChoices } from './job-form.js';
+import { jobPath } from './names.js';
 import { showFailure } from './session.js';
-import { state } from './state.js';
-
-const MAY = {
-  operate: ['operator', 'admin'],
-  author: ['author', 'admin'],
-  approve: ['approver', 'admin'],
-};
-let me = { role: 'viewer', user: '' };
-const may = (action) => MAY[action].includes(me.role);
+import { may, state } from './state.js';
 
 function problemList(problems) {
   return el(
@@ -79,7 +73,14 @@ function startForm(script) {
     event.preventDefault();
     try {
       const job = await api('POST', '/api/jobs', { scriptRef: ref(), target: { group: target.value } });
-      output.replaceChildren(el('p', { class: 'job-started' }, `Job ${job.jobId}: ${job.status}`));
+      output.replaceChildren(
+        el(
+          'p',
+          { class: 'job-started' },
+          el('a', { href: jobPath(job.jobId) }, `Job ${job.jobId}`),
+          `: ${job.status}`,
+        ),
+      );
     } catch (error) {
       output.replaceChildren(el('p', { class: 'error' }, error.message));
     }
@@ -110,6 +111,8 @@ async function showVersions(script, into) {
 
 async function loadScripts() {
   const { scripts } = await api('GET', '/api/scripts');
+  state.scripts = new Map(scripts.map((s) => [s.scriptId, s]));
+  fillLibraryChoices();
   $('library-list').replaceChildren(
     ...scripts.map((script) => {
       const versions = el('div', { class: 'versions' });
@@ -187,7 +190,7 @@ async function loadApprovals() {
   const waiting = jobs.filter((job) => job.status === 'WAITING_FOR_APPROVAL');
   $('approvals-list').replaceChildren(
     ...waiting.map((job) => {
-      const mine = job.createdBy === me.user;
+      const mine = job.createdBy === state.me.user;
       const item = el(
         'li',
         { class: 'card approval' },
@@ -205,10 +208,11 @@ async function loadApprovals() {
 }
 
 async function shown() {
-  me = await api('GET', '/api/me');
+  state.me = await api('GET', '/api/me');
+  const me = state.me;
   $('whoami').textContent = `${me.user} (${me.role}${me.scope ? `, ${me.scope}` : ''})`;
   $('whoami').hidden = false;
-  $('job-form').closest('section').hidden = !may('operate');
+  $('new-job-link').hidden = !may('operate');
   $('library-editor').hidden = !may('author');
   $('library').hidden = false;
   await Promise.all([loadScripts(), loadApprovals()]);

@@ -1,9 +1,11 @@
-// The results page of the dashboard (docs/controller.md, "Search and export"): the filters of
+// The results page of the dashboard (docs/dashboard.md; docs/controller.md, "Search and export"): the filters of
 // GET /api/results, pages through its `next` cursor, and "Download CSV" of the whole search
 // (fetched with the session's token, then saved from a blob: a plain link would carry no token).
 
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
+import { jobPath } from './names.js';
+import { navigate, onShow } from './router.js';
 import { showFailure } from './session.js';
 import { state } from './state.js';
 
@@ -25,11 +27,19 @@ function row(result) {
   return el(
     'tr',
     {},
-    el('td', {}, result.jobName ?? result.jobId),
-    el('td', {}, result.deviceId),
-    el('td', {}, el('span', { class: `badge ${result.status.toLowerCase()}` }, result.status)),
-    el('td', {}, when(result.endedAt ?? result.sentAt)),
-    el('td', {}, el('pre', { class: 'report' }, outcome)),
+    el(
+      'td',
+      { 'data-label': 'Job' },
+      el('a', { href: jobPath(result.jobId) }, result.jobName ?? result.jobId),
+    ),
+    el('td', { 'data-label': 'Register' }, result.deviceId),
+    el(
+      'td',
+      { 'data-label': 'Status' },
+      el('span', { class: `badge status ${result.status} ${result.status.toLowerCase()}` }, result.status),
+    ),
+    el('td', { 'data-label': 'Ended' }, when(result.endedAt ?? result.sentAt)),
+    el('td', { 'data-label': 'Report or error' }, el('pre', { class: 'report' }, outcome)),
   );
 }
 
@@ -68,9 +78,16 @@ async function download() {
   }
 }
 
+// The filters live in the address (/results?deviceId=reg7&status=FAILURE): a search can be shared.
 $('results-form').addEventListener('submit', (event) => {
   event.preventDefault();
-  search(false).catch(showFailure);
+  const params = query();
+  navigate(`/results${[...params.keys()].length > 0 ? `?${params}` : ''}`);
+});
+onShow('results', (params) => {
+  const form = $('results-form');
+  for (const name of FIELDS) form.elements[name].value = params[name] ?? '';
+  if (Object.keys(params).some((name) => FIELDS.includes(name))) search(false).catch(showFailure);
 });
 $('results-more').addEventListener('click', () => search(true).catch(showFailure));
 $('results-csv').addEventListener('click', () => download());

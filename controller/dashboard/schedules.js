@@ -3,6 +3,7 @@
 // the schedule's own time zone. Every text from the API goes through textContent.
 import { api } from './api.js';
 import { $, el } from './dom.js';
+import { onShow } from './router.js';
 import { showFailure } from './session.js';
 
 const STORE_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -134,14 +135,17 @@ export async function loadSchedules() {
   const { schedules } = await api('GET', '/api/schedules?limit=100');
   $('schedules').replaceChildren(...schedules.map(row));
   $('schedules-empty').hidden = schedules.length > 0;
+  return schedules;
 }
 
 /** Builds the section once (index.html holds its place). */
 export function setUpSchedules() {
   $('schedules-section').replaceChildren(
-    el('h2', { id: 'schedules-heading' }, 'Schedules'),
+    el('h2', { id: 'schedules-heading', tabindex: '-1' }, 'Schedules'),
     form(),
     el('p', { id: 'schedules-empty', class: 'muted' }, 'No schedule yet.'),
     el('ol', { id: 'schedules', class: 'jobs schedules' }),
   );
 }
+
+onShow('schedules', () => loadSchedules().catch(showFailure));

@@ -9,5 +9,19 @@ export const state = {
   results: new Map(),
   /** Jobs whose full result list was read (the table shows results only then). */
   loaded: new Set(),
+  /** Library scripts by id (names for jobs started from them). */
+  scripts: new Map(),
+  /** The session's user and role (GET /api/me): which actions are offered. */
+  me: { user: '', role: 'viewer' },
   events: null,
 };
+
+const MAY = {
+  operate: ['operator', 'admin'],
+  author: ['author', 'admin'],
+  approve: ['approver', 'admin'],
+  admin: ['admin'],
+};
+
+/** Whether the session's role may do `action` (the API refuses it anyway). */
+export const may = (action) => MAY[action].includes(state.me.role);

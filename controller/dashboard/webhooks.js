@@ -4,20 +4,9 @@
 
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
+import { onShow } from './router.js';
 import { showFailure } from './session.js';
-import { state } from './state.js';
-
-/** The role of the session's token (GET /api/me), asked once per token. */
-let known = { token: undefined, role: undefined };
-
-async function isAdmin() {
-  if (known.token !== state.token) {
-    const token = state.token;
-    const { role } = await api('GET', '/api/me');
-    known = { token, role };
-  }
-  return known.role === 'admin';
-}
+import { may } from './state.js';
 
 function deliveryLine(delivery) {
   const answer = delivery.lastStatus ?? delivery.lastError ?? '';
@@ -52,8 +41,11 @@ async function renderHook(hook) {
 }
 
 export async function loadWebhooks() {
-  const admin = await isAdmin();
+  // The role was read at login (GET /api/me, dashboard.js).
+  const admin = may('admin');
   $('webhooks-section').hidden = !admin;
+  $('webhooks-admins').hidden = admin;
+  $('nav-webhooks').hidden = !admin;
   if (!admin) return;
   const { webhooks } = await api('GET', '/api/webhooks');
   $('webhooks').replaceChildren(...(await Promise.all(webhooks.map(renderHook))));
@@ -77,3 +69,4 @@ async function addWebhook(event) {
 
 $('webhook-form').addEventListener('submit', addWebhook);
 $('webhooks-refresh').addEventListener('click', () => loadWebhooks().catch(showFailure));
+onShow('webhooks', () => loadWebhooks().catch(showFailure));

@@ -118,6 +118,21 @@ export interface ControllerAppOptions {
   oidcLimits?: Partial<OidcLimits>;
 }
 
+/** The dashboard's pages (docs/dashboard.md, "Pages"): each has its own address. */
+export const DASHBOARD_PAGES = ['registers', 'jobs', 'scripts', 'schedules', 'results', 'audit', 'webhooks'];
+
+/**
+ * A shared link or a reload of a dashboard page's address gets index.html, whose modules show the
+ * page (history API); /api and the files keep their own routes, and other paths stay 404.
+ */
+function dashboardPages(app: FastifyInstance): void {
+  for (const page of DASHBOARD_PAGES) {
+    for (const url of [`/${page}`, `/${page}/*`]) {
+      app.get(url, { schema: { hide: true } }, (_request, reply) => reply.sendFile('index.html'));
+    }
+  }
+}
+
 export async function buildControllerApp(options: ControllerAppOptions): Promise<FastifyInstance> {
   const { logger, registry } = options;
   const bodyLimit = BODY_LIMIT;
@@ -229,6 +244,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   });
   await app.register(simulatorRoutes);
   await app.register(fastifyStatic, { root: options.dashboardDir, prefix: '/', index: ['index.html'] });
+  dashboardPages(app);
   await app.ready();
   return app;
 }

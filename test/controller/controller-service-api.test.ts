@@ -309,6 +309,36 @@ describe('service routes', () => {
     expect(dashboard.statusCode).toBe(200);
     expect(dashboard.headers['content-type']).toContain('text/html');
   });
+
+  it("a dashboard page's address (a shared link, a reload) answers the dashboard; others stay 404", async () => {
+    const index = (await service.app.inject({ method: 'GET', url: '/' })).body;
+    for (const url of [
+      '/registers',
+      '/registers/north/reg7',
+      '/jobs?status=COMPLETED',
+      '/jobs/new',
+      '/audit',
+    ]) {
+      const page = await service.app.inject({ method: 'GET', url });
+      expect([url, page.statusCode, page.headers['content-type']]).toEqual([
+        url,
+        200,
+        'text/html; charset=utf-8',
+      ]);
+      expect(page.body).toBe(index);
+    }
+    // Not a page: the API's own 404 with its code, and unknown paths as before.
+    const api404 = await service.app.inject({ method: 'GET', url: '/api/registers' });
+    expect(api404.statusCode).toBe(404);
+    expect(api404.json()).toMatchObject({ code: 'ROUTE_NOT_FOUND' });
+    expect((await service.app.inject({ method: 'GET', url: '/no-such-page' })).statusCode).toBe(404);
+    const icon = await service.app.inject({ method: 'GET', url: '/favicon.svg' });
+    expect([icon.statusCode, icon.headers['content-type']]).toEqual([200, 'image/svg+xml']);
+    // The pages are the dashboard's, not the API's: the OpenAPI document does not list them.
+    const openapi = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const pages = ['/registers', '/jobs', '/audit'];
+    expect(Object.keys(openapi.paths).filter((path) => pages.some((p) => path.startsWith(p)))).toEqual([]);
+  });
 });
 
 describe('events', () => {

@@ -119,36 +119,44 @@ describe.skipIf(skipReason)('the dashboard in Chromium', () => {
   });
 
   it('starts a job on a group and shows it reach COMPLETED live, with each register FINISHED', async () => {
-    let navigations = 0;
-    page.on('framenavigated', () => navigations++);
+    // A mark in the document: a full reload would lose it (history API navigations keep it).
+    await page.evaluate('globalThis.sameDocument = true');
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Jobs' }).click();
+    await page.getByRole('link', { name: 'Start a job' }).click();
     await page.getByLabel('Script').fill('PRINT hello from the dashboard');
     await page.getByLabel('A group').check();
     await page.getByLabel('Group or registers (comma-separated)').fill('front');
     await page.getByLabel('Name (optional)').fill('greeting');
     await page.getByRole('button', { name: 'Start job' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Send to 3 registers' }).click();
-    const job = page.locator('li.job', { hasText: 'greeting' });
+    // Started, the job's own page opens.
+    await page.getByRole('heading', { name: 'greeting' }).waitFor({ timeout: LIVE_TIMEOUT });
+    const job = page.locator('[data-role=job-summary]');
     await job.locator('[data-role=job-status]', { hasText: 'COMPLETED' }).waitFor({ timeout: LIVE_TIMEOUT });
     expect(await job.locator('[data-role=job-counts]').textContent()).toContain('3 of 3 ended: 3 finished');
     expect(await job.locator('progress').getAttribute('value')).toBe('3');
-    await job.getByText('Results per register').click();
-    await job.locator('tbody .status.FINISHED').nth(2).waitFor({ timeout: LIVE_TIMEOUT });
-    expect(await job.locator('tbody pre').allTextContents()).toEqual(
+    await page.locator('#job-results tbody .status.FINISHED').nth(2).waitFor({ timeout: LIVE_TIMEOUT });
+    expect(await page.locator('#job-results tbody pre').allTextContents()).toEqual(
       Array(3).fill('PRINT hello from the dashboard'.slice(6)),
     );
-    expect(navigations).toBe(0);
+    await expect(page.evaluate('globalThis.sameDocument')).resolves.toBe(true);
     // The registers' last task followed the job, also live.
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Registers' }).click();
     await page.locator('#registers tbody .FINISHED').nth(2).waitFor({ timeout: LIVE_TIMEOUT });
   });
 
   it('cancels a running job with its button', async () => {
     // One register at a time, each sleeping: the job stays IN_PROGRESS long enough to cancel.
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Jobs' }).click();
+    await page.getByRole('link', { name: 'Start a job' }).click();
     await page.getByLabel('Script').fill('SLEEP 1500\nPRINT late');
     await page.getByLabel('Name (optional)').fill('slow');
+    await page.getByText('Advanced: rollout, abort, deadline').click();
     await page.getByLabel('Batch size (registers at once)').fill('1');
     await page.getByRole('button', { name: 'Start job' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Send to 3 registers' }).click();
-    const job = page.locator('li.job', { hasText: 'slow' });
+    await page.getByRole('heading', { name: 'slow' }).waitFor({ timeout: LIVE_TIMEOUT });
+    const job = page.locator('[data-role=job-summary]');
     await job
       .locator('[data-role=job-status]', { hasText: 'IN_PROGRESS' })
       .waitFor({ timeout: LIVE_TIMEOUT });

@@ -91,15 +91,17 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the results page in C
     await page.getByLabel('User name').fill(ADMIN.name);
     await page.getByLabel('Password').fill(ADMIN.password);
     await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Results' }).click();
+    expect(new URL(page.url()).pathname).toBe('/results');
 
-    await page.getByLabel('Status', { exact: true }).selectOption('FAILURE');
+    await page.locator('#results-form').getByLabel('Status', { exact: true }).selectOption('FAILURE');
     await page.getByRole('button', { name: 'Search' }).click();
     const rows = page.locator('#results tbody tr');
     await expect.poll(() => rows.count()).toBe(9);
     expect(await rows.first().innerText()).toContain('fiscal memory full');
     await expect.poll(() => page.locator('#results-more').isHidden()).toBe(true);
 
-    await page.getByLabel('Status', { exact: true }).selectOption('');
+    await page.locator('#results-form').getByLabel('Status', { exact: true }).selectOption('');
     await page.getByLabel('Words in report or error').fill('kasse');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => rows.count()).toBe(50);
@@ -125,6 +127,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the results page in C
   });
 
   it('adds a webhook with its secret shown once, lists it without the secret, and deletes it', async () => {
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Webhooks' }).click();
     await page.getByLabel('Receiver URL').fill('http://127.0.0.1:9/hook');
     await page.getByLabel('device.offline').check();
     await page.getByRole('button', { name: 'Add webhook' }).click();
@@ -143,11 +146,12 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the results page in C
   });
 
   it('shows the audit trail, filtered by action, user, from and to', async () => {
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Audit' }).click();
     const audit = page.locator('#audit-section');
     const rows = audit.locator('#audit tbody tr');
     const cells = async (column: number): Promise<string[]> =>
       rows.locator(`td:nth-child(${column})`).allInnerTexts();
-    // Read at login: the admin's own login is there.
+    // Read when shown: the admin's own login is there.
     await expect.poll(() => cells(4)).toContain('login');
 
     await audit.getByLabel('Action').selectOption('webhook_created');
@@ -189,16 +193,20 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the dashboard of a vi
     await viewerPage.getByLabel('User name').fill(VIEWER.name);
     await viewerPage.getByLabel('Password').fill(VIEWER.password);
     await viewerPage.getByRole('button', { name: 'Log in' }).click();
-    // Everything the first load asks for has been answered: the role (library, webhooks), jobs.
+    // Everything the first loads ask for has been answered: the role (at login, when the event
+    // stream opens, and the library's), the schedules (read with it; the webhooks would be next).
     await expect
-      .poll(() => [
-        answered.filter((path) => path === '/api/me').length,
-        ['job-0', 'job-1', 'job-2'].every((id) => answered.includes(`/api/jobs/${id}`)),
-      ])
-      .toEqual([2, true]);
+      .poll(() => [answered.filter((path) => path === '/api/me').length, answered.includes('/api/schedules')])
+      .toEqual([3, true]);
     await expect.poll(() => viewerPage.locator('#connection').textContent()).toBe('Live');
     expect(await viewerPage.getByRole('heading', { name: 'Webhooks' }).isVisible()).toBe(false);
     expect(await viewerPage.locator('#webhooks-section').isHidden()).toBe(true);
+    // Nor is it in the navigation; its address says who may see it.
+    expect(await viewerPage.getByRole('link', { name: 'Webhooks' }).isVisible()).toBe(false);
+    await viewerPage.goto(
+      `http://127.0.0.1:${(service.app.server.address() as { port: number }).port}/webhooks`,
+    );
+    await viewerPage.getByText('Only admins see and change webhooks.').waitFor({ timeout: 20_000 });
     expect(asked.filter((path) => path.startsWith('/api/webhooks'))).toEqual([]);
     await viewerPage.close();
   });

@@ -64,6 +64,8 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the schedules page in
     await page.getByLabel('User name').fill(ADMIN.name);
     await page.getByLabel('Password').fill(ADMIN.password);
     await page.keyboard.press('Enter');
+    const nav = page.getByRole('navigation', { name: 'Pages' });
+    await nav.getByRole('link', { name: 'Schedules' }).click();
     await page.getByRole('heading', { name: 'Schedules' }).waitFor({ timeout: LIVE_TIMEOUT });
     // The form offers the store's own time zone and the Z report at 22:00.
     expect(await page.getByLabel('Time zone').inputValue()).toBe('Europe/Berlin');
@@ -87,12 +89,16 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the schedules page in
       clock.advanceTo(due);
       const jobs = (await api(service.app, token, 'GET', '/api/jobs')).body.jobs as Job[];
       expect(jobs.filter((j) => j.scheduleId === schedule.scheduleId)).toHaveLength(night);
+      await nav.getByRole('link', { name: 'Jobs' }).click();
       const job = page.locator('li.job', { hasText: 'from a schedule' }).first();
       await job
         .locator('[data-role=job-status]', { hasText: 'COMPLETED' })
         .waitFor({ timeout: LIVE_TIMEOUT });
-      await job.getByText('Results per register').click();
-      await job.locator('tbody pre', { hasText: `Z REPORT ${night}` }).waitFor({ timeout: LIVE_TIMEOUT });
+      await job.locator('h3 a').click();
+      await page
+        .locator('#job-results tbody pre', { hasText: `Z REPORT ${night}` })
+        .waitFor({ timeout: LIVE_TIMEOUT });
+      await nav.getByRole('link', { name: 'Schedules' }).click();
     }
     // The list moved on to the next night.
     await expect
@@ -109,6 +115,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the schedules page in
       target: { devices: ['till1'] },
       startAt: new Date(clock.now() + 3_600_000).toISOString(),
     });
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Jobs' }).click();
     const job = page.locator('li.job', { hasText: 'price update' });
     await job.locator('[data-role=job-status]', { hasText: 'SCHEDULED' }).waitFor({ timeout: LIVE_TIMEOUT });
     await job.getByRole('button', { name: /Pause job price update/ }).click();

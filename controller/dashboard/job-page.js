@@ -1,0 +1,177 @@
+// A job's own page (/jobs/<jobId>): progress, counts, waves, its actions, and every register's
+// result with a search and a status filter; reports readable, copied or downloaded. Live through
+// the event stream (jobs.js hands each change of the job here).
+import { $, el, when } from './dom.js';
+import { jobButtons, rolloutLine } from './job-controls.js';
+import { aboutLine, countsLine, loadJob, onJob, onJobChange, outcomeBadge, progressBar } from './jobs.js';
+import { deviceKey, jobTitle, registerPath } from './names.js';
+import { reportBlock } from './report.js';
+import { onShow, setTitle } from './router.js';
+import { showFailure } from './session.js';
+import { state } from './state.js';
+
+const STATUSES = ['FINISHED', 'FAILURE', 'OFFLINE', 'NO_ANSWER', 'CANCELLED', 'RUNNING', 'PENDING'];
+let shownId;
+let pending = false;
+
+function isShown(jobId) {
+  return shownId === jobId && !$('job-section').closest('[data-page]').hidden;
+}
+
+function summary(job) {
+  const title = jobTitle(job);
+  setTitle(title);
+  return el(
+    'div',
+    { class: 'job card', 'data-job': job.jobId, 'data-role': 'job-summary' },
+    el(
+      'header',
+      {},
+      el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
+      outcomeBadge(job),
+      ...jobButtons(job, title, onJob),
+    ),
+    el('p', { class: 'muted' }, aboutLine(job)),
+    ...progressBar(job, title),
+    el('p', { 'data-role': 'job-counts' }, countsLine(job)),
+    rolloutLine(job),
+    el(
+      'details',
+      {},
+      el('summary', {}, 'Script and job id'),
+      el('pre', { class: 'report' }, job.script ?? ''),
+      el('p', { class: 'muted' }, `Job id ${job.jobId}`),
+    ),
+  );
+}
+
+function resultRows(job) {
+  const form = $('job-results-filter');
+  const q = form.elements.q.value.trim().toLowerCase();
+  const status = form.elements.status.value;
+  const all = [...(state.results.get(job.jobId)?.values() ?? [])].sort((a, b) =>
+    deviceKey(a).localeCompare(deviceKey(b), undefined, { numeric: true }),
+  );
+  const shown = all.filter(
+    (r) =>
+      (!status || r.status === status) &&
+      (!q || `${deviceKey(r)} ${r.report ?? ''} ${r.error ?? ''}`.toLowerCase().includes(q)),
+  );
+  $('job-results-count').textContent = `${shown.length} of ${all.length} registers`;
+  return shown.map((r) => {
+    const text = r.report ?? r.error ?? '';
+    const key = deviceKey(r);
+    const device = state.devices.get(key) ?? r;
+    return el(
+      'tr',
+      { 'data-device': key },
+      el('th', { scope: 'row' }, el('a', { href: registerPath(device) }, key)),
+      el('td', { 'data-label': 'Result' }, el('span', { class: `status ${r.status}` }, r.status)),
+      el('td', { 'data-label': 'Time' }, when(r.endedAt ?? r.sentAt)),
+      el(
+        'td',
+        { 'data-label': 'Report or error' },
+        text === '' ? '' : reportBlock(text, `report of ${key}`, `${key.replace('/', '-')}-${job.jobId}.txt`),
+      ),
+    );
+  });
+}
+
+function renderResults(job) {
+  const body = $('job-results').tBodies[0];
+  body.replaceChildren(...resultRows(job));
+}
+
+function render(job) {
+  $('job-section').querySelector('[data-role=job-summary]').replaceWith(summary(job));
+  $('job-heading').textContent = jobTitle(job);
+  if (!pending) {
+    // Many results end at once in a big job: one table rebuild per frame.
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      const latest = state.jobs.get(shownId);
+      if (latest && isShown(latest.jobId)) renderResults(latest);
+    });
+  }
+}
+
+function skeleton(jobId) {
+  const filter = el(
+    'form',
+    { id: 'job-results-filter', class: 'filters', 'aria-label': 'Find results of this job' },
+    el(
+      'div',
+      { class: 'field' },
+      el('label', { for: 'job-results-q' }, 'Register or words in the report'),
+      el('input', { id: 'job-results-q', name: 'q', type: 'search' }),
+    ),
+    el(
+      'div',
+      { class: 'field' },
+      el('label', { for: 'job-results-status' }, 'Result'),
+      el(
+        'select',
+        { id: 'job-results-status', name: 'status' },
+        el('option', { value: '' }, 'any'),
+        ...STATUSES.map((s) => el('option', {}, s)),
+      ),
+    ),
+  );
+  const head = el(
+    'thead',
+    {},
+    el(
+      'tr',
+      {},
+      ...['Register', 'Result', 'Time', 'Report or error'].map((h) => el('th', { scope: 'col' }, h)),
+    ),
+  );
+  $('job-section').replaceChildren(
+    el('p', {}, el('a', { href: '/jobs' }, '← All jobs')),
+    el('h2', { id: 'job-heading', tabindex: '-1' }, 'Job'),
+    el('div', { 'data-role': 'job-summary' }, el('p', { class: 'muted' }, 'Loading…')),
+    el(
+      'h3',
+      { id: 'job-results-heading' },
+      'Results per register ',
+      el('span', { id: 'job-results-count', class: 'muted' }),
+    ),
+    filter,
+    el(
+      'div',
+      { class: 'table-wrap' },
+      el(
+        'table',
+        { id: 'job-results', class: 'cards' },
+        el('caption', { class: 'visually-hidden' }, 'Results of this job per register'),
+        head,
+        el('tbody'),
+      ),
+    ),
+  );
+  filter.addEventListener('input', () => {
+    const job = state.jobs.get(jobId);
+    if (job) renderResults(job);
+  });
+  filter.addEventListener('submit', (event) => event.preventDefault());
+}
+
+onJobChange((job) => {
+  if (isShown(job.jobId)) render(job);
+});
+
+onShow('job', ({ jobId }) => {
+  shownId = jobId;
+  skeleton(jobId);
+  const known = state.jobs.get(jobId);
+  if (known) render(known);
+  loadJob(jobId).catch((error) => {
+    if (/JOB_DOES_NOT_EXIST/.test(error.message)) {
+      $('job-heading').textContent = 'No such job';
+      $('job-section')
+        .querySelector('[data-role=job-summary]')
+        .replaceChildren(el('p', { class: 'error' }, error.message));
+    } else showFailure(error);
+  });
+});

@@ -1,0 +1,50 @@
+// Names a person reads instead of ids: a job without a name is called after its script and
+// target ("Z report · group all (12)"), a register's page lives under its store.
+import { state } from './state.js';
+
+const FIRST_LINE_CHARS = 40;
+
+function firstLine(script) {
+  const line = (script ?? '').split(/\r?\n/).find((l) => l.trim() !== '') ?? 'script';
+  return line.length > FIRST_LINE_CHARS ? `${line.slice(0, FIRST_LINE_CHARS - 1)}…` : line.trim();
+}
+
+export function scriptName(job) {
+  const ref = job.scriptRef;
+  if (ref && state.scripts.has(ref.scriptId)) return state.scripts.get(ref.scriptId).name;
+  return firstLine(job.script);
+}
+
+export function targetName(job) {
+  const total = job.counts?.total;
+  const count = total === undefined ? '' : ` (${total})`;
+  if (!job.target) return `${total ?? ''} registers`.trim();
+  if (job.target.group !== undefined) return `group ${job.target.group}${count}`;
+  const ids = job.target.devices;
+  return ids.length === 1 ? `register ${ids[0]}` : `${ids.length} registers`;
+}
+
+export function jobTitle(job) {
+  return job.name ?? `${scriptName(job)} · ${targetName(job)}`;
+}
+
+export function jobPath(jobId) {
+  return `/jobs/${encodeURIComponent(jobId)}`;
+}
+
+/**
+ * A register's key: `<store>/<id>` when the controller serves several stores (the API then names
+ * each register's store), its id otherwise; ids and store names never hold `/`.
+ */
+export function deviceKey(device) {
+  return typeof device.store === 'string' && device.store !== ''
+    ? `${device.store}/${device.deviceId}`
+    : device.deviceId;
+}
+
+export function registerPath(device) {
+  const id = encodeURIComponent(device.deviceId);
+  return typeof device.store === 'string' && device.store !== ''
+    ? `/registers/${encodeURIComponent(device.store)}/${id}`
+    : `/registers/${id}`;
+}
