@@ -83,8 +83,11 @@ it.skipIf(chromiumSkipReason)(
     expect(await page.textContent('#whoami')).toBe('oidc:alice (approver)');
     expect(page.url()).toBe(`${base}/`);
     await page.getByRole('heading', { name: /Registers/ }).waitFor();
-    expect(await page.isVisible('#library')).toBe(true);
-    expect(await page.isVisible('#job-form')).toBe(false);
+    await page.getByRole('link', { name: 'Jobs', exact: true }).click();
+    await page.locator('#jobs-heading').waitFor();
+    expect(await page.isVisible('#new-job-link')).toBe(false);
+    await page.getByRole('link', { name: 'Scripts', exact: true }).click();
+    await page.locator('#library').waitFor();
     expect(await page.isVisible('#library-editor')).toBe(false);
     // The session survives a reload like a password login's (the token is in sessionStorage).
     await page.reload();
@@ -102,12 +105,19 @@ it.skipIf(chromiumSkipReason)(
   async () => {
     const operator = await signInAs('dave');
     expect(await operator.textContent('#whoami')).toBe('oidc:dave (operator, group=front)');
+    await operator.getByRole('link', { name: 'Jobs', exact: true }).click();
+    await operator.locator('#new-job-link').waitFor();
+    await operator.click('#new-job-link');
     await operator.locator('#job-form').waitFor();
+    await operator.getByRole('link', { name: 'Scripts', exact: true }).click();
+    await operator.locator('#library').waitFor();
     expect(await operator.isVisible('#library-editor')).toBe(false);
     await operator.context().close();
     const viewer = await signInAs('bob');
     expect(await viewer.textContent('#whoami')).toBe('oidc:bob (viewer)');
-    expect(await viewer.isVisible('#job-form')).toBe(false);
+    await viewer.getByRole('link', { name: 'Jobs', exact: true }).click();
+    await viewer.locator('#jobs-heading').waitFor();
+    expect(await viewer.isVisible('#new-job-link')).toBe(false);
     await viewer.context().close();
   },
 );
