@@ -61,7 +61,10 @@ describe('controller: re-asks the registers of open results after a reconnect', 
   /** The retained messages aedes holds on `topic` (its persistence, read directly). */
   async function retained(topic: string): Promise<number> {
     let count = 0;
-    for await (const _ of aedes.persistence.createRetainedStream(topic)) count += 1;
+    const { persistence } = aedes as unknown as {
+      persistence: { createRetainedStream(pattern: string): AsyncIterable<unknown> };
+    };
+    for await (const _ of persistence.createRetainedStream(topic)) count += 1;
     return count;
   }
 
