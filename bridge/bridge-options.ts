@@ -33,6 +33,8 @@ export interface DeviceBridgeOptions {
   deviceId: string;
   /** Extra groups; group `all` is implicit. */
   groups: readonly string[];
+  /** `--attribute KEY=VALUE` pairs, in the retained online state (contract/attributes.ts). */
+  attributes?: Readonly<Record<string, string>>;
   installation: 'cash-register' | 'cash-register+pos' | 'pos';
   version: string;
   /** The task engine: it admits or refuses every script (size, idempotency, expiry, ...). */

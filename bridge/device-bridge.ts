@@ -12,6 +12,7 @@
  * subscriptions are command-subscriptions.ts, /health and the backlog bridge-health.ts.
  * docs/mqtt.md describes the behaviour for users.
  */
+
 import { randomUUID } from 'node:crypto';
 import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
@@ -29,6 +30,7 @@ import {
   publishOnlineState,
 } from './broker-session.ts';
 import { subscribeCommands } from './command-subscriptions.ts';
+import { attributesSchema } from './contract/attributes.ts';
 import type { BrokerRotation } from './contract/failover.ts';
 import { logClientErrors } from './contract/mqtt-log.ts';
 import type { ReconnectBackoff } from './contract/reconnect-backoff.ts';
@@ -82,6 +84,10 @@ export class DeviceBridge {
     assertNamespace(o.ns);
     assertId('device', o.deviceId);
     for (const group of o.groups) assertId('group', group);
+    if (o.attributes !== undefined) {
+      const checked = attributesSchema.safeParse(o.attributes);
+      if (!checked.success) throw new Error(`invalid attributes: ${checked.error.issues[0]?.message}`);
+    }
     const rotation = brokerRotation(o);
     this.rotation = rotation;
     this.groups = [...new Set([ALL_GROUP, ...o.groups])];
@@ -291,6 +297,8 @@ export class DeviceBridge {
         version: o.version,
         startedAt: (this.startedAt ?? new Date()).toISOString(),
         groups: this.groups,
+        ...(o.attributes !== undefined &&
+          Object.keys(o.attributes).length > 0 && { attributes: { ...o.attributes } }),
       },
       onAck,
     );

@@ -6,6 +6,7 @@ import { createSecureContext } from 'node:tls';
 import * as z from 'zod';
 import { mqttUrlSchema } from '../bridge/contract/broker-url.ts';
 import { backoffScheduleProblem } from '../bridge/contract/reconnect-backoff.ts';
+import { storeNamespaceSchema } from '../bridge/contract/store-namespace.ts';
 import { namespaceSchema } from '../bridge/contract/topics.ts';
 import { durationIn } from '../src/config.ts';
 import { type PemKind, pemProblem, readPem } from '../src/tls.ts';
@@ -24,6 +25,19 @@ export function logLevelFlag(defaultLevel: (typeof LOG_LEVELS)[number]) {
 /** `--ns`: the MQTT topic namespace (docs/mqtt.md, "Topics"). */
 export function nsFlag(help = 'MQTT topic namespace, may contain /') {
   return flag('--ns <namespace>', help, namespaceSchema, { default: 'pos' });
+}
+
+/**
+ * `--ns` of a controller (the service, `fanout`, `watch`): one store's namespace, or every
+ * store's with one `+` level in place of the store id (`stores/+`, docs/controller.md).
+ */
+export function controllerNsFlag() {
+  return flag(
+    '--ns <namespace>',
+    "MQTT topic namespace, may contain /; one + level in place of the store id serves many stores ('stores/+')",
+    storeNamespaceSchema,
+    { default: 'pos' },
+  );
 }
 
 export const hostValue = z.string().min(1, 'expected a host name or address');

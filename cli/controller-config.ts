@@ -5,7 +5,9 @@
  * once, then frozen. TLS files are checked here (the shared `--tls-cert`/`--tls-key`,
  * cli/common-flags.ts), so a missing one is a configuration error, and read at start.
  */
+
 import * as z from 'zod';
+import { isMultiStore } from '../bridge/contract/store-namespace.ts';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
 import { APPROVAL_MODES, SCRIPT_DIALECTS } from '../controller/script-intake.ts';
 import { DEFAULT_MAX_EVENT_STREAMS } from '../controller/service/event-stream.ts';
@@ -15,11 +17,11 @@ import { durationIn, port, userSpecSchema, wholeNumber } from '../src/config.ts'
 import { restAuthFlags } from './auth-flags.ts';
 import {
   caFileFlag,
+  controllerNsFlag,
   hostValue,
   logLevelFlag,
   mqttReconnectMaxFlag,
   mqttUrlFlag,
-  nsFlag,
   tlsFlags,
   tlsProblems,
 } from './common-flags.ts';
@@ -85,7 +87,7 @@ export const controllerFlags = {
     'a user of the embedded broker (ROLE: device, controller, observer); every --user is a controller on it',
     brokerUserSpec,
   ),
-  ns: nsFlag(),
+  ns: controllerNsFlag(),
   users: repeatableFlag(
     '--user <NAME:PASSWORD[:ROLE[:SCOPE]]>',
     'who may log in to the API and the dashboard (ROLE: viewer, operator, author, approver, admin (default); SCOPE: group=G1,G2 or store=S1,S2); none: admin with a printed random password',
@@ -150,6 +152,10 @@ export function controllerCrossProblems(input: Record<string, unknown>): string[
   const hasUrl = input.mqttUrl !== undefined;
   const embedded = input.brokerPort !== undefined;
   if (hasUrl && embedded) problems.push('--broker-port: give either --mqtt-url or --broker-port, not both');
+  if (embedded && typeof input.ns === 'string' && isMultiStore(input.ns))
+    problems.push(
+      "--ns: a namespace for many stores ('stores/+') needs --mqtt-url (the head office's broker); an embedded broker serves one store",
+    );
   if (!hasUrl && !embedded) {
     problems.push(
       '--mqtt-url: required: the store broker (mqtt://USER:PASSWORD@host:1883), or --broker-port P to embed one',

@@ -11,9 +11,9 @@ import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
 import {
   caFileFlag,
+  controllerNsFlag,
   logLevelFlag,
   mqttReconnectMaxFlag,
-  nsFlag,
   requiredMqttUrlFlag,
 } from './common-flags.ts';
 import { flag, flagSchema, labeler } from './flags.ts';
@@ -26,7 +26,7 @@ export const connectionFlags = {
   ),
   user: flag('--user <NAME:PASSWORD>', 'broker user (instead of credentials in --mqtt-url)', userSpecSchema),
   mqttCa: caFileFlag('--mqtt-ca <file>', 'PEM CA certificate(s) to trust for an mqtts:// or wss:// broker'),
-  ns: nsFlag(),
+  ns: controllerNsFlag(),
   settle: flag(
     '--settle <duration>',
     'after subscribing, wait this long without news for retained states',

@@ -95,6 +95,7 @@ export async function startDevice(config: ServeConfig, deps: StartDeviceOptions)
           ns: config.ns,
           deviceId: config.deviceId,
           groups: config.groups,
+          attributes: Object.fromEntries(config.attributes),
           installation: config.installation,
           version: VERSION,
           queue,

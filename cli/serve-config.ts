@@ -8,6 +8,7 @@
 import { X509Certificate } from 'node:crypto';
 import * as z from 'zod';
 import { BRIDGE_DEFAULTS } from '../bridge/bridge-options.ts';
+import { attributeFlagSchema, attributeListProblems } from '../bridge/contract/attributes.ts';
 import { idSchema, installationSchema } from '../bridge/contract/topics.ts';
 import {
   type DeviceCoreConfig,
@@ -139,6 +140,11 @@ export const serveFlags = {
     'an MQTT group this device takes scripts for (every device is in `all`)',
     idSchema,
   ),
+  attributes: repeatableFlag(
+    '--attribute <key=value>',
+    "an attribute in this device's state, for head-office targets (at most 32; key [a-z][a-z0-9_-]{0,31}, value up to 128 characters)",
+    attributeFlagSchema,
+  ),
   executor: flag('--executor <name>', 'simulator | command', z.enum(['simulator', 'command']), {
     default: 'simulator',
   }),
@@ -209,6 +215,7 @@ function serveCrossChecks(input: ServeConfigInput): string[] {
   }
   if (input.mqttUrl && input.mqtt === false)
     problems.push('--mqtt-url: --mqtt-url and --no-mqtt contradict each other');
+  problems.push(...attributeInputProblems(input.attributes));
   const names = new Set<string>();
   for (const spec of input.users ?? []) {
     const name = typeof spec === 'string' ? spec.split(':')[0] : undefined;
@@ -232,6 +239,16 @@ function serveCrossChecks(input: ServeConfigInput): string[] {
     );
   }
   return problems;
+}
+
+/** Count and repeated keys of `--attribute` (each pair's own shape is the schema's). */
+function attributeInputProblems(raw: unknown): string[] {
+  const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [];
+  const pairs = list.flatMap((text) => {
+    const parsed = attributeFlagSchema.safeParse(text);
+    return parsed.success ? [parsed.data] : [];
+  });
+  return attributeListProblems(pairs);
 }
 
 /**

@@ -17,6 +17,7 @@
  */
 
 import type { DeviceState, StatusMessage } from '../bridge/contract/topics.ts';
+import { storeOfKey } from './store-keys.ts';
 import type { DeviceEntry, TaskPhase, TaskView } from './types.ts';
 
 /** Superseded bootIds remembered per device; older ones are forgotten (memory stays bounded). */
@@ -77,6 +78,12 @@ export function phaseOf(message: Pick<StatusMessage, 'status' | 'startedAt'>): T
   return message.startedAt ? 'running' : 'queued';
 }
 
+function copyEntry(entry: DeviceEntry): DeviceEntry {
+  const copy = { ...entry, groups: [...entry.groups] };
+  if (entry.attributes) copy.attributes = { ...entry.attributes };
+  return copy;
+}
+
 export class DeviceDirectory {
   private readonly devices = new Map<string, DeviceEntry>();
   private readonly tasks = new Map<string, Map<number, TaskView>>();
@@ -106,9 +113,12 @@ export class DeviceDirectory {
     const previous = this.devices.get(deviceId);
     const newBoot = previous !== undefined && previous.bootId !== state.bootId;
     if (previous && newBoot) this.retireBoot(deviceId, previous.bootId);
+    const store = storeOfKey(deviceId);
     const entry: DeviceEntry = state.online
       ? {
           deviceId,
+          ...(store !== undefined && { store }),
+          ...(state.attributes !== undefined && { attributes: { ...state.attributes } }),
           online: true,
           bootId: state.bootId,
           groups: [...state.groups],
@@ -121,12 +131,13 @@ export class DeviceDirectory {
           // The will carries no groups or metadata: keep what this boot told us while online.
           ...(previous && !newBoot ? previous : { groups: [] }),
           deviceId,
+          ...(store !== undefined && { store }),
           online: false,
           bootId: state.bootId,
           lastSeen: now.toISOString(),
         };
     this.devices.set(deviceId, entry);
-    return { kind: 'changed', entry: { ...entry, groups: [...entry.groups] }, newBoot };
+    return { kind: 'changed', entry: copyEntry(entry), newBoot };
   }
 
   /** Applies a status message; undefined when it is stale (out of order, duplicate, old boot). */
@@ -163,7 +174,7 @@ export class DeviceDirectory {
 
   device(deviceId: string): DeviceEntry | undefined {
     const entry = this.devices.get(deviceId);
-    return entry ? { ...entry, groups: [...entry.groups] } : undefined;
+    return entry ? copyEntry(entry) : undefined;
   }
 
   /** Every known device, online and offline, sorted by id. */

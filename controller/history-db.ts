@@ -182,6 +182,15 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_at) WHERE next_at IS NOT NULL;
   CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries(webhook_id, seq);
   `,
+  // Branch `office` (issue 33): a controller for many stores keys its registers by (store,
+  // deviceId); '' is the store of a single-store controller's results (no NULLs: a UNIQUE index
+  // treats every NULL as distinct).
+  `
+  ALTER TABLE results ADD COLUMN store TEXT NOT NULL DEFAULT '';
+  DROP INDEX results_by_device;
+  CREATE UNIQUE INDEX results_by_store_device ON results(job_seq, store, device_id);
+  CREATE INDEX results_by_store ON results(store, device_id);
+  `,
 ];
 
 export class HistoryVersionError extends Error {

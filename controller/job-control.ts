@@ -4,12 +4,12 @@
  * whose success ratio was not met (or that asks for a pause after it), IN_PROGRESS otherwise;
  * which wave may be sent; which registers join a continuous job. Its changes are saved by the run.
  */
-import { ALL_GROUP } from '../bridge/contract/topics.ts';
 import type { StoredJob } from './job-history.ts';
 import type { JobLedger } from './job-ledger.ts';
 import { type JobStatus, jobEnded, resultEnded } from './job-types.ts';
 import { timedStatus } from './job-window.ts';
 import type { PacingClock } from './rollout.ts';
+import { matchesTarget, onlyDevices } from './target-match.ts';
 import type { DeviceEntry } from './types.ts';
 import { waveEnds, waveOf, waveProgress } from './waves.ts';
 
@@ -117,8 +117,8 @@ export class JobControl {
   /** A register not in the job that a continuous job's target now takes in. */
   joins(entry: DeviceEntry): boolean {
     const { target } = this.job;
-    if (target.continuous !== true || jobEnded(this.job.status) || !('group' in target)) return false;
-    return target.group === ALL_GROUP || entry.groups.includes(target.group);
+    if (target.continuous !== true || jobEnded(this.job.status) || onlyDevices(target)) return false;
+    return matchesTarget(target, entry);
   }
 
   private ends(): number[] {

@@ -6,7 +6,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { ALL_GROUP } from '../bridge/contract/topics.ts';
+import { isMultiStore } from '../bridge/contract/store-namespace.ts';
 import type { Logger } from '../src/logger.ts';
 import type { AuditLog } from './audit-log.ts';
 import { HistoryBatch } from './history-batch.ts';
@@ -28,11 +28,14 @@ import {
 import { firstStart } from './job-window.ts';
 import { insideScope } from './permissions.ts';
 import { type PacingClock, realClock } from './rollout.ts';
+import { describeTarget, onlyDevices, resolveTarget, unknownListed } from './target-match.ts';
 import type { DeviceEntry } from './types.ts';
 import type { Scope } from './users.ts';
 
 /** What the engine needs of the store controller: a JobLink plus the directory and its events. */
 export interface EngineLink extends JobLink {
+  /** The namespace: `stores/+` makes the registers' ids `store/id` keys. */
+  readonly ns: string;
   devices(): DeviceEntry[];
   on(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
   off(event: 'device', listener: (entry: DeviceEntry) => void): unknown;
@@ -173,8 +176,9 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       if (seen && seen.hash === hash) return { kind: 'replayed', job: history.get(seen.jobId)! };
       if (seen) return { kind: 'conflict', jobId: seen.jobId };
     }
-    const deviceIds = this.resolveTarget(spec);
-    const unknown = this.unknownListed(spec);
+    const known = this.options.link.devices();
+    const deviceIds = resolveTarget(spec.target, known, this.multiStore);
+    const unknown = spec.target.allowUnknown === true ? [] : unknownListed(spec.target, known);
     if (unknown.length > 0) {
       const listed =
         unknown.length > 10
@@ -187,9 +191,16 @@ export class JobEngine extends EventEmitter<EngineEvents> {
           'check the ids, or add "allowUnknown": true to send when they first connect',
       };
     }
+    if (spec.target.allowUnknown === true && this.multiStore) {
+      const plain = (spec.target.devices ?? []).filter((id) => !id.includes('/'));
+      if (plain.length > 0)
+        return {
+          kind: 'noTarget',
+          message: `with several stores, "allowUnknown" needs store/id: ${plain.slice(0, 10).join(', ')}`,
+        };
+    }
     if (deviceIds.length === 0 && spec.target.continuous !== true) {
-      const target = 'group' in spec.target ? `group ${spec.target.group}` : 'the device list';
-      return { kind: 'noTarget', message: `no register is known in ${target}` };
+      return { kind: 'noTarget', message: `no register is known in ${describeTarget(spec.target)}` };
     }
     const outside = this.outsideScope(caller.scope, deviceIds);
     if (outside.length > 0) return { kind: 'outOfScope', deviceIds: outside };
@@ -216,7 +227,7 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       openWave: 0,
     };
     const name = job.name !== undefined ? ` "${job.name}"` : '';
-    const target = 'group' in job.target ? `group ${job.target.group}` : `devices ${deviceIds.join(',')}`;
+    const target = onlyDevices(job.target) ? `devices ${deviceIds.join(',')}` : describeTarget(job.target);
     const library = job.scriptRef ? ` from script ${job.scriptRef.scriptId} v${job.scriptRef.version}` : '';
     if (options.waitForApproval) {
       job.status = 'WAITING_FOR_APPROVAL';
@@ -457,28 +468,11 @@ export class JobEngine extends EventEmitter<EngineEvents> {
   private outsideScope(scope: Scope | undefined, deviceIds: readonly string[]): string[] {
     if (scope === undefined) return [];
     const known = new Map(this.options.link.devices().map((entry) => [entry.deviceId, entry]));
-    return deviceIds.filter((id) => !insideScope(scope, known.get(id)));
+    return deviceIds.filter((id) => !insideScope(scope, known.get(id), id));
   }
 
-  /**
-   * Listed ids the controller has never seen (a typo waits for the deadline otherwise, while an
-   * unknown group is refused at once); none when the list says `allowUnknown`.
-   */
-  private unknownListed(spec: JobSpec): string[] {
-    if (!('devices' in spec.target) || spec.target.allowUnknown) return [];
-    const known = new Set(this.options.link.devices().map((entry) => entry.deviceId));
-    return [...new Set(spec.target.devices)].filter((id) => !known.has(id));
-  }
-
-  /** The devices known now in the target's group (online or not), or the listed ids. */
-  private resolveTarget(spec: JobSpec): string[] {
-    if ('devices' in spec.target) return [...new Set(spec.target.devices)];
-    if (!('group' in spec.target)) return [];
-    const group = spec.target.group;
-    return this.options.link
-      .devices()
-      .filter((entry) => group === ALL_GROUP || entry.groups.includes(group))
-      .map((entry) => entry.deviceId);
+  private get multiStore(): boolean {
+    return isMultiStore(this.options.link.ns);
   }
 
   /** A run for `job`, known to the engine until it ends; the caller starts it. */

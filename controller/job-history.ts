@@ -6,6 +6,7 @@
  * running are held in memory by the engine; everything else is read from here on demand, so
  * history does not grow the heap.
  */
+
 import type Database from 'better-sqlite3';
 import { type HistoryDb, prepare } from './history-db.ts';
 import { type JobQuery, jobConditions, NOTHING } from './job-query.ts';
@@ -30,6 +31,7 @@ import {
   type StoredResult,
   withOutcome,
 } from './job-types.ts';
+import { deviceKey, splitKey } from './store-keys.ts';
 import { waveProgress } from './waves.ts';
 
 interface JobRow {
@@ -60,6 +62,7 @@ interface JobRow {
 }
 
 interface ResultRow {
+  store: string;
   device_id: string;
   status: string;
   task_id: number | null;
@@ -87,9 +90,15 @@ export interface JobState {
   openWave: number;
 }
 
+/** A register's key as the results table keeps it: its store ('' with one store) and its id. */
+function storeAndId(key: string): [string, string] {
+  const { store, deviceId } = splitKey(key);
+  return [store ?? '', deviceId];
+}
+
 function toResult(row: ResultRow): StoredResult {
   return {
-    deviceId: row.device_id,
+    deviceId: deviceKey(row.store === '' ? undefined : row.store, row.device_id),
     status: row.status as ResultStatus,
     ...(row.task_id !== null && { taskId: row.task_id }),
     ...(row.report !== null && { report: row.report }),
@@ -161,13 +170,13 @@ export class JobHistory {
       ),
       insertResult: prepare(
         db,
-        `INSERT INTO results (job_seq, position, device_id, status, sent_at, sent_boot, attempts, next_attempt_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO results (job_seq, position, store, device_id, status, sent_at, sent_boot, attempts, next_attempt_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       updateResult: prepare(
         db,
         `UPDATE results SET status = ?, task_id = ?, report = ?, error = ?, sent_at = ?, ended_at = ?,
-           sent_boot = ?, attempts = ?, next_attempt_at = ? WHERE job_seq = ? AND device_id = ?`,
+           sent_boot = ?, attempts = ?, next_attempt_at = ? WHERE job_seq = ? AND store = ? AND device_id = ?`,
       ),
       seqOf: prepare(db, `SELECT seq FROM jobs WHERE job_id = ?`).pluck(),
       updateJob: prepare(db, `UPDATE jobs SET status = ?, ended_at = ? WHERE job_id = ?`),
@@ -227,7 +236,7 @@ export class JobHistory {
         this.statements.insertResult.run(
           seq,
           position,
-          result.deviceId,
+          ...storeAndId(result.deviceId),
           result.status,
           result.sentAt ?? null,
           result.sentBoot ?? null,
@@ -263,7 +272,7 @@ export class JobHistory {
       attemptsOf(result),
       result.nextAttemptAt ?? null,
       seq,
-      result.deviceId,
+      ...storeAndId(result.deviceId),
     );
   }
 
@@ -275,7 +284,7 @@ export class JobHistory {
     this.statements.insertResult.run(
       seq,
       position,
-      result.deviceId,
+      ...storeAndId(result.deviceId),
       result.status,
       result.sentAt ?? null,
       result.sentBoot ?? null,

@@ -82,12 +82,22 @@ export function resultEnded(status: ResultStatus): boolean {
 }
 
 /**
+ * Conditions (`group`, `devices`, `stores`, `attributes`) combine: a register is taken when it
+ * matches every one given (controller/target-match.ts).
  * `allowUnknown`: registers never seen yet are taken too (sent when they first connect).
  * `continuous`: registers joining the target while the job runs get it too (contract 7.5).
  */
-export type JobTarget = ({ group: string } | { devices: string[]; allowUnknown?: boolean }) & {
+export interface JobTarget {
+  group?: string;
+  /** Plain ids, or `store/id` with several stores. */
+  devices?: string[];
+  allowUnknown?: boolean;
+  /** With several stores (`--ns 'stores/+'`): registers of these stores. */
+  stores?: string[];
+  /** Registers whose state has every one of these attributes with this value. */
+  attributes?: Record<string, string>;
   continuous?: boolean;
-};
+}
 
 /** One wave of a rollout: `size` registers (or "N%" of the target), in target order. */
 export interface Wave {
@@ -276,10 +286,12 @@ export function countResults(results: Iterable<{ status: ResultStatus }>): JobCo
 
 /**
  * The requestId of every send of a job to one register (contract: unique to (job, device)), so
- * a resend after a restart is recognised by the device and runs nothing again.
+ * a resend after a restart is recognised by the device and runs nothing again. Ids hold no `:`,
+ * so the store's and the register's stay apart.
  */
 export function requestIdFor(jobId: string, deviceId: string): string {
-  return `${jobId}:${deviceId}`;
+  // A key `store/id` (several stores) becomes `store:id`: a requestId is a topic level, no `/`.
+  return `${jobId}:${deviceId.replace('/', ':')}`;
 }
 
 /** A result without the engine's bookkeeping, for the API. */

@@ -4,6 +4,7 @@
  * messages are unit-tested; nothing here throws on bad input (docs/mqtt.md payloads are
  * checked with the shared zod schemas of bridge/contract/topics.ts).
  */
+import { isMultiStore, storeOfTopic } from '../bridge/contract/store-namespace.ts';
 import {
   type DeviceState,
   decodePayload,
@@ -14,21 +15,80 @@ import {
   stateSchema,
   statusMessageSchema,
 } from '../bridge/contract/topics.ts';
+import { deviceKey } from './store-keys.ts';
 
 export type ControllerMessage =
-  | { kind: 'state'; deviceId: string; state: DeviceState | null }
+  | { kind: 'state'; deviceId: string; state: DeviceState | null; dropped?: string }
   | { kind: 'status'; message: StatusMessage }
   | { kind: 'statusCleared'; deviceId: string; taskId: number }
   | { kind: 'reply'; deviceId: string; requestId: string; reply: Reply }
   | { kind: 'badReply'; deviceId: string; error: string }
   | { kind: 'invalid'; error: string };
 
-/** undefined: a topic outside the contract (ignored silently). */
+/**
+ * undefined: a topic outside the contract (ignored silently). With a multi-store `ns`
+ * (`stores/+`) the topic's store level is checked and every device id becomes the key
+ * `<store>/<deviceId>` (store-keys.ts) once the message was checked against its own topic, so a
+ * register of one store can never speak for a register of another (contract 3.1).
+ */
 export function decodeControllerMessage(
   ns: string,
   topic: string,
   payload: Buffer,
 ): ControllerMessage | undefined {
+  if (!isMultiStore(ns)) return decodeInStore(ns, topic, payload);
+  const at = storeOfTopic(ns, topic);
+  if (!at) return undefined;
+  const decoded = decodeInStore(at.ns, topic, payload);
+  if (!decoded) return undefined;
+  const key = (deviceId: string): string => deviceKey(at.store, deviceId);
+  switch (decoded.kind) {
+    case 'state':
+      return {
+        ...decoded,
+        deviceId: key(decoded.deviceId),
+        state: decoded.state && { ...decoded.state, deviceId: key(decoded.state.deviceId) },
+      };
+    case 'status':
+      return { kind: 'status', message: { ...decoded.message, deviceId: key(decoded.message.deviceId) } };
+    case 'statusCleared':
+      return { ...decoded, deviceId: key(decoded.deviceId) };
+    case 'reply':
+      return {
+        ...decoded,
+        deviceId: key(decoded.deviceId),
+        reply: { ...decoded.reply, deviceId: key(decoded.reply.deviceId) },
+      };
+    case 'badReply':
+      return { ...decoded, deviceId: key(decoded.deviceId) };
+    default:
+      return decoded;
+  }
+}
+
+/**
+ * A state's attributes breaking the bounds (a register may lie: at most 32, keys and value
+ * lengths as bridge/contract/attributes.ts) are dropped, the rest of the state is taken.
+ */
+function decodeState(
+  payload: Buffer,
+): { ok: true; value: DeviceState; dropped?: string } | { ok: false; error: string } {
+  const decoded = decodePayload(stateSchema, payload);
+  if (decoded.ok) return decoded;
+  let json: unknown;
+  try {
+    json = JSON.parse(payload.toString('utf8'));
+  } catch {
+    return decoded;
+  }
+  if (typeof json !== 'object' || json === null || !('attributes' in json)) return decoded;
+  const { attributes: _dropped, ...rest } = json as Record<string, unknown>;
+  const without = stateSchema.safeParse(rest);
+  if (!without.success) return decoded;
+  return { ok: true, value: without.data, dropped: `attributes dropped: ${decoded.error}` };
+}
+
+function decodeInStore(ns: string, topic: string, payload: Buffer): ControllerMessage | undefined {
   const parsed = parseTopic(ns, topic);
   if (parsed?.kind === 'reply') {
     // Contract 3.1: a reply speaks only for the register whose subtree it was published under
@@ -45,11 +105,16 @@ export function decodeControllerMessage(
   if (parsed?.kind === 'state') {
     // A zero-byte retained message clears the topic [MQTT-3.3.1-10].
     if (payload.length === 0) return { kind: 'state', deviceId: parsed.deviceId, state: null };
-    const decoded = decodePayload(stateSchema, payload);
+    const decoded = decodeState(payload);
     if (!decoded.ok) return { kind: 'invalid', error: decoded.error };
     if (decoded.value.deviceId !== parsed.deviceId)
       return { kind: 'invalid', error: 'state deviceId differs from its topic' };
-    return { kind: 'state', deviceId: parsed.deviceId, state: decoded.value };
+    return {
+      kind: 'state',
+      deviceId: parsed.deviceId,
+      state: decoded.value,
+      ...(decoded.dropped !== undefined && { dropped: decoded.dropped }),
+    };
   }
   if (parsed?.kind === 'taskStatus') {
     if (payload.length === 0)

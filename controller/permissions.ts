@@ -2,6 +2,8 @@
  * What each role may do (docs/controller.md, "Users and roles"), and whether a register is inside
  * an operator's scope. One table; the HTTP layer maps its routes onto these actions.
  */
+
+import { storeOfKey } from './store-keys.ts';
 import type { DeviceEntry } from './types.ts';
 import type { Role, Scope } from './users.ts';
 
@@ -31,13 +33,26 @@ export function may(role: Role, action: Action): boolean {
 
 /**
  * Whether a register is inside `scope`: one of its groups is in a group scope; its store is in a
- * store scope. A register whose store is not known (a single-store controller: registers carry
- * no store yet) is outside every store scope, so such a scope fails closed.
+ * store scope. A register never seen (`device` undefined) is inside a store scope when its key
+ * (`store/id`, controller/store-keys.ts) names one of the scope's stores. A register without a
+ * store (a single-store controller) is outside every store scope: such a scope fails closed.
  */
-export function insideScope(scope: Scope | undefined, device: DeviceEntry | undefined): boolean {
+export function insideScope(
+  scope: Scope | undefined,
+  device: DeviceEntry | undefined,
+  key?: string,
+): boolean {
   if (scope === undefined) return true;
+  if (scope.kind === 'store') {
+    const store = device?.store ?? (key !== undefined ? storeOfKey(key) : undefined);
+    return store !== undefined && scope.values.includes(store);
+  }
   if (device === undefined) return false;
-  if (scope.kind === 'group') return device.groups.some((group) => scope.values.includes(group));
-  const store = (device as DeviceEntry & { store?: string }).store;
+  return device.groups.some((group) => scope.values.includes(group));
+}
+
+/** Whether a store is inside `scope` (lists of a store-scoped operator show only its stores). */
+export function storeInsideScope(scope: Scope | undefined, store: string | undefined): boolean {
+  if (scope === undefined || scope.kind !== 'store') return true;
   return store !== undefined && scope.values.includes(store);
 }

@@ -14,6 +14,7 @@
 import type { ISubscriptionMap, MqttClient } from 'mqtt';
 import { topics } from '../bridge/contract/topics.ts';
 import type { Logger } from '../src/logger.ts';
+import { topicPartsOf } from './store-keys.ts';
 import { CONTROLLER_SUBSCRIBE_QOS } from './types.ts';
 
 /** Filters per SUBSCRIBE packet: keeps one packet small with hundreds of devices missing. */
@@ -31,7 +32,10 @@ export class RetainedRecheck {
 
   /** Subscribes afresh to the status topics of `deviceIds`; returns the filters to release later. */
   request(client: MqttClient, deviceIds: readonly string[]): string[] {
-    const filters = [...new Set(deviceIds)].map((id) => topics.deviceTaskStatuses(this.ns, id));
+    const filters = [...new Set(deviceIds)].map((id) => {
+      const parts = topicPartsOf(this.ns, id);
+      return topics.deviceTaskStatuses(parts.ns, parts.deviceId);
+    });
     for (const filter of filters) this.holders.set(filter, (this.holders.get(filter) ?? 0) + 1);
     for (let i = 0; i < filters.length; i += FILTERS_PER_SUBSCRIBE) {
       const chunk = filters.slice(i, i + FILTERS_PER_SUBSCRIBE);

@@ -5,9 +5,11 @@
  * resultRowid() and so sorts as (job, position) do: a `q` search walks the text index newest
  * first and stops at the page's end (docs/decisions/history-search.md).
  */
+
 import type Database from 'better-sqlite3';
 import { type HistoryDb, prepare } from './history-db.ts';
 import type { ResultStatus } from './job-types.ts';
+import { splitKey } from './store-keys.ts';
 
 /** Positions stay below this (MAX_TARGET_DEVICES is 10,000); the FTS rowid packs both. */
 const POSITION_SPAN = 16384;
@@ -18,8 +20,10 @@ export function resultRowid(jobSeq: number, position: number): number {
 
 export interface ResultQuery {
   deviceId?: string;
-  /** The controller serves one store; its results carry none, so a store matches none. */
+  /** Results of one store (several stores; a single store's results have none, so match none). */
   store?: string;
+  /** Results of these stores only (a store-scoped operator's). */
+  stores?: readonly string[];
   status?: ResultStatus;
   jobId?: string;
   /** Library scripts come with the script library; until then no job has one. */
@@ -49,6 +53,7 @@ interface Row {
   position: number;
   job_id: string;
   name: string | null;
+  store: string;
   device_id: string;
   status: string;
   task_id: number | null;
@@ -87,6 +92,7 @@ function toFound(row: Row): FoundResult {
   return {
     jobId: row.job_id,
     ...(row.name !== null && { jobName: row.name }),
+    ...(row.store !== '' && { store: row.store }),
     deviceId: row.device_id,
     status: row.status as ResultStatus,
     ...(row.task_id !== null && { taskId: row.task_id }),
@@ -98,7 +104,7 @@ function toFound(row: Row): FoundResult {
   };
 }
 
-const COLUMNS = `r.job_seq AS seq, r.position, j.job_id, j.name, r.device_id, r.status, r.task_id,
+const COLUMNS = `r.job_seq AS seq, r.position, j.job_id, j.name, r.store, r.device_id, r.status, r.task_id,
   r.sent_at, r.ended_at, r.report, r.error, r.attempts`;
 
 export class ResultSearch {
@@ -163,14 +169,29 @@ function buildQuery(
   const params: unknown[] = [];
   const match = query.q !== undefined ? ftsQuery(query.q) : undefined;
   if (query.q !== undefined && match === undefined) return undefined;
-  if (query.store !== undefined) return undefined;
+  if (query.store !== undefined) {
+    if (query.store === '') return undefined;
+    conditions.push('r.store = ?');
+    params.push(query.store);
+  }
   if (query.scriptId !== undefined) {
     conditions.push("r.job_seq IN (SELECT seq FROM jobs WHERE json_extract(script_ref, '$.scriptId') = ?)");
     params.push(query.scriptId);
   }
+  if (query.stores !== undefined) {
+    if (query.stores.length === 0) return undefined;
+    conditions.push(`r.store IN (${query.stores.map(() => '?').join(', ')})`);
+    params.push(...query.stores);
+  }
   if (query.deviceId !== undefined) {
+    // `store/id` (several stores) names one register; a plain id that id in every store.
+    const { store, deviceId } = splitKey(query.deviceId);
     conditions.push('r.device_id = ?');
-    params.push(query.deviceId);
+    params.push(deviceId);
+    if (store !== undefined) {
+      conditions.push('r.store = ?');
+      params.push(store);
+    }
   }
   if (query.status !== undefined) {
     conditions.push('r.status = ?');

@@ -43,8 +43,10 @@ export type { StoreControllerOptions } from './types.ts';
 
 export type DroppedReply = 'forged' | 'not_sent' | 'unknown_request';
 
-import { assertNamespace, ID_PATTERN, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
+import { storeNamespaceProblem } from '../bridge/contract/store-namespace.ts';
+import { ID_PATTERN, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
+import { topicPartsOf } from './store-keys.ts';
 import { CONTROLLER_DEFAULTS, CONTROLLER_SUBSCRIBE_QOS } from './types.ts';
 
 export class StoreController extends EventEmitter<ControllerEvents> {
@@ -117,7 +119,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
    */
   async start(): Promise<void> {
     if (this.client) throw new Error('controller already started');
-    assertNamespace(this.ns);
+    const nsProblem = storeNamespaceProblem(this.ns);
+    if (nsProblem) throw new Error(`invalid namespace ${JSON.stringify(this.ns)}: ${nsProblem}`);
     if (!ID_PATTERN.test(this.clientId)) throw new Error('clientId must match [A-Za-z0-9_-]{1,64}');
     const endpoints = parseBrokerUrls(this.options.url, {
       ...(this.options.username !== undefined && { username: this.options.username }),
@@ -294,7 +297,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   cancel(deviceId: string, requestId: string): void {
     const client = this.client;
     if (!client) throw new Error('controller not started');
-    const topic = topics.deviceCancel(this.ns, deviceId);
+    const parts = topicPartsOf(this.ns, deviceId);
+    const topic = topics.deviceCancel(parts.ns, parts.deviceId);
     client.publishAsync(topic, JSON.stringify({ requestId }), { qos: 1 }).catch((error: Error) => {
       this.logger.warn({ topic, requestId, err: error.message }, 'cancel publish failed');
     });
@@ -323,6 +327,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       }
       case 'state': {
         this.lastMessageAt = now.getTime();
+        if (decoded.dropped !== undefined)
+          this.logger.warn({ topic, err: decoded.dropped }, 'state taken without its attributes');
         const change = this.directory.applyState(decoded.deviceId, decoded.state, now);
         if (change.kind === 'removed') this.emit('deviceRemoved', change.deviceId);
         if (change.kind !== 'changed') return;

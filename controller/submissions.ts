@@ -10,6 +10,7 @@ import type { DeviceDirectory } from './directory.ts';
 import { DueTimers } from './due-timers.ts';
 import type { Fanout } from './fanout.ts';
 import type { RetainedRecheck } from './recheck.ts';
+import { topicPartsOf } from './store-keys.ts';
 import type { TargetPlan } from './targets.ts';
 import type { FanoutResult, SubmitOptions } from './types.ts';
 
@@ -39,6 +40,32 @@ export interface SubmissionsOptions {
   /** Every result of every submission, as it becomes known (the controller's `result` event). */
   onResult: (requestId: string, result: FanoutResult) => void;
   recheckLeadMs: number | undefined;
+}
+
+/**
+ * One publish per group topic (per store's group topic with several stores: a wildcard level
+ * cannot be published to), or one per register.
+ */
+function plannedSends(
+  ns: string,
+  plan: TargetPlan,
+  sentTo: readonly string[],
+): { topic: string; deviceIds: string[] }[] {
+  if (plan.group === undefined) {
+    return sentTo.map((id) => {
+      const parts = topicPartsOf(ns, id);
+      return { topic: topics.deviceScripts(parts.ns, parts.deviceId), deviceIds: [id] };
+    });
+  }
+  const byNs = new Map<string, string[]>();
+  for (const id of sentTo) {
+    const storeNs = topicPartsOf(ns, id).ns;
+    const list = byNs.get(storeNs);
+    if (list) list.push(id);
+    else byNs.set(storeNs, [id]);
+  }
+  const group = plan.group;
+  return [...byNs].map(([storeNs, deviceIds]) => ({ topic: topics.groupScripts(storeNs, group), deviceIds }));
 }
 
 export class Submissions {
@@ -108,10 +135,7 @@ export class Submissions {
         return;
       }
       const { payload } = active;
-      const sends =
-        plan.group !== undefined
-          ? [{ topic: topics.groupScripts(ns, plan.group), deviceIds: fanout.sentTo }]
-          : fanout.sentTo.map((id) => ({ topic: topics.deviceScripts(ns, id), deviceIds: [id] }));
+      const sends = plannedSends(ns, plan, fanout.sentTo);
       for (const { topic, deviceIds } of sends) {
         logger.debug({ topic, requestId, devices: deviceIds.length }, 'script sent');
         // The callback form: a job publishes once per register, and a promise each is garbage.
@@ -167,10 +191,16 @@ export class Submissions {
         // Another boot never had the task (tasks live in RAM): the state already ended it FAILURE.
         if (this.options.directory.device(deviceId)?.bootId !== bootId) continue;
         asked += 1;
-        client.publish(topics.deviceScripts(ns, deviceId), active.payload, { qos: 1 }, (error) => {
-          // Still open: the next reconnect, the recheck or the deadline decides.
-          if (error) logger.warn({ deviceId, requestId, err: error.message }, 'resend failed');
-        });
+        const parts = topicPartsOf(ns, deviceId);
+        client.publish(
+          topics.deviceScripts(parts.ns, parts.deviceId),
+          active.payload,
+          { qos: 1 },
+          (error) => {
+            // Still open: the next reconnect, the recheck or the deadline decides.
+            if (error) logger.warn({ deviceId, requestId, err: error.message }, 'resend failed');
+          },
+        );
       }
     }
     if (asked > 0)

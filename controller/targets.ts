@@ -7,7 +7,8 @@
  * - An id list: one publish per online id; unknown or offline ids are OFFLINE.
  */
 
-import { ALL_GROUP, assertId } from '../bridge/contract/topics.ts';
+import { ALL_GROUP, assertId, ID_PATTERN } from '../bridge/contract/topics.ts';
+import { splitKey } from './store-keys.ts';
 import type { DeviceEntry, FanoutTarget } from './types.ts';
 
 export interface TargetPlan {
@@ -42,12 +43,23 @@ export function planTargets(source: DeviceSource, to: FanoutTarget): TargetPlan 
     : new Map((source as readonly DeviceEntry[]).map((e) => [e.deviceId, e]));
   const lookup = (id: string): DeviceEntry | undefined => (directory ? directory.device(id) : byId!.get(id));
   for (const id of new Set(to as readonly string[])) {
-    assertId('device', id);
+    assertKey(id);
     const entry = lookup(id);
     if (entry?.online) online.push({ deviceId: id, bootId: entry.bootId });
     else offline.push(id);
   }
   return { online, offline };
+}
+
+/** A device id, or `store/id` (a controller for several stores, controller/store-keys.ts). */
+function assertKey(key: string): string {
+  const { store, deviceId } = splitKey(key);
+  if (store !== undefined && !ID_PATTERN.test(store))
+    throw new Error(
+      `invalid store id ${JSON.stringify(store)} in ${JSON.stringify(key)}: must match [A-Za-z0-9_-]{1,64}`,
+    );
+  assertId('device', deviceId);
+  return key;
 }
 
 function isDirectory(source: DeviceSource): source is Exclude<DeviceSource, readonly DeviceEntry[]> {
@@ -64,7 +76,9 @@ export function parseTarget(spec: string): FanoutTarget {
     .map((id) => id.trim())
     .filter(Boolean);
   if (ids.length === 0)
-    throw new Error('--to: expected all, group:<G> or a comma-separated list of device ids');
-  for (const id of ids) assertId('device', id);
+    throw new Error(
+      '--to: expected all, group:<G> or a comma-separated list of device ids (store/id with several stores)',
+    );
+  for (const id of ids) assertKey(id);
   return ids;
 }

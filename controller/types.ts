@@ -10,7 +10,15 @@ export type Installation = 'cash-register' | 'cash-register+pos' | 'pos';
 
 /** One device as learnt from its retained state topic (docs/mqtt.md). */
 export interface DeviceEntry {
+  /**
+   * The register's id; with several stores (`--ns 'stores/+'`) its key `<store>/<deviceId>`
+   * (controller/store-keys.ts), which the API splits into `store` and `deviceId`.
+   */
   deviceId: string;
+  /** The store (the `+` level of a multi-store namespace); absent with one store. */
+  store?: string;
+  /** `serve --attribute KEY=VALUE` as its last online state said (absent: none). */
+  attributes?: Record<string, string>;
   online: boolean;
   bootId: string;
   /**

@@ -6,9 +6,11 @@
  * at start), a job starting to wait for approval, and a schedule's run missed. Each becomes a
  * delivery row; nothing here waits for a receiver.
  */
+
 import type { AuditEntry } from './audit-log.ts';
 import type { JobCounts, JobSummary } from './job-types.ts';
 import type { MissedRun } from './scheduler.ts';
+import { splitKey } from './store-keys.ts';
 import type { DeviceEntry } from './types.ts';
 import type { WebhookEvent } from './webhooks.ts';
 
@@ -87,7 +89,7 @@ export function announceToWebhooks(
     online.set(entry.deviceId, entry.online);
     if (before === undefined || before === entry.online) return;
     emit(entry.online ? 'device.online' : 'device.offline', {
-      deviceId: entry.deviceId,
+      ...splitKey(entry.deviceId),
       groups: entry.groups,
       lastSeenAt: entry.lastSeen,
     });

@@ -3,6 +3,8 @@
  * URLs) for programs that talk to regbridge devices over MQTT without running one (docs/mqtt.md).
  * It loads zod only: no device, broker or MQTT client code.
  */
+
+export * from './attributes.ts';
 export {
   type BrokerEndpoint,
   mqttUrlSchema,

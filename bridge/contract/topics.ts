@@ -4,6 +4,7 @@
  * of a topic always agree.
  */
 import * as z from 'zod';
+import { attributesSchema } from './attributes.ts';
 
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -129,6 +130,8 @@ export const onlineStateSchema = z.object({
   version: z.string().max(64),
   startedAt: isoDate,
   groups: z.array(idSchema),
+  /** `serve --attribute KEY=VALUE` (./attributes.ts); absent when none. */
+  attributes: attributesSchema.optional(),
 });
 
 /** The last will, and what a clean shutdown publishes too. */

@@ -1,11 +1,15 @@
 /** A register as the HTTP API shows it (GET /api/devices, `event: device`). */
 import type { TaskSummary } from '../directory.ts';
+import { splitKey } from '../store-keys.ts';
 import type { DeviceEntry } from '../types.ts';
 
 export interface DeviceBody {
+  /** With several stores only (`--ns 'stores/+'`). */
+  store?: string;
   deviceId: string;
   online: boolean;
   groups: string[];
+  attributes?: Record<string, string>;
   installation?: string;
   version?: string;
   bootId: string;
@@ -17,10 +21,13 @@ export interface DeviceBody {
 
 /** `tasks`: the newest task seen (highest id) and the queue (DeviceDirectory.taskSummaryOf). */
 export function deviceBody(entry: DeviceEntry, { lastTask: last, queue }: TaskSummary): DeviceBody {
+  const { store, deviceId } = splitKey(entry.deviceId);
   return {
-    deviceId: entry.deviceId,
+    ...(store !== undefined && { store }),
+    deviceId,
     online: entry.online,
     groups: entry.groups,
+    ...(entry.attributes !== undefined && { attributes: entry.attributes }),
     ...(entry.installation !== undefined && { installation: entry.installation }),
     ...(entry.version !== undefined && { version: entry.version }),
     bootId: entry.bootId,

@@ -17,6 +17,7 @@ import type { DeviceEntry, TaskView } from '../types.ts';
 import { type DeviceBody, deviceBody } from './device-body.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 import type { DirectoryView } from './service-app.ts';
+import { splitResult } from './store-bodies.ts';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -37,7 +38,8 @@ function jobEvents({ job, results, statusChanged }: JobChanges, write: (events: 
   const { script: _script, target: _target, ...rest } = job;
   const head = JSON.stringify(rest);
   const open = head.slice(0, -1);
-  for (const result of results) write(`event: job\ndata: ${open},"result":${JSON.stringify(result)}}\n\n`);
+  for (const result of results)
+    write(`event: job\ndata: ${open},"result":${JSON.stringify(splitResult(result))}}\n\n`);
   if (statusChanged) write(`event: job\ndata: ${head}\n\n`);
   // Approvers' dashboards and integrators wait for this one (docs/controller.md, "Approval").
   if (statusChanged && job.status === 'WAITING_FOR_APPROVAL') {

@@ -27,11 +27,13 @@ import {
   jobIdParamsSchema,
   jobListQuerySchema,
   jobListSchema,
+  jobQuerySchema,
   jobSchema,
   jobSpecSchema,
   rerunSchema,
 } from './schemas.ts';
 import { problemsError, renderedOrThrow } from './script-routes.ts';
+import { countsByStore } from './store-bodies.ts';
 
 export interface JobRoutesOptions {
   auth: AuthService;
@@ -149,11 +151,13 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, op
   app.get('/api/jobs/:jobId', {
     schema: {
       tags: ['jobs'],
-      summary: 'One job with one result per targeted register',
+      summary: 'One job with one result per targeted register; ?by=store adds countsByStore (several stores)',
       security,
       params: jobIdParamsSchema,
+      querystring: jobQuerySchema,
       response: {
         200: jsonResponse('The job', jobSchema),
+        400: errorResponses.invalid,
         401: errorResponses.unauthorized,
         404: notFound,
         500: errorResponses.internal,
@@ -162,6 +166,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, op
     handler: async (request) => {
       const job = engine.get(request.params.jobId);
       if (!job) throw jobDoesNotExist(request.params.jobId);
+      if (request.query.by === 'store') return { ...job, countsByStore: countsByStore(job.results) };
       return job;
     },
   });

@@ -1,5 +1,5 @@
 /**
- * The read side of the controller service (docs/controller.md, "HTTP API"): registers, the
+ * The read side of the controller service (docs/controller.md, "HTTP API"): registers, stores, the
  * audit trail (bearer token), health and metrics (no token).
  */
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -10,6 +10,9 @@ import { errorResponses, jsonResponse } from '../../src/routes/schemas.ts';
 import { VERSION } from '../../src/version.ts';
 import type { AuditLog } from '../audit-log.ts';
 import type { JobEngine } from '../job-engine.ts';
+import { storeInsideScope } from '../permissions.ts';
+import { storeSummaries } from '../stores.ts';
+import { accessOf } from './access.ts';
 import { requireToken } from './auth-routes.ts';
 import { deviceBody } from './device-body.ts';
 import {
@@ -18,6 +21,7 @@ import {
   DEFAULT_PAGE,
   deviceListSchema,
   serviceHealthSchema,
+  storeListSchema,
 } from './schemas.ts';
 import type { DirectoryView } from './service-app.ts';
 
@@ -50,9 +54,35 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
           500: errorResponses.internal,
         },
       },
-      handler: async () => ({
-        devices: directory.devices().map((entry) => deviceBody(entry, directory.taskSummary(entry.deviceId))),
-      }),
+      handler: async (request) => {
+        const scope = accessOf(request).scope;
+        return {
+          devices: directory
+            .devices()
+            .filter((entry) => storeInsideScope(scope, entry.store))
+            .map((entry) => deviceBody(entry, directory.taskSummary(entry.deviceId))),
+        };
+      },
+    });
+
+    secured.get('/api/stores', {
+      schema: {
+        tags: ['devices'],
+        summary:
+          'The stores of a controller for several stores (--ns stores/+), by store: registers known and online, last heard of, silent (none online); [] with one store',
+        security,
+        response: {
+          200: jsonResponse('Stores', storeListSchema),
+          401: errorResponses.unauthorized,
+          500: errorResponses.internal,
+        },
+      },
+      handler: async (request) => {
+        const scope = accessOf(request).scope;
+        return {
+          stores: storeSummaries(directory.devices()).filter((store) => storeInsideScope(scope, store.store)),
+        };
+      },
     });
 
     secured.get('/api/audit', {

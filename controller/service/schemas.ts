@@ -4,6 +4,7 @@
  * API's schema registry (src/routes/schemas.ts), so both documents share Error and Token.
  */
 import * as z from 'zod';
+import { attributesSchema } from '../../bridge/contract/attributes.ts';
 import { idSchema } from '../../bridge/contract/topics.ts';
 import { apiSchemas, reconnectHealthSchema } from '../../src/routes/schemas.ts';
 import { JOB_OUTCOMES, type JobOutcome } from '../job-query.ts';
@@ -36,19 +37,45 @@ const intField = (min: number) =>
     .int()
     .min(min);
 
+/** A listed register: its id, or `store/id` with several stores. */
+const deviceKeySchema = z
+  .string()
+  .regex(
+    /^(?:[A-Za-z0-9_-]{1,64}\/)?[A-Za-z0-9_-]{1,64}$/,
+    'must be a device id ([A-Za-z0-9_-]{1,64}) or store/id',
+  );
+
 export const targetSchema = named(
-  z.union([
-    z.strictObject({ group: idSchema, continuous: z.boolean().optional() }),
-    z.strictObject({
-      devices: z.array(idSchema).min(1).max(MAX_TARGET_DEVICES),
+  z
+    .strictObject({
+      group: idSchema.optional(),
+      devices: z.array(deviceKeySchema).min(1).max(MAX_TARGET_DEVICES).optional(),
       allowUnknown: z.boolean().optional(),
+      stores: z.array(idSchema).min(1).max(MAX_TARGET_DEVICES).optional(),
+      attributes: attributesSchema
+        .refine((attributes) => Object.keys(attributes).length > 0, {
+          message: 'give at least one attribute',
+        })
+        .optional(),
       continuous: z.boolean().optional(),
+    })
+    .superRefine((target, ctx) => {
+      if (
+        target.group === undefined &&
+        target.devices === undefined &&
+        target.stores === undefined &&
+        target.attributes === undefined
+      )
+        ctx.addIssue({ code: 'custom', message: 'give at least one of group, devices, stores, attributes' });
+      if (target.allowUnknown !== undefined && target.devices === undefined)
+        ctx.addIssue({ code: 'custom', message: 'is only for a device list', path: ['allowUnknown'] });
     }),
-  ]),
   'JobTarget',
-  '{"group": G} (the registers known in G when the job is created, online or not) or {"devices": [ids]} ' +
-    '(every id known to the controller, unless "allowUnknown": true); ' +
-    '"continuous": true (with the job\'s endAt): registers joining the group while the job runs get it too',
+  'Which registers: {"group": G} (the registers known in G when the job is created, online or not), ' +
+    '{"devices": [ids]} (every id known to the controller, unless "allowUnknown": true; with several ' +
+    'stores store/id, or a plain id for that id in every store), {"stores": [S]} (several stores only) and ' +
+    '{"attributes": {"region": "north"}}; combined, a register is taken when it matches every condition ' +
+    'given. "continuous": true (with the job\'s endAt): registers joining the target while the job runs get it too',
 );
 
 /** Waves one rollout may list. */
@@ -249,6 +276,7 @@ export const decisionBodySchema = z.strictObject({ comment: z.string().max(1000)
 
 export const resultSchema = named(
   z.object({
+    store: z.string().optional().describe('The store (several stores only: --ns stores/+)'),
     deviceId: z.string(),
     status: z.enum(RESULT_STATUSES as [ResultStatus, ...ResultStatus[]]),
     taskId: z.number().int().optional(),
@@ -318,7 +346,14 @@ const summaryShape = {
 
 export const jobSummarySchema = named(z.object(summaryShape), 'JobSummary', 'A job without its results');
 export const jobSchema = named(
-  z.object({ ...summaryShape, results: z.array(resultSchema) }),
+  z.object({
+    ...summaryShape,
+    results: z.array(resultSchema),
+    countsByStore: z
+      .record(z.string(), countsSchema)
+      .optional()
+      .describe("With ?by=store: the counts of each store's results"),
+  }),
   'Job',
   'A job with one result per targeted register',
 );
@@ -434,9 +469,14 @@ export const scriptListQuerySchema = z.strictObject({
 
 export const deviceSchema = named(
   z.object({
+    store: z.string().optional().describe('The store (several stores only: --ns stores/+)'),
     deviceId: z.string(),
     online: z.boolean(),
     groups: z.array(z.string()),
+    attributes: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe("serve --attribute KEY=VALUE, as the register's state says"),
     installation: z.string().optional(),
     version: z.string().optional(),
     bootId: z.string(),
@@ -448,6 +488,23 @@ export const deviceSchema = named(
   'A register as learnt from its retained state topic',
 );
 export const deviceListSchema = named(z.object({ devices: z.array(deviceSchema) }), 'DeviceList');
+
+export const storeSchema = named(
+  z.object({
+    store: z.string(),
+    devices: z.number().int().describe('Registers known in the store'),
+    online: z.number().int().describe('Of those, online now'),
+    lastSeenAt: timestamp.optional().describe('Latest message of any of its registers'),
+    silent: z.boolean().describe('No register of the store online: the store needs a look'),
+  }),
+  'Store',
+  'A store as its registers tell (several stores only: --ns stores/+)',
+);
+export const storeListSchema = named(z.object({ stores: z.array(storeSchema) }), 'StoreList');
+
+export const jobQuerySchema = z.strictObject({
+  by: z.enum(['store']).optional(),
+});
 
 export const auditEntrySchema = named(
   z.object({

@@ -4,6 +4,7 @@
  * spreadsheet reads the accents: docs/decisions/csv-export.md) streamed a page at a time, so
  * memory stays bounded whatever the number of rows and the database is free between pages.
  */
+
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { stringify as stringifyRows } from 'csv-stringify/sync';
@@ -14,6 +15,7 @@ import { ApiError } from '../../src/routes/api-error.ts';
 import { errorResponses } from '../../src/routes/schemas.ts';
 import type { JobEngine } from '../job-engine.ts';
 import { type FoundResult, parseCursor, type ResultQuery, type ResultSearch } from '../result-search.ts';
+import { accessOf } from './access.ts';
 import { requireToken } from './auth-routes.ts';
 import { DEFAULT_PAGE, resultListSchema, resultQuerySchema } from './schemas.ts';
 
@@ -124,7 +126,10 @@ export const searchRoutes: FastifyPluginAsyncZod<SearchRoutesOptions> = async (a
       },
     },
     handler: async (request, reply) => {
-      const { limit, before, format, ...query } = request.query;
+      const { limit, before, format, ...asked } = request.query;
+      // A store-scoped operator reads its stores' results only.
+      const scope = accessOf(request).scope;
+      const query = scope?.kind === 'store' ? { ...asked, stores: scope.values } : asked;
       const cursor = before !== undefined ? parseCursor(before) : undefined;
       if (before !== undefined && cursor === undefined) {
         throw new ApiError(

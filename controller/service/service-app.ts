@@ -4,11 +4,13 @@
  * health, metrics, OpenAPI and the dashboard's static files. buildControllerApp() never
  * listens; cli/controller-service.ts owns listening and shutdown.
  */
+
 import type { ServerOptions } from 'node:https';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
+import { isMultiStore } from '../../bridge/contract/store-namespace.ts';
 import {
   AuthService,
   DEFAULT_AUTH_BODY_LIMIT,
@@ -45,10 +47,13 @@ import { searchRoutes } from './search-routes.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { createServiceMetrics } from './service-metrics.ts';
 import { simulatorRoutes } from './simulator-routes.ts';
+import { installStoreBodies } from './store-bodies.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 
 /** What the HTTP API reads of the store controller. */
 export interface DirectoryView {
+  /** The namespace; `stores/+` (several stores) keys registers `store/id` (controller/store-keys.ts). */
+  readonly ns?: string;
   readonly connection: ConnectionState;
   /** While disconnected: the reconnect attempt awaited and when it starts (StoreController). */
   readonly reconnect?: { attempt: number; inMs: number } | undefined;
@@ -176,6 +181,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     ],
   });
   installAccessControl(app, (name) => options.users.get(name), options.audit);
+  if (options.directory.ns !== undefined && isMultiStore(options.directory.ns)) installStoreBodies(app);
   await app.register(serviceAuthRoutes, {
     auth,
     audit: options.audit,
