@@ -21,6 +21,8 @@ export interface NatsNode {
   readonly mqttUrl: string;
   readonly monitorPort: number;
   readonly running: boolean;
+  /** The process id while running (the bench reads its CPU time and RSS from /proc). */
+  readonly pid: number | undefined;
   /** SIGKILL, then wait for the exit: a crash, nothing flushed. */
   kill(): Promise<void>;
   /** Starts it again on the same ports and store directory (it rejoins the cluster). */
@@ -93,6 +95,10 @@ class Node implements NatsNode {
 
   get running(): boolean {
     return this.child !== undefined;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
   }
 
   get lastLines(): string {
