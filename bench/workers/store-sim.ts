@@ -15,7 +15,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { connectAsync, type MqttClient } from 'mqtt';
+import { SubscribeRetry } from '../../bridge/contract/subscribe-retry.ts';
 import { bridgeTopics } from '../../cli/store-config.ts';
+import { silent as quiet } from '../../test/support/loggers.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
 const [first = '0', end = '0', perStore = '20', urlList = ''] = process.argv.slice(2);
@@ -101,8 +103,16 @@ async function startStore(index: number): Promise<MqttClient> {
     const targets = kind === 'groups' ? (levels[3] === 'all' ? devices : []) : [levels[3] ?? ''];
     for (const deviceId of targets) run(deviceId, body.requestId, body.script);
   });
-  const granted = await client.subscribeAsync(bridgeTopics(ns).in, { qos: 1 });
-  if (granted.some((g) => g.qos === 128)) throw new Error(`store ${store}: subscription refused`);
+  // nats-server refuses SUBSCRIBEs for a while when many consumers are created at once: sent
+  // again with backoff, as the controller and the registers do.
+  const refused = await new SubscribeRetry(client, quiet).subscribe({
+    filters: bridgeTopics(ns).in,
+    qos: 1,
+    budgetMs: 300_000,
+    alive: () => client.connected,
+  });
+  if (refused.length > 0)
+    throw new Error(`store ${store}: subscriptions refused for 300 s: ${refused.join(', ')}`);
   for (const deviceId of devices) {
     const state = {
       online: true,
