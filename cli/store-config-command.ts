@@ -104,16 +104,15 @@ export const storeConfigFlags = {
       default: '1',
     },
   ),
-  passwordFile: flag('--password-file <file>', "the store broker's mosquitto password file", pathValue, {
-    defaultHelp: 'none: anonymous',
-  }),
+  passwordFile: flag(
+    '--password-file <file>',
+    "the store broker's mosquitto password file (without: anonymous clients on the LAN)",
+    pathValue,
+  ),
   persistenceDir: flag(
     '--persistence-dir <dir>',
-    'keep what waits for the hub across restarts here',
+    'keep what waits for the hub across restarts here (without: in memory)',
     pathValue,
-    {
-      defaultHelp: 'none: in memory',
-    },
   ),
   wanQueue: flag(
     '--wan-queue <messages>',
@@ -121,12 +120,16 @@ export const storeConfigFlags = {
     z.coerce.number().int().min(1000),
     { default: '1000000' },
   ),
-  clientId: flag('--client-id <id>', "the bridge's client id at the hub (unique per store)", idValue, {
-    defaultHelp: 'store-<id>',
-  }),
-  out: flag('--out <dir>', 'write mosquitto.conf, registers.sh and <register>.env there', pathValue, {
-    defaultHelp: 'print mosquitto.conf',
-  }),
+  clientId: flag(
+    '--client-id <id>',
+    "the bridge's client id at the hub, unique per store (without: store-<id>)",
+    idValue,
+  ),
+  out: flag(
+    '--out <dir>',
+    'write mosquitto.conf, registers.sh and <register>.env there (without: print mosquitto.conf)',
+    pathValue,
+  ),
 } satisfies FlagTable;
 
 const storeConfigSchema = flagSchema(storeConfigFlags).superRefine((config, ctx) => {
