@@ -204,6 +204,16 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     }
     const outside = this.outsideScope(caller.scope, deviceIds);
     if (outside.length > 0) return { kind: 'outOfScope', deviceIds: outside };
+    // A continuous job takes registers that join later: a store-scoped operator's must name its
+    // stores, or a register of another store joining the group would get the script.
+    const scope = caller.scope;
+    const stores = spec.target.stores;
+    if (
+      scope?.kind === 'store' &&
+      ((spec.target.continuous === true && stores === undefined) ||
+        stores?.some((store) => !scope.values.includes(store)))
+    )
+      return { kind: 'outOfScope', deviceIds: [] };
     const now = Date.now();
     const job: StoredJob = {
       jobId: randomUUID(),

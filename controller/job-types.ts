@@ -176,7 +176,13 @@ export interface JobOrigin {
 export const DEFAULT_DEADLINE_MS = 10 * 60_000;
 
 export interface JobResult {
+  /**
+   * The register; inside the engine a key `store/id` with several stores, which the API shows
+   * as `store` and `deviceId` (controller/service/store-bodies.ts).
+   */
   deviceId: string;
+  /** In API bodies only, with several stores. */
+  store?: string;
   status: ResultStatus;
   taskId?: number;
   report?: string;
