@@ -67,12 +67,10 @@ function sh(value: string): string {
 export function bridgeTopics(ns: string): { out: string[]; in: string[] } {
   return {
     out: [topics.allStates(ns), topics.allTaskStatuses(ns), topics.allReplies(ns)],
-    in: [
-      `${ns}/devices/+/scripts`,
-      `${ns}/groups/+/scripts`,
-      `${ns}/devices/+/cancel`,
-      `${ns}/groups/+/cancel`,
-    ],
+    // `+/+/scripts` is exactly the device and group script topics (no other topic of the
+    // namespace has three levels ending so), `+/+/cancel` the cancels: two subscriptions at the
+    // hub, each a durable JetStream consumer there, instead of four.
+    in: [`${ns}/+/+/scripts`, `${ns}/+/+/cancel`],
   };
 }
 

@@ -84,10 +84,8 @@ describe('regbridge store-config', () => {
       'topic stores/042/devices/+/state out 1',
       'topic stores/042/devices/+/tasks/+/status out 1',
       'topic stores/042/devices/+/replies/# out 1',
-      'topic stores/042/devices/+/scripts in 1',
-      'topic stores/042/groups/+/scripts in 1',
-      'topic stores/042/devices/+/cancel in 1',
-      'topic stores/042/groups/+/cancel in 1',
+      'topic stores/042/+/+/scripts in 1',
+      'topic stores/042/+/+/cancel in 1',
     ])
       expect(lines).toContain(line);
     // Nothing both ways: a hub without the bridge flag would send it back.
