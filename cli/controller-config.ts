@@ -7,7 +7,7 @@
  */
 
 import * as z from 'zod';
-import { isMultiStore } from '../bridge/contract/store-namespace.ts';
+import { isMultiStore, storeLinkTopicSchema } from '../bridge/contract/store-namespace.ts';
 import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
 import { APPROVAL_MODES, SCRIPT_DIALECTS } from '../controller/script-intake.ts';
 import { DEFAULT_MAX_EVENT_STREAMS } from '../controller/service/event-stream.ts';
@@ -88,6 +88,11 @@ export const controllerFlags = {
     brokerUserSpec,
   ),
   ns: controllerNsFlag(),
+  storeLinkTopic: flag(
+    '--store-link-topic <topic>',
+    "with --ns 'stores/+': the topic under each store's namespace where its link to the broker says 1 (up) or 0 (down), e.g. link/state (Mosquitto's bridge notifications)",
+    storeLinkTopicSchema,
+  ),
   users: repeatableFlag(
     '--user <NAME:PASSWORD[:ROLE[:SCOPE]]>',
     'who may log in to the API and the dashboard (ROLE: viewer, operator, author, approver, admin (default); SCOPE: group=G1,G2 or store=S1,S2); none: admin with a printed random password',
@@ -152,6 +157,8 @@ export function controllerCrossProblems(input: Record<string, unknown>): string[
   const hasUrl = input.mqttUrl !== undefined;
   const embedded = input.brokerPort !== undefined;
   if (hasUrl && embedded) problems.push('--broker-port: give either --mqtt-url or --broker-port, not both');
+  if (input.storeLinkTopic !== undefined && !(typeof input.ns === 'string' && isMultiStore(input.ns)))
+    problems.push("--store-link-topic: only with a namespace for many stores (--ns 'stores/+')");
   if (embedded && typeof input.ns === 'string' && isMultiStore(input.ns))
     problems.push(
       "--ns: a namespace for many stores ('stores/+') needs --mqtt-url (the head office's broker); an embedded broker serves one store",

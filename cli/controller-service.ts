@@ -79,6 +79,8 @@ export interface ControllerServiceSettings {
   approval?: ApprovalMode | undefined;
   https?: ServerOptions | undefined;
   settleMs?: number;
+  /** `--store-link-topic` (several stores): where each store's link says up or down. */
+  storeLinkTopic?: string | undefined;
 }
 
 export interface RunningControllerService {
@@ -276,6 +278,7 @@ export async function startControllerService(
       ns: settings.ns,
       logger,
       ...(settings.settleMs !== undefined && { settleMs: settings.settleMs }),
+      ...(settings.storeLinkTopic !== undefined && { storeLinkTopic: settings.storeLinkTopic }),
       ...(settings.mqttReconnectMax !== undefined && { reconnectMaxMs: settings.mqttReconnectMax }),
     });
     try {

@@ -43,10 +43,16 @@ export type { StoreControllerOptions } from './types.ts';
 
 export type DroppedReply = 'forged' | 'not_sent' | 'unknown_request';
 
-import { storeNamespaceProblem } from '../bridge/contract/store-namespace.ts';
+import {
+  isMultiStore,
+  storeLinkTopicSchema,
+  storeNamespaceProblem,
+  storeOfTopic,
+} from '../bridge/contract/store-namespace.ts';
 import { ID_PATTERN, type ScriptSubmission, topics } from '../bridge/contract/topics.ts';
 import { disableMqttPacketNumberCache } from '../src/mqtt-packet-cache.ts';
 import { topicPartsOf } from './store-keys.ts';
+import { type StoreLink, StoreLinks } from './store-links.ts';
 import { CONTROLLER_DEFAULTS, CONTROLLER_SUBSCRIBE_QOS } from './types.ts';
 
 export class StoreController extends EventEmitter<ControllerEvents> {
@@ -69,6 +75,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   private readonly resendQuiet = new QuietWait();
   private readonly recheck: RetainedRecheck;
   private readonly submissions: Submissions;
+  /** `storeLinkTopic`, with several stores only. */
+  private readonly linkTopic: string | undefined;
+  private readonly links = new StoreLinks();
 
   constructor(options: StoreControllerOptions) {
     disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
@@ -78,6 +87,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.clientId = options.clientId ?? `regbridge-ctl-${randomBytes(4).toString('hex')}`;
     this.logger = (options.logger ?? createLogger({ level: 'silent' })).child({ component: 'controller' });
     this.recheck = new RetainedRecheck(options.ns, this.logger);
+    this.linkTopic = isMultiStore(options.ns) ? options.storeLinkTopic : undefined;
     this.submissions = new Submissions({
       ns: options.ns,
       logger: this.logger,
@@ -121,6 +131,13 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     if (this.client) throw new Error('controller already started');
     const nsProblem = storeNamespaceProblem(this.ns);
     if (nsProblem) throw new Error(`invalid namespace ${JSON.stringify(this.ns)}: ${nsProblem}`);
+    if (this.linkTopic !== undefined) {
+      const checked = storeLinkTopicSchema.safeParse(this.linkTopic);
+      if (!checked.success)
+        throw new Error(
+          `invalid storeLinkTopic ${JSON.stringify(this.linkTopic)}: ${checked.error.issues[0]?.message}`,
+        );
+    }
     if (!ID_PATTERN.test(this.clientId)) throw new Error('clientId must match [A-Za-z0-9_-]{1,64}');
     const endpoints = parseBrokerUrls(this.options.url, {
       ...(this.options.username !== undefined && { username: this.options.username }),
@@ -199,7 +216,12 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     if (!retry) return Promise.resolve([]);
     const connection = this.connections;
     return retry.subscribe({
-      filters: [topics.allStates(this.ns), topics.allTaskStatuses(this.ns), topics.allReplies(this.ns)],
+      filters: [
+        topics.allStates(this.ns),
+        topics.allTaskStatuses(this.ns),
+        topics.allReplies(this.ns),
+        ...(this.linkTopic !== undefined ? [`${this.ns}/${this.linkTopic}`] : []),
+      ],
       qos: CONTROLLER_SUBSCRIBE_QOS,
       ...(budgetMs !== undefined && { budgetMs }),
       alive: () => this.client === client && this.connections === connection && client.connected,
@@ -304,7 +326,26 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     });
   }
 
+  /** Each store's link state, as `storeLinkTopic` told (several stores only). */
+  storeLinks(): ReadonlyMap<string, StoreLink> {
+    return this.links.all();
+  }
+
+  /** A message on a store's link topic: true when it was one (taken or not). */
+  private onLink(topic: string, payload: Buffer): boolean {
+    if (this.linkTopic === undefined || !topic.endsWith(`/${this.linkTopic}`)) return false;
+    const at = storeOfTopic(this.ns, topic);
+    if (!at || topic !== `${at.ns}/${this.linkTopic}`) return false;
+    if (this.links.apply(at.store, payload, new Date()))
+      this.logger.info(
+        { store: at.store, link: this.links.all().get(at.store)?.up ?? 'unknown' },
+        'store link',
+      );
+    return true;
+  }
+
   private onMessage(topic: string, payload: Buffer): void {
+    if (this.onLink(topic, payload)) return;
     const decoded = decodeControllerMessage(this.ns, topic, payload);
     if (!decoded) return;
     const now = new Date();

@@ -51,11 +51,18 @@ export function resolveTarget(
 ): string[] {
   if (onlyDevices(target) && !multiStore) return [...new Set(target.devices)];
   if (onlyDevices(target)) {
+    // A plain id is that id in every store: look the keys up by id once, not per listed id.
+    const byId = new Map<string, string[]>();
+    for (const entry of devices) {
+      const id = splitKey(entry.deviceId).deviceId;
+      const keys = byId.get(id);
+      if (keys) keys.push(entry.deviceId);
+      else byId.set(id, [entry.deviceId]);
+    }
     const keys: string[] = [];
     for (const id of new Set(target.devices)) {
       if (id.includes('/')) keys.push(id);
-      else
-        for (const entry of devices) if (splitKey(entry.deviceId).deviceId === id) keys.push(entry.deviceId);
+      else keys.push(...(byId.get(id) ?? []));
     }
     return [...new Set(keys)];
   }

@@ -192,4 +192,9 @@ export interface StoreControllerOptions {
    * (default 2000 ms; 0: never). docs/controller.md.
    */
   recheckLeadMs?: number;
+  /**
+   * With several stores: a topic under each store's namespace (`link/state`) where the store's
+   * link to this broker publishes its state (controller/store-links.ts). Default: none.
+   */
+  storeLinkTopic?: string;
 }

@@ -24,6 +24,16 @@ describe('head-office settings', () => {
     expect(() =>
       parseConfig(controllerConfigSchema, { mqttUrl: 'mqtt://h:1883', ns: 'stores/+/+' }, []),
     ).toThrow('namespace "stores/+/+": has 2 + levels');
+    expect(
+      controllerCrossProblems({ mqttUrl: 'mqtt://h:1883', ns: 'pos', storeLinkTopic: 'link/state' }),
+    ).toContain("--store-link-topic: only with a namespace for many stores (--ns 'stores/+')");
+    expect(() =>
+      parseConfig(
+        controllerConfigSchema,
+        { mqttUrl: 'mqtt://h:1883', ns: 'stores/+', storeLinkTopic: 'devices/x' },
+        [],
+      ),
+    ).toThrow('must not be under devices/ or groups/');
     expect(controllerCrossProblems({ brokerPort: 1883, ns: 'stores/+' })).toContain(
       "--ns: a namespace for many stores ('stores/+') needs --mqtt-url (the head office's broker); an embedded broker serves one store",
     );

@@ -19,6 +19,7 @@ import { startTestDevice, type TestDevice } from './support/bridge-device.ts';
 import { type RunningProgramBroker, startMosquitto } from './support/broker-programs.ts';
 import type { RunningBroker } from './support/brokers.ts';
 import { ADMIN, api, ended, login, waitForJob } from './support/controller-service.ts';
+import { readEventStream } from './support/event-stream.ts';
 import { brokerLogger, silent } from './support/loggers.ts';
 import { until } from './support/waits.ts';
 
@@ -50,7 +51,10 @@ function bridgeLines(store: string, port: number): string[] {
     `remote_clientid hq-bridge-${store}`,
     'bridge_protocol_version mqttv311',
     'try_private true',
-    'notifications false',
+    // The hub says on the store's own namespace whether its link to the store is up (1) or not (0).
+    'notifications true',
+    'notifications_local_only true',
+    `notification_topic ${ns}/link/state`,
     'cleansession false',
     `topic ${ns}/devices/+/state in 1`,
     `topic ${ns}/devices/+/tasks/+/status in 1`,
@@ -97,6 +101,7 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
           ns: NS,
           users: [ADMIN, { ...S1_OP, role: 'operator', scope: { kind: 'store', values: ['s1'] } }],
           db,
+          storeLinkTopic: 'link/state',
           tokenTtl: 3600,
           settleMs: 100,
         },
@@ -141,8 +146,10 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       service = await startService();
       // The bridges bring every store's retained states in once they are connected.
       await until(
-        () => service.controller.devices().filter((d) => d.online).length === devices.size,
-        'every register online at the head office',
+        () =>
+          service.controller.devices().filter((d) => d.online).length === devices.size &&
+          [...service.controller.storeLinks().values()].filter((link) => link.up).length === 3,
+        'every register online and every store link up at the head office',
         20_000,
       );
       token = await login(service.app);
@@ -191,9 +198,9 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       const stores = await api(service.app, token, 'GET', '/api/stores');
       expect(stores.statusCode).toBe(200);
       expect(stores.body.stores).toEqual([
-        { store: 's1', devices: 2, online: 2, lastSeenAt: expect.any(String), silent: false },
-        { store: 's2', devices: 2, online: 2, lastSeenAt: expect.any(String), silent: false },
-        { store: 's3', devices: 1, online: 1, lastSeenAt: expect.any(String), silent: false },
+        { store: 's1', devices: 2, online: 2, lastSeenAt: expect.any(String), link: 'up', silent: false },
+        { store: 's2', devices: 2, online: 2, lastSeenAt: expect.any(String), link: 'up', silent: false },
+        { store: 's3', devices: 1, online: 1, lastSeenAt: expect.any(String), link: 'up', silent: false },
       ]);
     });
 
@@ -243,6 +250,29 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       ]);
     });
 
+    it('streams results with their store (event: job)', async () => {
+      const { ticket } = (await api(service.app, token, 'POST', '/api/events/ticket')).body;
+      const abort = new AbortController();
+      const response = await fetch(`http://127.0.0.1:${service.httpPort}/api/events?ticket=${ticket}`, {
+        signal: abort.signal,
+      });
+      const stream = readEventStream(response);
+      try {
+        await stream.readUntil(/: connected/);
+        await createJob({ script: 'PRINT streamed', target: { devices: ['s2/r2'] } });
+        await stream.readUntil(/"result":\{[^\n]*"report":"streamed"/);
+        const finished = stream.text
+          .split('\n\n')
+          .filter((block) => block.startsWith('event: job\ndata: '))
+          .map((block) => JSON.parse(block.slice('event: job\ndata: '.length)))
+          .find((event) => event.result?.report === 'streamed');
+        expect(finished.result).toMatchObject({ store: 's2', deviceId: 'r2', status: 'FINISHED' });
+      } finally {
+        abort.abort();
+        await stream.cancel().catch(() => undefined);
+      }
+    });
+
     it('takes store/id and group together: a register must be in both', async () => {
       const job = await createJob({
         script: 'PRINT listed',
@@ -252,6 +282,12 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       const done = await waitForJob(service, token, job.jobId, ended, 'the listed job');
       expect(done.results.map((r) => r.status)).toEqual(['FINISHED', 'FINISHED']);
       expect(await ran('s2/r2', 'listed')).toBe(0);
+      // A plain id is that id in every store.
+      const plain = await createJob({ script: 'PRINT plain', target: { devices: ['r2'] } });
+      expect(plain.results.map((r) => `${r.store}/${r.deviceId}`)).toEqual(['s1/r2', 's2/r2']);
+      await waitForJob(service, token, plain.jobId, ended, 'the plain-id job');
+      expect(await ran('s1/r2', 'plain')).toBe(1);
+      expect(await ran('s2/r2', 'plain')).toBe(1);
       const unknown = await api(service.app, token, 'POST', '/api/jobs', {
         script: 'PRINT x',
         target: { devices: ['s9/r1'] },
@@ -384,19 +420,25 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       }
     });
 
-    it('shows a store with no register online as silent', async () => {
-      const s3 = devices.get('s3/r1')!;
-      await s3.stop();
-      devices.delete('s3/r1');
-      await until(() => service.controller.device('s3/r1')?.online === false, 's3/r1 offline');
+    it('shows a store with no register online, or whose link is down, as silent', async () => {
+      for (const key of ['s2/r1', 's2/r2']) {
+        await devices.get(key)!.stop();
+        devices.delete(key);
+      }
+      await until(
+        () => service.controller.devices().filter((d) => d.store === 's2' && !d.online).length === 2,
+        "s2's registers offline",
+      );
+      // Store s3's broker goes away: the hub's bridge to it drops and says so on link/state;
+      // its register's last state at the hub still says online.
+      await brokers[2]!.stop();
+      await until(() => service.controller.storeLinks().get('s3')?.up === false, "s3's link down");
       const { body } = await api(service.app, token, 'GET', '/api/stores');
-      expect(body.stores.find((s: { store: string }) => s.store === 's3')).toEqual({
-        store: 's3',
-        devices: 1,
-        online: 0,
-        lastSeenAt: expect.any(String),
-        silent: true,
-      });
+      expect(body.stores).toEqual([
+        { store: 's1', devices: 2, online: 2, lastSeenAt: expect.any(String), link: 'up', silent: false },
+        { store: 's2', devices: 2, online: 0, lastSeenAt: expect.any(String), link: 'up', silent: true },
+        { store: 's3', devices: 1, online: 1, lastSeenAt: expect.any(String), link: 'down', silent: true },
+      ]);
     });
   },
 );

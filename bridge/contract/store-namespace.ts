@@ -63,3 +63,12 @@ export function storeOfTopic(ns: string, topic: string): { store: string; ns: st
   if (store === undefined) return undefined;
   return { store, ns: levels.slice(0, pattern.length).join('/') };
 }
+
+/**
+ * `--store-link-topic`: topic levels under each store's namespace (`link/state`), no wildcard,
+ * and not under `devices/` or `groups/` (the registers' own topics).
+ */
+export const storeLinkTopicSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/, 'topic levels of [A-Za-z0-9_.-], no wildcard (link/state)')
+  .refine((topic) => !/^(devices|groups)(\/|$)/.test(topic), 'must not be under devices/ or groups/');

@@ -69,7 +69,7 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
       schema: {
         tags: ['devices'],
         summary:
-          'The stores of a controller for several stores (--ns stores/+), by store: registers known and online, last heard of, silent (none online); [] with one store',
+          'The stores of a controller for several stores (--ns stores/+), by store: registers known and online, last heard of, link (--store-link-topic), silent (none online, or link down); [] with one store',
         security,
         response: {
           200: jsonResponse('Stores', storeListSchema),
@@ -80,7 +80,9 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
       handler: async (request) => {
         const scope = accessOf(request).scope;
         return {
-          stores: storeSummaries(directory.devices()).filter((store) => storeInsideScope(scope, store.store)),
+          stores: storeSummaries(directory.devices(), directory.storeLinks?.()).filter((store) =>
+            storeInsideScope(scope, store.store),
+          ),
         };
       },
     });

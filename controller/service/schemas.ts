@@ -495,6 +495,10 @@ export const storeSchema = named(
     devices: z.number().int().describe('Registers known in the store'),
     online: z.number().int().describe('Of those, online now'),
     lastSeenAt: timestamp.optional().describe('Latest message of any of its registers'),
+    link: z
+      .enum(['up', 'down'])
+      .optional()
+      .describe("As the store's link topic last said (--store-link-topic); absent when none was heard"),
     silent: z.boolean().describe('No register of the store online: the store needs a look'),
   }),
   'Store',

@@ -30,6 +30,7 @@ import type { ResultSearch } from '../result-search.ts';
 import type { MissedRun, Scheduler } from '../scheduler.ts';
 import type { ApprovalMode, ScriptDialect } from '../script-intake.ts';
 import type { ScriptLibrary } from '../script-library.ts';
+import type { StoreLink } from '../store-links.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
 import type { ControllerUsers } from '../users.ts';
 import type { Webhooks } from '../webhooks.ts';
@@ -60,6 +61,8 @@ export interface DirectoryView {
   /** Replies dropped by reason (StoreController.droppedReplies, contract 3.1). */
   readonly droppedReplies?: Readonly<Record<string, number>>;
   devices(): DeviceEntry[];
+  /** Each store's link state (several stores with `--store-link-topic`). */
+  storeLinks?(): ReadonlyMap<string, StoreLink>;
   device(deviceId: string): DeviceEntry | undefined;
   taskSummary(deviceId: string): TaskSummary;
   on(event: 'device', listener: (entry: DeviceEntry) => void): unknown;

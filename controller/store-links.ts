@@ -1,0 +1,46 @@
+/**
+ * What a head-office controller hears of each store's link (`--store-link-topic`): the bridge
+ * that carries a store into the hub can publish its connection state on a topic under the store's
+ * namespace, as Mosquitto's bridge notifications do (`notification_topic stores/042/link/state`:
+ * retained `1` when connected, `0` when the link is lost, also as its will on the far side). A store
+ * whose link is down keeps its registers' last retained states at the hub, all online: only this
+ * tells the head office the store went silent (docs/controller.md, "Many stores").
+ */
+
+export interface StoreLink {
+  up: boolean;
+  /** ISO time this controller heard it. */
+  at: string;
+}
+
+/** `1`/`0` (Mosquitto), `true`/`false`, `online`/`offline`, or `{"online": bool}`; undefined otherwise. */
+export function parseLinkPayload(payload: Buffer): boolean | undefined {
+  const text = payload.toString('utf8').trim().toLowerCase();
+  if (text === '1' || text === 'true' || text === 'online') return true;
+  if (text === '0' || text === 'false' || text === 'offline') return false;
+  try {
+    const json = JSON.parse(text) as { online?: unknown };
+    return typeof json?.online === 'boolean' ? json.online : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The last link state heard per store; a cleared (zero-byte) topic forgets the store's. */
+export class StoreLinks {
+  private readonly links = new Map<string, StoreLink>();
+
+  /** Applies one message; false when it changed nothing or could not be read. */
+  apply(store: string, payload: Buffer, now: Date): boolean {
+    if (payload.length === 0) return this.links.delete(store);
+    const up = parseLinkPayload(payload);
+    if (up === undefined) return false;
+    const previous = this.links.get(store);
+    this.links.set(store, { up, at: now.toISOString() });
+    return previous?.up !== up;
+  }
+
+  all(): ReadonlyMap<string, StoreLink> {
+    return new Map(this.links);
+  }
+}
