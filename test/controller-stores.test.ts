@@ -297,7 +297,7 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
     });
 
     it('drops a reply a register of another store published for a submission it was not sent', async () => {
-      const job = await createJob({ script: 'SLEEP 1500\nPRINT slow', target: { devices: ['s2/r1'] } });
+      const job = await createJob({ script: 'SLEEP 3000\nPRINT slow', target: { devices: ['s2/r1'] } });
       const requestId = `${job.jobId}:s2:r1`;
       const before = service.controller.droppedReplies.not_sent;
       // Store s1's r1 "answers" for s2's r1: a refusal that would end the result FAILURE.
