@@ -43,6 +43,7 @@ const SCENARIOS: ScenarioSpec[] = [
   { name: 'cluster', file: 'bench/scenarios/cluster.ts', quickTimeout: 40, fullTimeout: 180 },
   { name: 'footprint', file: 'bench/scenarios/footprint.ts', quickTimeout: 60, fullTimeout: 120 },
   { name: 'nats-cluster', file: 'bench/scenarios/nats-cluster.ts', quickTimeout: 90, fullTimeout: 1500 },
+  { name: 'head-office', file: 'bench/scenarios/head-office.ts', quickTimeout: 120, fullTimeout: 1800 },
   { name: 'history', file: 'bench/scenarios/history.ts', quickTimeout: 90, fullTimeout: 1200 },
   {
     name: 'controller-service',

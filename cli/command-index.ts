@@ -83,6 +83,13 @@ export const COMMAND_INDEX: readonly IndexedCommand[] = [
     description: "copy the controller's history while it runs (SQLite online backup)",
     load: async () => (await import('./history-backup-command.ts')).registerHistoryBackupCommand,
   },
+  {
+    name: 'store-config',
+    term: 'store-config [options]',
+    description:
+      "generate a store's configuration: its Mosquitto store broker bridged to the hub, its registers",
+    load: async () => (await import('./store-config-command.ts')).registerStoreConfigCommand,
+  },
 ];
 
 /**

@@ -16,6 +16,7 @@ import { registerResultsCommand, resultsFlags } from './results-command.ts';
 import { registerRunCommand, runFlags } from './run-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { serveFlags } from './serve-config.ts';
+import { registerStoreConfigCommand, storeConfigFlags } from './store-config-command.ts';
 import { registerWatchCommand, watchFlags } from './watch-command.ts';
 
 export interface CommandEntry {
@@ -35,4 +36,5 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'demo', flags: demoFlags, register: registerDemoCommand },
   { name: 'hash-password', flags: hashPasswordFlags, register: registerHashPasswordCommand },
   { name: 'history-backup', flags: historyBackupFlags, register: registerHistoryBackupCommand },
+  { name: 'store-config', flags: storeConfigFlags, register: registerStoreConfigCommand },
 ];

@@ -84,6 +84,11 @@ export class Fanout {
     return [...this.pending.keys()];
   }
 
+  /** Targets with no result yet and the boot each was sent to. */
+  pendingTargets(): { deviceId: string; bootId: string }[] {
+    return [...this.pending.values()].map(({ deviceId, bootId }) => ({ deviceId, bootId }));
+  }
+
   /** Results known at construction (OFFLINE), in target order. */
   initialResults(): FanoutResult[] {
     return this.order.map((id) => this.ended.get(id)).filter((r): r is FanoutResult => r !== undefined);

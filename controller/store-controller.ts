@@ -71,6 +71,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   private state: ConnectionState = 'stopped';
   private lastMessageAt = 0;
   private readonly quiet = new QuietWait();
+  /** The settle after a reconnect, before open results are asked again. */
+  private readonly resendQuiet = new QuietWait();
   private readonly recheck: RetainedRecheck;
   private readonly submissions: Submissions;
   /** `storeLinkTopic`, with several stores only. */
@@ -166,7 +168,22 @@ export class StoreController extends EventEmitter<ControllerEvents> {
       resetErrorLog();
       this.connections += 1;
       this.setState('connected');
-      void this.subscribeAll(client);
+      const connection = this.connections;
+      const current = (): boolean =>
+        this.client === client && this.connections === connection && client.connected;
+      // Subscribed first, so the answers reach this connection; the retained states read first,
+      // so a register that restarted meanwhile (another bootId) is not sent the script again.
+      void this.subscribeAll(client)
+        .then(() =>
+          this.resendQuiet.wait(
+            () => this.lastMessageAt,
+            this.options.settleMs ?? CONTROLLER_DEFAULTS.settleMs,
+            this.options.maxSettleMs ?? CONTROLLER_DEFAULTS.maxSettleMs,
+          ),
+        )
+        .then(() => {
+          if (current()) this.emit('reasked', this.submissions.resendOpen(client));
+        });
     });
     client.on('reconnect', () => this.setState('reconnecting'));
     client.on('offline', () => this.setState('offline'));
@@ -220,6 +237,7 @@ export class StoreController extends EventEmitter<ControllerEvents> {
     this.backoff?.detach();
     this.subscriptions?.cancel();
     this.quiet.cancel();
+    this.resendQuiet.cancel();
     this.submissions.expireAll('controller stopped');
     this.recheck.clear();
     await endClient(client);

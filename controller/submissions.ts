@@ -24,6 +24,8 @@ interface Active {
   recheckDue: number | undefined;
   /** Status filters subscribed afresh for this submission's missing devices. */
   rechecked: string[];
+  /** The submission as published: sent again, unchanged, after a reconnect (resendOpen). */
+  payload: string;
   onResult: SubmitOptions['onResult'];
   resolve: (results: FanoutResult[]) => void;
 }
@@ -111,6 +113,7 @@ export class Submissions {
         onResult: options.onResult,
         resolve,
         rechecked: [],
+        payload: JSON.stringify(submission),
       };
       this.deadlines.add(active, due);
       if (active.recheckDue !== undefined) this.rechecks.add(active, active.recheckDue);
@@ -131,7 +134,7 @@ export class Submissions {
         this.finish(active);
         return;
       }
-      const payload = JSON.stringify(submission);
+      const { payload } = active;
       const sends = plannedSends(ns, plan, fanout.sentTo);
       for (const { topic, deviceIds } of sends) {
         logger.debug({ topic, requestId, devices: deviceIds.length }, 'script sent');
@@ -169,6 +172,40 @@ export class Submissions {
       const result = apply(active.fanout);
       if (result) this.report(active, result);
     }
+  }
+
+  /**
+   * After a reconnect: the same submission (same requestId) again to each register whose result
+   * is still open, on its own topic. A register that has the task answers again and republishes
+   * its status without running anything (docs/mqtt.md, idempotency); one the script never reached
+   * runs it now. A clustered hub may have acknowledged a retained status it never stored while a
+   * node was lost (docs/topology.md), so the retained topics alone cannot be trusted then.
+   * Returns how many registers were asked.
+   */
+  resendOpen(client: MqttClient): number {
+    const { ns, logger } = this.options;
+    let asked = 0;
+    for (const active of this.active.values()) {
+      const { requestId } = active.fanout;
+      for (const { deviceId, bootId } of active.fanout.pendingTargets()) {
+        // Another boot never had the task (tasks live in RAM): the state already ended it FAILURE.
+        if (this.options.directory.device(deviceId)?.bootId !== bootId) continue;
+        asked += 1;
+        const parts = topicPartsOf(ns, deviceId);
+        client.publish(
+          topics.deviceScripts(parts.ns, parts.deviceId),
+          active.payload,
+          { qos: 1 },
+          (error) => {
+            // Still open: the next reconnect, the recheck or the deadline decides.
+            if (error) logger.warn({ deviceId, requestId, err: error.message }, 'resend failed');
+          },
+        );
+      }
+    }
+    if (asked > 0)
+      logger.info({ registers: asked }, 'reconnected: asked the registers of open results again');
+    return asked;
   }
 
   /** Ends one submission now: its devices still missing are NO_ANSWER with `reason`. */

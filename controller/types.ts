@@ -127,6 +127,11 @@ export interface ControllerEvents {
   /** One targeted device's final result of a submission. */
   result: [requestId: string, result: FanoutResult];
   connection: [state: ConnectionState];
+  /**
+   * Reconnected and subscribed again: the registers of results still open were sent their
+   * submission again (same requestId; controller/submissions.ts resendOpen), `registers` of them.
+   */
+  reasked: [registers: number];
 }
 
 /** The defaults of StoreControllerOptions, in one place (the `fanout`/`watch` flags read them too). */

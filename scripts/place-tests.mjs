@@ -20,7 +20,7 @@ const RULES = [
   [/^docs-|-docs\.test\.ts$|^layers\./, 'docs'],
   [/^dashboard-/, 'dashboard'],
   [/^controller-/, 'controller'],
-  [/^(broker|nats)-|^(cluster|failover)\./, 'broker'],
+  [/^(broker|nats|hub)-|^(cluster|failover|store-config)\./, 'broker'],
   [/^(bridge|mqtt|reconnect|trust|serve)-|^topics\./, 'bridge'],
   [
     /^(auth|http|task|command|simulator|client|device|request|rest|openapi)-|^(simulator|config|tls)\./,

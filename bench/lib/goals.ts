@@ -37,6 +37,11 @@ export const GOALS: readonly Goal[] = [
     scenario: 'controller-service',
     figure: /job through the service/,
   },
+  {
+    text: 'head office: a fleet job to 10,000 registers in 500 stores through the 3-node hub < 10 s',
+    scenario: 'head-office',
+    figure: /via 3-node NATS hub: fleet job to every result$/,
+  },
 ];
 
 export interface GoalResult {

@@ -90,7 +90,7 @@ const minus = (a: Syscalls, b: Syscalls): Syscalls => ({
 });
 
 /** CPU time (user + system) of a process from /proc, ms; NaN where /proc is not there. */
-function procCpuMs(pid: number | undefined): number {
+export function procCpuMs(pid: number | undefined): number {
   if (pid === undefined) return Number.NaN;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -103,7 +103,7 @@ function procCpuMs(pid: number | undefined): number {
 }
 
 /** Resident set size of a process from /proc, bytes; NaN where /proc is not there. */
-function procRss(pid: number | undefined): number {
+export function procRss(pid: number | undefined): number {
   if (pid === undefined) return Number.NaN;
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -18,6 +18,8 @@ export interface RunningProgramBroker {
   natsPort?: number;
   url: string;
   pid: number | undefined;
+  /** The last few KiB the program printed (for failure messages). */
+  output(): string;
   /** Stops the program; resume() starts it again on the same port with the same config. */
   halt(): Promise<void>;
   resume(): Promise<void>;
@@ -53,6 +55,7 @@ async function run(
     get pid() {
       return server.pid;
     },
+    output: () => server.output(),
     halt: () => server.stop(),
     resume,
     stop: async () => {
@@ -85,6 +88,22 @@ export async function startMosquitto(
     ].join('\n'),
   );
   return run('mosquitto', config, port, dir);
+}
+
+/**
+ * A mosquitto running the configuration `config(port)` returns, `port` a free one for its
+ * listener: a store broker's mosquitto.conf as `regbridge store-config` generates it. Its errors,
+ * warnings and notices (bridge connections) are kept for failure messages.
+ */
+export async function startMosquittoWith(config: (port: number) => string): Promise<RunningProgramBroker> {
+  const dir = await mkdtemp(join(tmpdir(), 'regbridge-mosquitto-'));
+  const port = await freePort();
+  const file = join(dir, 'mosquitto.conf');
+  await writeFile(
+    file,
+    `${config(port)}\nlog_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n`,
+  );
+  return run('mosquitto', file, port, dir);
 }
 
 /**

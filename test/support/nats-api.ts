@@ -87,14 +87,14 @@ export function jetStreamRequest(
  */
 export async function createMqttMessageStream(
   port: number,
-  options: { maxAgeSeconds: number; storage: 'file' | 'memory'; maxBytes?: number },
+  options: { maxAgeSeconds: number; storage: 'file' | 'memory'; maxBytes?: number; replicas?: number },
 ): Promise<void> {
   const answer = await jetStreamRequest(port, '$JS.API.STREAM.CREATE.$MQTT_msgs', {
     name: '$MQTT_msgs',
     subjects: ['$MQTT.msgs.>'],
     retention: 'limits',
     storage: options.storage,
-    num_replicas: 1,
+    num_replicas: options.replicas ?? 1,
     max_age: options.maxAgeSeconds * 1e9,
     max_bytes: options.maxBytes ?? -1,
     discard: 'old',

@@ -21,6 +21,8 @@ export interface NatsNode {
   readonly mqttUrl: string;
   readonly monitorPort: number;
   readonly running: boolean;
+  /** The process id while running (the bench reads its CPU time and RSS from /proc). */
+  readonly pid: number | undefined;
   /** SIGKILL, then wait for the exit: a crash, nothing flushed. */
   kill(): Promise<void>;
   /** Starts it again on the same ports and store directory (it rejoins the cluster). */
@@ -93,6 +95,10 @@ class Node implements NatsNode {
 
   get running(): boolean {
     return this.child !== undefined;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
   }
 
   get lastLines(): string {
@@ -221,7 +227,17 @@ async function probeRound(
 }
 
 /** nats-server must be on PATH (Debian: /usr/sbin); fails at once, naming it, when it is not. */
-export async function startNatsCluster(size = 3, mqtt: readonly string[] = []): Promise<NatsCluster> {
+export async function startNatsCluster(
+  size = 3,
+  mqtt: readonly string[] = [],
+  options: {
+    /**
+     * Runs once every node is up, before any MQTT client (the readiness probe included) connects,
+     * with the nodes' NATS client ports: the bench creates `$MQTT_msgs` its own way there.
+     */
+    beforeMqtt?: (clientPorts: number[]) => Promise<void>;
+  } = {},
+): Promise<NatsCluster> {
   assertInstalled('nats-server');
   const dir = await mkdtemp(join(tmpdir(), 'regbridge-nats-cluster-'));
   const ports = [];
@@ -304,6 +320,7 @@ export async function startNatsCluster(size = 3, mqtt: readonly string[] = []): 
   };
   try {
     await Promise.all(nodes.map((n) => n.start()));
+    await options.beforeMqtt?.(ports.map((p) => p.client));
     await cluster.ready();
   } catch (error) {
     await cluster.stop();

@@ -41,6 +41,13 @@ function outcomes(met: boolean): ScenarioOutcome[] {
       ),
     ]),
     of('controller-service', [figure('controller-service', 'N=1000 job through the service (POST)', goal)]),
+    of('head-office', [
+      figure(
+        'head-office',
+        'head office, 500 stores x 20 via 3-node NATS hub: fleet job to every result',
+        goal,
+      ),
+    ]),
   ];
 }
 
