@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import {
-  CONTROLLER_ON_FREE_PORTS,
   type CliProcess,
+  CONTROLLER_ON_FREE_PORTS,
   SERVE_ON_FREE_PORTS,
   startCli,
   stopAll,
@@ -59,7 +59,15 @@ it('controller: neither --user nor --broker-user passwords stay in its command l
 });
 
 it('broker: a --user password is not in its command line once it listens', async () => {
-  const broker = startCli(['broker', '--port', '0', '--host', '127.0.0.1', '--user', `dev1:${secret}:device`]);
+  const broker = startCli([
+    'broker',
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--user',
+    `dev1:${secret}:device`,
+  ]);
   await waitForOutput(broker, /broker listening on mqtt:\/\/127\.0\.0\.1:(\d+)/);
   expect(commandLine(broker)).not.toContain(secret);
   expect(await stopCli(broker)).toBe(0);
