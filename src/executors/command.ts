@@ -17,7 +17,7 @@ import {
   signalTree,
 } from './process-tree.ts';
 import { utf8Prefix } from './report-cap.ts';
-import { cgroupPids, endCgroup, JOIN_SCRIPT, killCgroup, type TaskCgroups } from './task-cgroup.ts';
+import { cgroupPids, JOIN_SCRIPT, killCgroup, type TaskCgroups } from './task-cgroup.ts';
 
 export interface CommandExecutorOptions {
   program: string;
@@ -290,7 +290,7 @@ class CommandRun {
     // been forked after the first kill).
     const cgroup = this.cgroup;
     void Promise.all([
-      cgroup === undefined ? undefined : endCgroup(cgroup),
+      cgroup === undefined ? undefined : this.options.cgroups?.end(cgroup),
       signalTree(child?.pid, this.mark, 'SIGKILL', undefined, this.descendants),
     ]).finally(() => this.resolve(result));
   }

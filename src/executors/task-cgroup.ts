@@ -81,6 +81,12 @@ export class TaskCgroups {
     mkdirSync(directory, { recursive: true });
     return directory;
   }
+
+  /** Kills and removes a run's cgroup (endCgroup), and the parent once no run is left in it. */
+  async end(directory: string): Promise<void> {
+    await endCgroup(directory);
+    removeDirectory(this.parent);
+  }
 }
 
 function removeDirectory(directory: string): void {
