@@ -276,3 +276,37 @@ it('nothing outlives a service killed with SIGKILL (serve --executor command)', 
   serve.kill('SIGKILL');
   await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die after the service');
 });
+
+it('--command-cgroup require refuses to start where the service may not create a cgroup (exit 2, naming the flag)', async () => {
+  // As nobody (when the tests run as root) the service cannot write the cgroup tree.
+  const serve = spawn(
+    process.execPath,
+    [
+      'bin/regbridge.js',
+      'serve',
+      '--no-mqtt',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--executor',
+      'command',
+      '--command',
+      'sh -c true',
+      '--command-cgroup',
+      'require',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], ...asNobody },
+  );
+  children.push(serve);
+  let err = '';
+  serve.stderr!.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  serve.stdout!.resume();
+  const code = await new Promise<number | null>((resolve) =>
+    serve.on('exit', (exitCode) => resolve(exitCode)),
+  );
+  expect(code, err).toBe(2);
+  expect(err).toMatch(/--command-cgroup: require, but cannot create a cgroup under \S+ \(E[A-Z]+\)/);
+});
