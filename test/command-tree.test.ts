@@ -260,7 +260,10 @@ it('nothing outlives a service killed with SIGKILL (serve --executor command)', 
   serve.stdout!.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });
-  serve.stderr!.resume();
+  let err = '';
+  serve.stderr!.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
   await until(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), 'serve to listen', 30_000);
   const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1];
   const response = await fetch(`http://127.0.0.1:${port}/api/vendor-script`, {
@@ -275,6 +278,10 @@ it('nothing outlives a service killed with SIGKILL (serve --executor command)', 
   expect(pids.every(alive)).toBe(true);
   serve.kill('SIGKILL');
   await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die after the service');
+  // Run as root the service had cgroups (its log says where): the watchdog removes them too.
+  const cgroup = /"cgroup":"([^"]+)"/.exec(err)?.[1];
+  if (process.getuid?.() === 0) expect(cgroup, err).toBeDefined();
+  if (cgroup) await until(() => !existsSync(cgroup), 'the watchdog to remove the cgroups');
 });
 
 it('--command-cgroup require refuses to start where the service may not create a cgroup (exit 2, naming the flag)', async () => {

@@ -113,7 +113,7 @@ class CommandRun {
     }
     let child: ChildProcessWithoutNullStreams;
     const { cgroups } = this.options;
-    ensureWatchdog(cgroups?.parent);
+    ensureWatchdog();
     try {
       this.cgroup = cgroups?.create(this.mark);
       // detached: the program leads its own process group, so a time-out kills what it forked

@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
+import { ownCgroupDirectory } from './task-cgroup.ts';
 
 export const MARK_VARIABLE = 'RB_TASK_MARK';
 
@@ -166,16 +167,17 @@ export async function signalTree(
 }
 
 // `cat` returns when the service's end of the pipe closes; the programs' cgroups (when used,
-// $2) are killed and removed; grep -z matches one variable per NUL-separated entry of every
+// under $2, the service's own cgroup: task-cgroup.ts) are killed and removed; grep -z matches one variable per NUL-separated entry of every
 // /proc/<pid>/environ; repeated in case something forked meanwhile.
 const WATCHDOG_SCRIPT = `
 cat >/dev/null
-if [ -n "$2" ] && [ -d "$2" ]; then
-  for d in "$2"/*/; do [ -d "$d" ] && echo 1 >"$d/cgroup.kill"; done
+g="$2/regbridge-$1"
+if [ -n "$2" ] && [ -d "$g" ]; then
+  for d in "$g"/*/; do [ -d "$d" ] && echo 1 >"$d/cgroup.kill"; done
   j=0
   while [ "$j" -lt 50 ]; do
-    for d in "$2"/*/; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
-    rmdir "$2" 2>/dev/null && break
+    for d in "$g"/*/; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
+    rmdir "$g" 2>/dev/null && break
     sleep 0.1
     j=$((j + 1))
   done
@@ -196,16 +198,20 @@ let watchdog: ChildProcess | undefined;
  * event loop alive, and it is not in the service's process group, so a signal to that group (a
  * terminal's Ctrl-C) does not take it away while programs still run.
  */
-export function ensureWatchdog(cgroupParent = ''): void {
+export function ensureWatchdog(): void {
   if (watchdog || !hasProc) return;
   const env = { ...process.env };
   delete env[MARK_VARIABLE];
   try {
-    watchdog = spawn('sh', ['-c', WATCHDOG_SCRIPT, 'regbridge-watchdog', processMark, cgroupParent], {
-      stdio: ['pipe', 'ignore', 'ignore'],
-      detached: true,
-      env,
-    });
+    watchdog = spawn(
+      'sh',
+      ['-c', WATCHDOG_SCRIPT, 'regbridge-watchdog', processMark, ownCgroupDirectory() ?? ''],
+      {
+        stdio: ['pipe', 'ignore', 'ignore'],
+        detached: true,
+        env,
+      },
+    );
   } catch {
     return; // no sh: task ends still kill the tree; only the SIGKILL case is uncovered
   }
