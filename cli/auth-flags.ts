@@ -20,7 +20,7 @@ export const restAuthFlags = {
   ),
   authUserMaxFailures: flag(
     '--auth-user-max-failures <n>',
-    'failed authentications per user name (from any address) within --auth-window before 429',
+    'failed authentications per user name (from any address) within --auth-window; past it each address gets one attempt at that name per window',
     wholeNumber(1),
     { default: String(DEFAULT_AUTH_USER_MAX_FAILURES) },
   ),

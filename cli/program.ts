@@ -20,6 +20,22 @@ function usageErrorsExit2(command: Command): Command {
   });
 }
 
+/**
+ * Once parsed, the command line leaves the process title: /proc/<pid>/cmdline is readable by
+ * every local user, and `--user NAME:PASSWORD` or `--mqtt-url mqtt://u:p@...` would stay there
+ * for the process's life. On Linux node's process.title overwrites (and zero-fills) the original
+ * argv area (docs/security.md, "Secrets on the command line").
+ */
+function hideCommandLine(program: Command): void {
+  program.hook('preAction', (_program, action) => {
+    try {
+      process.title = `regbridge ${action.name()}`;
+    } catch {
+      // a platform without a settable title: nothing to hide there
+    }
+  });
+}
+
 /** Parses `argv` (node's, with the executable and script first) and runs the command it names. */
 export async function runCommandLine(argv: readonly string[]): Promise<void> {
   const program = new Command('regbridge')
@@ -30,6 +46,7 @@ export async function runCommandLine(argv: readonly string[]): Promise<void> {
   usageErrorsExit2(program);
 
   await registerCommands(program, argv.slice(2));
+  hideCommandLine(program);
 
   await program.parseAsync([...argv]);
 }

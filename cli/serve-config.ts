@@ -153,6 +153,12 @@ export const serveFlags = {
     'program for --executor command: script on stdin, report on stdout',
     z.string().min(1),
   ),
+  commandCgroup: flag(
+    '--command-cgroup <mode>',
+    "a cgroup per --command program, killed whole at the task's end: auto (when the service may create one), require (refuse to start without), off",
+    z.enum(['auto', 'require', 'off']),
+    { default: 'auto' },
+  ),
   retain: flag('--retain <n>', 'ended tasks kept', wholeNumber(1, 1_000_000), { default: '128' }),
   maxQueue: flag(
     '--max-queue <n>',

@@ -103,6 +103,8 @@ export interface DeviceCoreConfig {
   readonly fmScriptTimeout: number;
   readonly executor: 'simulator' | 'command';
   readonly command?: string | undefined;
+  /** `--command-cgroup`: a cgroup per program (src/executors/task-cgroup.ts); default auto. */
+  readonly commandCgroup?: 'auto' | 'require' | 'off';
   readonly scriptTimeout: number;
   readonly outputCap: number;
   /** Ms without the broker after which /health says `degraded` (503); default 60 s. */

@@ -71,6 +71,8 @@ export class AuthService {
   private readonly tokens: TokenStore;
   private readonly limiter: AttemptLimiter;
   private readonly userLimiter: AttemptLimiter;
+  /** One failure per user name and address: what refuses a guess once the name is over its limit. */
+  private readonly pairLimiter: AttemptLimiter;
   private readonly trusted = new TrustedAddresses();
   /** Key of userNameDigest(): a per-process secret, so a logged digest cannot be brute-forced. */
   private readonly digestKey = randomBytes(32);
@@ -95,6 +97,12 @@ export class AuthService {
       ...(options.maxAddresses !== undefined && { maxAddresses: options.maxAddresses }),
       ...(options.now && { now: options.now }),
     });
+    this.pairLimiter = new AttemptLimiter({
+      maxFailures: 1,
+      windowMs: options.windowMs,
+      ...(options.maxAddresses !== undefined && { maxAddresses: options.maxAddresses }),
+      ...(options.now && { now: options.now }),
+    });
   }
 
   /**
@@ -113,11 +121,13 @@ export class AuthService {
   start(): void {
     this.limiter.start();
     this.userLimiter.start();
+    this.pairLimiter.start();
   }
 
   stop(): void {
     this.limiter.stop();
     this.userLimiter.stop();
+    this.pairLimiter.stop();
     this.tokens.clear();
     this.trusted.clear();
   }
@@ -127,14 +137,20 @@ export class AuthService {
    * or the user name is locked out and INVALID_CREDENTIALS on a mismatch (a failure of both).
    * A success clears the failures of that user name only: the address keeps its count, so a
    * caller who knows one valid login cannot interleave it to guess another user's password.
-   * The user name's limit does not hold at an address the user has logged in from before
-   * (TrustedAddresses): failing on purpose elsewhere cannot lock a user out of its own desk.
+   * The user name's limit slows, it never locks (docs/decisions/login-lockout.md): once a name
+   * has failed `userMaxFailures` times in the window, each address gets one attempt at it per
+   * window (the next is refused), so distributed guessing is slowed to one guess per address,
+   * while the user, at an address that has not failed as it, is always heard. An address the
+   * user has logged in from (TrustedAddresses) is spared that too.
    */
   async authenticate(address: string, userName: string, password: string): Promise<IssuedToken> {
     if (!this.enabled) return this.tokens.issue(userName);
     const userKey = this.userNameDigest(userName);
+    const pairKey = `${userKey} ${address}`;
     const byAddress = this.limiter.retryAfterSeconds(address);
-    const byUser = this.trusted.has(userKey, address) ? 0 : this.userLimiter.retryAfterSeconds(userKey);
+    const userOver = this.userLimiter.retryAfterSeconds(userKey) > 0;
+    const byUser =
+      userOver && !this.trusted.has(userKey, address) ? this.pairLimiter.retryAfterSeconds(pairKey) : 0;
     const retryAfter = Math.max(byAddress, byUser);
     if (retryAfter > 0) {
       const what = byAddress >= byUser ? 'from this address' : 'for this user name';
@@ -147,10 +163,12 @@ export class AuthService {
     if (!(await this.credentials.verify(userName, password))) {
       this.limiter.recordFailure(address);
       this.userLimiter.recordFailure(userKey);
+      this.pairLimiter.recordFailure(pairKey);
       // RFC 9110 section 15.5.2: every 401 names its scheme.
       throw new ApiError('INVALID_CREDENTIALS', 'Wrong user name or password', { headers: WWW_AUTHENTICATE });
     }
     this.userLimiter.recordSuccess(userKey);
+    this.pairLimiter.recordSuccess(pairKey);
     this.trusted.add(userKey, address);
     return this.tokens.issue(userName);
   }

@@ -17,6 +17,7 @@ import {
   signalTree,
 } from './process-tree.ts';
 import { utf8Prefix } from './report-cap.ts';
+import { cgroupPids, JOIN_SCRIPT, killCgroup, type TaskCgroups } from './task-cgroup.ts';
 
 export interface CommandExecutorOptions {
   program: string;
@@ -31,6 +32,8 @@ export interface CommandExecutorOptions {
   stderrTailBytes?: number;
   /** The program's environment; default: this process's, without REGBRIDGE_* (they may hold passwords). */
   env?: NodeJS.ProcessEnv;
+  /** A cgroup per program (`--command-cgroup`, task-cgroup.ts); without: the process scan only. */
+  cgroups?: TaskCgroups;
   logger?: Logger;
 }
 
@@ -48,6 +51,14 @@ export class CommandExecutor implements Executor {
 
   execute(script: string, signal: AbortSignal): Promise<ExecutionResult> {
     return new Promise((resolve) => new CommandRun(this.options, resolve).start(script, signal));
+  }
+}
+
+function sendSignal(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // gone meanwhile
   }
 }
 
@@ -83,6 +94,8 @@ class CommandRun {
   /** Followed by parent links too (a descendant may drop the mark). */
   private descendants: Descendants | undefined;
   private watching: NodeJS.Timeout | undefined;
+  /** The run's cgroup, when the executor has them: holds every process the program starts. */
+  private cgroup: string | undefined;
 
   constructor(
     private readonly options: CommandExecutorOptions,
@@ -99,11 +112,18 @@ class CommandRun {
       return;
     }
     let child: ChildProcessWithoutNullStreams;
+    const { cgroups } = this.options;
     ensureWatchdog();
     try {
+      this.cgroup = cgroups?.create(this.mark);
       // detached: the program leads its own process group, so a time-out kills what it forked
-      // too; the mark reaches what left the group (setsid) and what the watchdog must end.
-      child = spawn(program, [...args], {
+      // too; the mark reaches what left the group (setsid) and what the watchdog must end. With
+      // a cgroup, a shell joins it and then execs the program (task-cgroup.ts).
+      const [file, argv] =
+        this.cgroup === undefined
+          ? [program, [...args]]
+          : ['sh', ['-c', JOIN_SCRIPT, 'regbridge-task', this.cgroup, program, ...args]];
+      child = spawn(file, argv, {
         stdio: 'pipe',
         detached: true,
         env: { ...(this.options.env ?? childEnvironment()), [MARK_VARIABLE]: this.mark },
@@ -126,8 +146,11 @@ class CommandRun {
     if (child.pid === undefined) return; // spawn failed: 'error' follows on the next tick
     const descendants = new Descendants(child.pid);
     this.descendants = descendants;
-    this.watching = setInterval(() => void descendants.remember(), SEEN_EVERY_MS);
-    this.watching.unref();
+    // A cgroup holds every descendant: no need to look for them while the program runs.
+    if (this.cgroup === undefined) {
+      this.watching = setInterval(() => void descendants.remember(), SEEN_EVERY_MS);
+      this.watching.unref();
+    }
     child.stdin.end(script);
     if (timeoutMs > 0) this.later(timeoutMs, () => this.cut(`timed out after ${timeoutMs} ms`));
   }
@@ -195,10 +218,14 @@ class CommandRun {
     });
   }
 
-  /** The program's process group and every process carrying its mark. */
+  /** The program's process group, every process carrying its mark, and its cgroup. */
   private killGroup(signal: NodeJS.Signals): void {
     const pid = this.child?.pid;
     if (pid === undefined) return;
+    if (this.cgroup !== undefined) {
+      if (signal === 'SIGKILL') killCgroup(this.cgroup);
+      else for (const member of cgroupPids(this.cgroup)) sendSignal(member, signal);
+    }
     void signalTree(pid, this.mark, signal, undefined, this.descendants);
   }
 
@@ -261,8 +288,10 @@ class CommandRun {
     this.stdout.length = 0;
     // The task ends only once nothing of its tree is left (a last sweep: a descendant may have
     // been forked after the first kill).
-    void signalTree(child?.pid, this.mark, 'SIGKILL', undefined, this.descendants).finally(() =>
-      this.resolve(result),
-    );
+    const cgroup = this.cgroup;
+    void Promise.all([
+      cgroup === undefined ? undefined : this.options.cgroups?.end(cgroup),
+      signalTree(child?.pid, this.mark, 'SIGKILL', undefined, this.descendants),
+    ]).finally(() => this.resolve(result));
   }
 }

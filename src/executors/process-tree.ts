@@ -12,14 +12,17 @@
  * every process carrying the service's mark and exits. No cgroup is needed (they are rarely
  * writable in containers) and no native helper: `sh`, `cat`, `grep` and `kill` are all it uses.
  *
- * Not covered: a descendant that replaces its whole environment (`env -i`) AND leaves the
- * process group escapes both. Without /proc (not Linux) only the process group is signalled.
+ * Without a cgroup per program (task-cgroup.ts; used whenever the service may create one), a
+ * descendant that replaces its whole environment (`env -u`, `env -i`), leaves the process group
+ * and is orphaned between two looks at the tree (SEEN_EVERY_MS) escapes. Without /proc (not
+ * Linux) only the process group is signalled.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
+import { ownCgroupDirectory } from './task-cgroup.ts';
 
 export const MARK_VARIABLE = 'RB_TASK_MARK';
 
@@ -28,6 +31,11 @@ const processMark = randomBytes(8).toString('hex');
 let runs = 0;
 
 const hasProc = existsSync('/proc/self/environ');
+
+/** This service process's mark (the name of its cgroup, task-cgroup.ts). */
+export function serviceMark(): string {
+  return processMark;
+}
 
 /** A fresh mark for one program run. */
 export function newRunMark(): string {
@@ -158,10 +166,22 @@ export async function signalTree(
   }
 }
 
-// `cat` returns when the service's end of the pipe closes; grep -z matches one variable per
-// NUL-separated entry of every /proc/<pid>/environ; repeated in case something forked meanwhile.
+// `cat` returns when the service's end of the pipe closes; the programs' cgroups (when used,
+// under $2, the service's own cgroup: task-cgroup.ts) are killed and removed; grep -z matches one variable per NUL-separated entry of every
+// /proc/<pid>/environ; repeated in case something forked meanwhile.
 const WATCHDOG_SCRIPT = `
 cat >/dev/null
+g="$2/regbridge-$1"
+if [ -n "$2" ] && [ -d "$g" ]; then
+  for d in "$g"/*/; do [ -d "$d" ] && echo 1 >"$d/cgroup.kill"; done
+  j=0
+  while [ "$j" -lt 50 ]; do
+    for d in "$g"/*/; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
+    rmdir "$g" 2>/dev/null && break
+    sleep 0.1
+    j=$((j + 1))
+  done
+fi
 i=0
 while [ "$i" -lt 10 ]; do
   pids=$(grep -lsz "^${MARK_VARIABLE}=$1\\." /proc/[0-9]*/environ | cut -d/ -f3)
@@ -183,11 +203,15 @@ export function ensureWatchdog(): void {
   const env = { ...process.env };
   delete env[MARK_VARIABLE];
   try {
-    watchdog = spawn('sh', ['-c', WATCHDOG_SCRIPT, 'regbridge-watchdog', processMark], {
-      stdio: ['pipe', 'ignore', 'ignore'],
-      detached: true,
-      env,
-    });
+    watchdog = spawn(
+      'sh',
+      ['-c', WATCHDOG_SCRIPT, 'regbridge-watchdog', processMark, ownCgroupDirectory() ?? ''],
+      {
+        stdio: ['pipe', 'ignore', 'ignore'],
+        detached: true,
+        env,
+      },
+    );
   } catch {
     return; // no sh: task ends still kill the tree; only the SIGKILL case is uncovered
   }

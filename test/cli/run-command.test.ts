@@ -114,6 +114,14 @@ describe('regbridge run', () => {
     expect(result.stderr).toContain('printer offline');
   });
 
+  it("neutralises terminal escapes in a failed task's error too", async () => {
+    const file = await script('fail-escapes.txt', 'FAIL \u001b]52;c;cm0gLXJmIH4=\u0007 \u001b[2Jgone');
+    const result = await cli([file, '--url', url, '--user', 'u:p']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/FAILURE: \?\]52;c;cm0gLXJmIH4=\? \?\[2Jgone\n$/);
+    expect(result.stderr).not.toContain('\u001b');
+  });
+
   it('exits 2 on wrong credentials, naming --user', async () => {
     const file = await script('cred.txt', 'PRINT x');
     const result = await cli([file, '--url', url, '--user', 'u:nope']);

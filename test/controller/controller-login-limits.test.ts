@@ -128,16 +128,35 @@ describe('controller logins', () => {
       const answer = await authenticate(`127.0.0.${10 + i}`, { userName: ADMIN.name, password: 'guess' });
       expect(answer.status).toBe(401);
     }
-    // The user name is limited now: a guess from a new address is refused even if it is right.
-    const fresh = await authenticate('127.0.0.30', { userName: ADMIN.name, password: ADMIN.password });
-    expect(fresh.status).toBe(429);
-    expect(fresh.body.code).toBe('TOO_MANY_ATTEMPTS');
-    expect(Number(fresh.headers['retry-after'])).toBeGreaterThan(0);
-    // From the desk, the right password still passes.
+    // The user name is over its limit now: an address that failed as admin is refused, even
+    // with the right password.
+    const failed = await authenticate('127.0.0.10', { userName: ADMIN.name, password: ADMIN.password });
+    expect(failed.status).toBe(429);
+    expect(failed.body.code).toBe('TOO_MANY_ATTEMPTS');
+    expect(Number(failed.headers['retry-after'])).toBeGreaterThan(0);
+    // A typo at the desk is a failure, counted against the desk's address...
+    expect((await authenticate(desk, { userName: ADMIN.name, password: 'typo' })).status).toBe(401);
+    // ...yet, unlike any other address that failed as admin, the desk still gets in.
     const atDesk = await authenticate(desk, { userName: ADMIN.name, password: ADMIN.password });
     expect(atDesk.status).toBe(200);
     expect(atDesk.body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    // And a wrong one from the desk is still a failure, counted against the desk's address.
-    expect((await authenticate(desk, { userName: ADMIN.name, password: 'guess' })).status).toBe(401);
+  });
+
+  it('failures from many addresses cannot lock admin out of an address it never used: one guess per address', async () => {
+    // The desk's login above cleared admin's count; the attacker fails it over the limit again.
+    for (let i = 0; i < USER_LIMIT; i++) {
+      const answer = await authenticate(`127.0.0.${50 + i}`, { userName: ADMIN.name, password: 'guess' });
+      expect(answer.status).toBe(401);
+    }
+    // A fresh address gets one attempt at the name; the next from it is refused.
+    const guess = await authenticate('127.0.0.40', { userName: ADMIN.name, password: 'guess' });
+    expect(guess.status).toBe(401);
+    const again = await authenticate('127.0.0.40', { userName: ADMIN.name, password: ADMIN.password });
+    expect(again.status).toBe(429);
+    expect(again.body.code).toBe('TOO_MANY_ATTEMPTS');
+    // The real admin at a new desk, never used before and after a restart alike, gets in.
+    const newDesk = await authenticate('127.0.0.41', { userName: ADMIN.name, password: ADMIN.password });
+    expect(newDesk.status).toBe(200);
+    expect(newDesk.body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 });

@@ -44,15 +44,19 @@ it('a valid login interleaved between guesses does not reset the address count',
   expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
 });
 
-it('guesses for one user name from many addresses are limited per user name', async () => {
+it('over the user name limit, each address gets one guess at that name per window; the user still gets in', async () => {
   t = await startTestApp(
     { users, authMaxFailures: 100, authUserMaxFailures: 4, authWindow: '60s' },
     { now: clock.now },
   );
-  for (let i = 0; i < 4; i += 1) {
+  // Under the name's limit an address may fail several times (its own limit is 100 here).
+  expect((await attempt(USER.userName, 'guess-a', '10.0.1.0')).statusCode).toBe(401);
+  expect((await attempt(USER.userName, 'guess-b', '10.0.1.0')).statusCode).toBe(401);
+  for (let i = 1; i < 3; i += 1) {
     expect((await attempt(USER.userName, `guess-${i}`, `10.0.1.${i}`)).statusCode).toBe(401);
   }
-  const refused = await attempt(USER.userName, USER.password, '10.0.2.1');
+  // Over it: an address that failed as alice is refused, even with the right password.
+  const refused = await attempt(USER.userName, USER.password, '10.0.1.1');
   expect(refused.statusCode).toBe(429);
   expect(refused.headers['retry-after']).toBe('60');
   expect(refused.json()).toEqual({
@@ -61,10 +65,15 @@ it('guesses for one user name from many addresses are limited per user name', as
     code: 'TOO_MANY_ATTEMPTS',
     message: 'Too many failed authentications for this user name; try again in 60 s',
   });
+  // A fresh address gets one guess: a wrong one is counted, and that address is refused next.
+  expect((await attempt(USER.userName, 'guess-9', '10.0.2.9')).statusCode).toBe(401);
+  expect((await attempt(USER.userName, 'guess-10', '10.0.2.9')).statusCode).toBe(429);
+  // The user, at an address that has not failed as alice, gets in: no lock-out.
+  expect((await attempt(USER.userName, USER.password, '10.0.2.1')).statusCode).toBe(200);
   // Another user name is not affected, from any address.
   expect((await attempt(BOB.userName, BOB.password, '10.0.1.0')).statusCode).toBe(200);
   clock.advance(60_000);
-  expect((await attempt(USER.userName, USER.password, '10.0.2.1')).statusCode).toBe(200);
+  expect((await attempt(USER.userName, USER.password, '10.0.1.1')).statusCode).toBe(200);
 });
 
 it('a success clears only the failures of the user name that logged in', async () => {
@@ -78,6 +87,8 @@ it('a success clears only the failures of the user name that logged in', async (
   await attempt(USER.userName, 'wrong', '10.0.0.1');
   await attempt(USER.userName, 'wrong', '10.0.0.1');
   expect((await attempt(USER.userName, USER.password, '10.0.0.1')).statusCode).toBe(200);
+  // bob's third failure puts his name over its limit: 10.0.0.3 and 10.0.0.4 failed as bob.
   expect((await attempt(BOB.userName, 'wrong', '10.0.0.4')).statusCode).toBe(401);
-  expect((await attempt(BOB.userName, BOB.password, '10.0.0.5')).statusCode).toBe(429);
+  expect((await attempt(BOB.userName, BOB.password, '10.0.0.3')).statusCode).toBe(429);
+  expect((await attempt(BOB.userName, BOB.password, '10.0.0.5')).statusCode).toBe(200);
 });

@@ -5,12 +5,14 @@
  * processes throughout; a process's death has no event to await, so it is polled, bounded.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CommandExecutor } from '../../src/executors/command.ts';
 import type { ExecutionResult } from '../../src/executors/executor.ts';
+import { serviceMark } from '../../src/executors/process-tree.ts';
+import { TaskCgroups } from '../../src/executors/task-cgroup.ts';
 import { until } from '../support/waits.ts';
 
 const never = new AbortController().signal;
@@ -52,14 +54,20 @@ function escapee(file: string): string {
   return `setsid sh -c 'sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> ${file}'`;
 }
 
-function sh(script: string, timeoutMs = 20_000): CommandExecutor {
+function sh(script: string, timeoutMs = 20_000, cgroups?: TaskCgroups): CommandExecutor {
   return new CommandExecutor({
     program: 'sh',
     args: ['-c', script],
     timeoutMs,
     outputCap: 1000,
     killGraceMs: 300,
+    ...(cgroups && { cgroups }),
   });
+}
+
+/** Drops the mark, leaves the session and is orphaned at once: `sleep 300`'s pid goes to `file`. */
+function hiddenEscapee(file: string): string {
+  return `env -u RB_TASK_MARK setsid sh -c 'sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> ${file}' </dev/null >/dev/null 2>&1`;
 }
 
 describe('the command executor ends the whole tree with the task', () => {
@@ -125,7 +133,54 @@ describe('the command executor ends the whole tree with the task', () => {
   });
 });
 
-it("the program cannot read the service's password through /proc/$PPID/environ", async () => {
+describe('with a cgroup per program (--command-cgroup; this machine lets the tests create them)', () => {
+  const probed = TaskCgroups.probe(serviceMark());
+  const cgroups = (): TaskCgroups => {
+    if (typeof probed === 'string') throw new Error(`no cgroup for the tests: ${probed}`);
+    return probed;
+  };
+
+  it('a descendant that drops the mark, leaves the session and is orphaned at once ends with the time-out', async () => {
+    const file = join(dir, 'cgroup-timeout.pids');
+    const result = await sh(
+      `${hiddenEscapee(file)}; ${hiddenEscapee(file)}; echo $$ >> ${file}; exec sleep 300`,
+      500,
+      cgroups(),
+    ).execute('', never);
+    expect(result).toEqual({ ok: false, error: 'timed out after 500 ms' });
+    const pids = readPids(file);
+    leftovers.push(...pids);
+    expect(pids).toHaveLength(3);
+    // endCgroup waited for the cgroup to empty before the task settled: no poll needed.
+    expect(pids.filter(alive)).toEqual([]);
+  });
+
+  it('and with the end of a program that finished, leaving no cgroup behind', async () => {
+    const file = join(dir, 'cgroup-finish.pids');
+    const result = await sh(`${hiddenEscapee(file)}; echo done`, 20_000, cgroups()).execute('', never);
+    expect(result).toEqual({ ok: true, report: 'done' });
+    const pids = readPids(file);
+    leftovers.push(...pids);
+    expect(pids).toHaveLength(1);
+    expect(pids.filter(alive)).toEqual([]);
+    // The run's cgroup is gone, and so is the service's parent cgroup with no run left in it.
+    expect(existsSync(cgroups().parent)).toBe(false);
+  });
+
+  it('an honest program sees the service as its parent and its own pid as $$', async () => {
+    const result = await sh('echo "$PPID $$"; cat /proc/self/stat', 20_000, cgroups()).execute('', never);
+    expect(result.ok).toBe(true);
+    const [parent, self] = (result as { report: string }).report.split('\n')[0]!.split(' ');
+    expect(Number(parent)).toBe(process.pid);
+    expect(Number(self)).toBeGreaterThan(0);
+  });
+});
+
+// Run as root (this machine), the service runs as nobody, as a hardened deployment would: the
+// program is then the same user as the service, which is what /proc/$PPID/environ allows.
+const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+
+it("the program cannot read the service's password through /proc/$PPID/environ (service as nobody when run as root)", async () => {
   const secret = `pw-${Date.now().toString(36)}-never-readable`;
   const serve = spawn(
     process.execPath,
@@ -142,7 +197,11 @@ it("the program cannot read the service's password through /proc/$PPID/environ",
       '--command',
       'sh -c "cat /proc/$PPID/environ"',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REGBRIDGE_USER: `admin:${secret}` } },
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, REGBRIDGE_USER: `admin:${secret}` },
+      ...asNobody,
+    },
   );
   children.push(serve);
   let out = '';
@@ -168,6 +227,8 @@ it("the program cannot read the service's password through /proc/$PPID/environ",
   expect(body.status, JSON.stringify(body)).toBe('FINISHED');
   // It did read the service's environment, and the password is not in it.
   expect(body.report).toContain('PATH=');
+  if ('uid' in asNobody)
+    expect(readFileSync(`/proc/${serve.pid}/status`, 'utf8')).toMatch(/^Uid:\s+65534\s/m);
   expect(body.report).not.toContain(secret);
   serve.kill('SIGTERM');
 });
@@ -199,7 +260,10 @@ it('nothing outlives a service killed with SIGKILL (serve --executor command)', 
   serve.stdout!.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });
-  serve.stderr!.resume();
+  let err = '';
+  serve.stderr!.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
   await until(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), 'serve to listen', 30_000);
   const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1];
   const response = await fetch(`http://127.0.0.1:${port}/api/vendor-script`, {
@@ -214,4 +278,42 @@ it('nothing outlives a service killed with SIGKILL (serve --executor command)', 
   expect(pids.every(alive)).toBe(true);
   serve.kill('SIGKILL');
   await until(() => pids.every((pid) => !alive(pid)), 'every process of the tree to die after the service');
+  // Run as root the service had cgroups (its log says where): the watchdog removes them too.
+  const cgroup = /"cgroup":"([^"]+)"/.exec(err)?.[1];
+  if (process.getuid?.() === 0) expect(cgroup, err).toBeDefined();
+  if (cgroup) await until(() => !existsSync(cgroup), 'the watchdog to remove the cgroups');
+});
+
+it('--command-cgroup require refuses to start where the service may not create a cgroup (exit 2, naming the flag)', async () => {
+  // As nobody (when the tests run as root) the service cannot write the cgroup tree.
+  const serve = spawn(
+    process.execPath,
+    [
+      'bin/regbridge.js',
+      'serve',
+      '--no-mqtt',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--executor',
+      'command',
+      '--command',
+      'sh -c true',
+      '--command-cgroup',
+      'require',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], ...asNobody },
+  );
+  children.push(serve);
+  let err = '';
+  serve.stderr!.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  serve.stdout!.resume();
+  const code = await new Promise<number | null>((resolve) =>
+    serve.on('exit', (exitCode) => resolve(exitCode)),
+  );
+  expect(code, err).toBe(2);
+  expect(err).toMatch(/--command-cgroup: require, but cannot create a cgroup under \S+ \(E[A-Z]+\)/);
 });
