@@ -45,10 +45,6 @@ export function statusOf(state: TaskState): TaskStatus {
   return 'RUNNING';
 }
 
-export function isEnded(task: Task): boolean {
-  return task.state === 'finished' || task.state === 'failed';
-}
-
 /** docs/api.md: `report` exactly when FINISHED, `error` exactly when FAILURE. */
 export function toTaskBody(task: Task): TaskBody {
   const body: TaskBody = { id: task.id, status: statusOf(task.state), queuedAt: task.queuedAt.toISOString() };
