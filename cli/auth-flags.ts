@@ -1,6 +1,6 @@
 /**
- * The login limits of the REST services, declared once for `serve` and `controller`
- * (docs/security.md): the same flags, the same defaults (src/auth/auth-service.ts).
+ * The token lifetime and login limits of the REST services, declared once for `serve` and
+ * `controller` (docs/security.md): the same flags, the same defaults (src/auth/auth-service.ts).
  */
 import {
   DEFAULT_AUTH_BODY_LIMIT,
@@ -8,10 +8,18 @@ import {
   DEFAULT_AUTH_USER_MAX_FAILURES,
   DEFAULT_AUTH_WINDOW_MS,
 } from '../src/auth/auth-service.ts';
-import { positiveDuration, wholeNumber } from '../src/config.ts';
+import { durationIn, positiveDuration, wholeNumber } from '../src/config.ts';
 import { flag } from './flags.ts';
 
 export const restAuthFlags = {
+  tokenTtl: flag(
+    '--token-ttl <duration>',
+    'bearer token lifetime (a bare number is seconds)',
+    durationIn('s', { min: 1 }),
+    {
+      default: '3600',
+    },
+  ),
   authMaxFailures: flag(
     '--auth-max-failures <n>',
     'failed authentications per address within --auth-window before 429',

@@ -13,7 +13,7 @@ import { APPROVAL_MODES, SCRIPT_DIALECTS } from '../controller/script-intake.ts'
 import { DEFAULT_MAX_EVENT_STREAMS } from '../controller/service/event-stream.ts';
 import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
 import { type ControllerUser, loadControllerUsersFile, parseControllerUser } from '../controller/users.ts';
-import { durationIn, port, userSpecSchema, wholeNumber } from '../src/config.ts';
+import { port, userSpecSchema, wholeNumber } from '../src/config.ts';
 import { restAuthFlags } from './auth-flags.ts';
 import {
   caFileFlag,
@@ -129,14 +129,6 @@ export const controllerFlags = {
     'delete jobs and webhook deliveries that ended more than this many days ago, once a day (audited)',
     wholeNumber(1, 36_500, 'a number of days'),
     { defaultHelp: 'off' },
-  ),
-  tokenTtl: flag(
-    '--token-ttl <duration>',
-    'bearer token lifetime (a bare number is seconds)',
-    durationIn('s', { min: 1 }),
-    {
-      default: '3600',
-    },
   ),
   ...restAuthFlags,
   ...oidcFlags,

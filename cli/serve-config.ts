@@ -66,14 +66,6 @@ export const serveFlags = {
   auth: flag('--auth <on|off>', 'off: no tokens needed (logs a warning)', z.enum(['on', 'off']), {
     default: 'on',
   }),
-  tokenTtl: flag(
-    '--token-ttl <duration>',
-    'bearer token lifetime (a bare number is seconds)',
-    durationIn('s', { min: 1 }),
-    {
-      default: '3600',
-    },
-  ),
   ...restAuthFlags,
   maxJsonDepth: flag(
     '--max-json-depth <n>',

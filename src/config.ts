@@ -35,7 +35,6 @@ export function wholeNumber(
 }
 
 export const port = wholeNumber(0, 65535, 'a port number (0-65535; 0 picks a free one)');
-export const positiveInt = wholeNumber(1);
 
 /** `NAME:PASSWORD`; the password may itself contain `:`. */
 export const userSpecSchema = z.string().transform((spec, ctx) => {

@@ -10,13 +10,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthService } from '../../src/auth/auth-service.ts';
 import { ApiError } from '../../src/routes/api-error.ts';
 import { logoutRoute } from '../../src/routes/logout-route.ts';
-import {
-  credentialsSchema,
-  errorResponse,
-  errorResponses,
-  jsonResponse,
-  tokenSchema,
-} from '../../src/routes/schemas.ts';
+import { authenticateResponses, credentialsSchema } from '../../src/routes/schemas.ts';
 import type { AuditLog } from '../audit-log.ts';
 import { LoginAudit } from './login-audit.ts';
 
@@ -65,17 +59,7 @@ export const serviceAuthRoutes: FastifyPluginAsyncZod<ServiceAuthOptions> = asyn
         tags: ['auth'],
         summary: `Trade a user name and password for a bearer token${method === 'GET' ? ' (vendor form, JSON body)' : ''}`,
         body: credentialsSchema,
-        response: {
-          200: jsonResponse('A bearer token for the other /api routes', tokenSchema),
-          400: errorResponses.invalid,
-          401: errorResponse('INVALID_CREDENTIALS: wrong user name or password'),
-          413: errorResponse('BODY_TOO_LARGE: the body is over --auth-body-limit'),
-          415: errorResponses.mediaType,
-          429: errorResponse(
-            'TOO_MANY_ATTEMPTS: too many failures from this address or for this user name; see Retry-After',
-          ),
-          500: errorResponses.internal,
-        },
+        response: authenticateResponses,
       },
       handler: async (request) => {
         const { userName, password } = request.body;

@@ -4,9 +4,9 @@
  */
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
-import * as z from 'zod';
 import type { AuthService } from '../../src/auth/auth-service.ts';
 import { errorResponses, jsonResponse } from '../../src/routes/schemas.ts';
+import { addMetricsRoute } from '../../src/routes/service-routes.ts';
 import { VERSION } from '../../src/version.ts';
 import type { AuditLog } from '../audit-log.ts';
 import type { JobEngine } from '../job-engine.ts';
@@ -136,18 +136,5 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
     },
   });
 
-  app.get('/metrics', {
-    schema: {
-      tags: ['service'],
-      summary: 'Prometheus text format',
-      response: {
-        200: {
-          description: 'Prometheus exposition format 0.0.4',
-          content: { 'text/plain': { schema: z.string() } },
-        },
-        500: errorResponses.internal,
-      },
-    },
-    handler: async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
-  });
+  addMetricsRoute(app, registry);
 };

@@ -222,8 +222,3 @@ export function ensureWatchdog(): void {
   watchdog.unref();
   (watchdog.stdin as Socket | null)?.unref();
 }
-
-/** The watchdog's pid, for tests. */
-export function watchdogPid(): number | undefined {
-  return watchdog?.pid;
-}

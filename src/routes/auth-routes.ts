@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthService } from '../auth/auth-service.ts';
-import { credentialsSchema, errorResponse, errorResponses, jsonResponse, tokenSchema } from './schemas.ts';
+import { authenticateResponses, credentialsSchema } from './schemas.ts';
 
 export interface AuthRoutesOptions {
   auth: AuthService;
@@ -33,17 +33,7 @@ export const authRoutes: FastifyPluginAsyncZod<AuthRoutesOptions> = async (app, 
             : 'The same as GET /api/authenticate with its JSON body, for clients that cannot send a body ' +
               'with GET: browsers, swagger-ui and clients generated from this description.',
         body: credentialsSchema,
-        response: {
-          200: jsonResponse('A bearer token for the other /api routes', tokenSchema),
-          400: errorResponses.invalid,
-          401: errorResponse('INVALID_CREDENTIALS: wrong user name or password'),
-          413: errorResponse('BODY_TOO_LARGE: the body is over --auth-body-limit'),
-          415: errorResponses.mediaType,
-          429: errorResponse(
-            'TOO_MANY_ATTEMPTS: too many failures from this address or for this user name; see Retry-After',
-          ),
-          500: errorResponses.internal,
-        },
+        response: authenticateResponses,
       },
       handler: async (request) => {
         const { userName, password } = request.body;

@@ -236,5 +236,18 @@ export const errorResponses = {
   ),
 } as const;
 
+/** The answers of `/api/authenticate`, on the device and on the controller service. */
+export const authenticateResponses = {
+  200: jsonResponse('A bearer token for the other /api routes', tokenSchema),
+  400: errorResponses.invalid,
+  401: errorResponse('INVALID_CREDENTIALS: wrong user name or password'),
+  413: errorResponse('BODY_TOO_LARGE: the body is over --auth-body-limit'),
+  415: errorResponses.mediaType,
+  429: errorResponse(
+    'TOO_MANY_ATTEMPTS: too many failures from this address or for this user name; see Retry-After',
+  ),
+  500: errorResponses.internal,
+} as const;
+
 /** fastify's content type of a JSON answer; every answer written by hand sends the same. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';

@@ -63,6 +63,11 @@ export const serviceRoutes: FastifyPluginAsyncZod<ServiceRoutesOptions> = async 
     },
   });
 
+  addMetricsRoute(app, registry);
+};
+
+/** `GET /metrics` (route 7): `registry` in Prometheus text format; the controller service's too. */
+export function addMetricsRoute(app: Parameters<FastifyPluginAsyncZod>[0], registry: Registry): void {
   app.get('/metrics', {
     schema: {
       tags: ['service'],
@@ -75,9 +80,6 @@ export const serviceRoutes: FastifyPluginAsyncZod<ServiceRoutesOptions> = async 
         500: errorResponses.internal,
       },
     },
-    handler: async (_request, reply) => {
-      const text = await registry.metrics();
-      return reply.type(registry.contentType).send(text);
-    },
+    handler: async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
   });
-};
+}

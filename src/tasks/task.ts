@@ -45,16 +45,18 @@ export function statusOf(state: TaskState): TaskStatus {
   return 'RUNNING';
 }
 
-export function isEnded(task: Task): boolean {
-  return task.state === 'finished' || task.state === 'failed';
-}
-
-/** docs/api.md: `report` exactly when FINISHED, `error` exactly when FAILURE. */
+/**
+ * docs/api.md: `report` exactly when FINISHED, `error` exactly when FAILURE; the keys in the
+ * order of the API's Task schema, as the docs show them (REST writes the body as it is).
+ */
 export function toTaskBody(task: Task): TaskBody {
-  const body: TaskBody = { id: task.id, status: statusOf(task.state), queuedAt: task.queuedAt.toISOString() };
-  if (task.state === 'finished') body.report = task.report ?? '';
-  if (task.state === 'failed') body.error = task.error ?? '';
-  if (task.startedAt) body.startedAt = task.startedAt.toISOString();
-  if (task.finishedAt) body.finishedAt = task.finishedAt.toISOString();
-  return body;
+  return {
+    id: task.id,
+    status: statusOf(task.state),
+    ...(task.state === 'finished' && { report: task.report ?? '' }),
+    ...(task.state === 'failed' && { error: task.error ?? '' }),
+    queuedAt: task.queuedAt.toISOString(),
+    ...(task.startedAt && { startedAt: task.startedAt.toISOString() }),
+    ...(task.finishedAt && { finishedAt: task.finishedAt.toISOString() }),
+  };
 }

@@ -12,6 +12,7 @@ import { skipWithout } from '../support/binaries.ts';
 import { MqttClients, nextMessage } from '../support/mqtt-clients.ts';
 import { type RunningRedis, startRedisServer } from '../support/redis-server.ts';
 import { CTL, DEV, storeBroker } from '../support/store-brokers.ts';
+import { until } from '../support/waits.ts';
 
 const NS = 'stores/7';
 // A device user connects with its own client id only (contract 6.1).
@@ -179,10 +180,7 @@ describe.skipIf(skipWithout(['redis-server'], 'two store brokers over one Redis'
       await device.endAsync();
       // The client's DISCONNECT may still be in A's hands: publish once A has let the session go
       // offline, so the messages are queued for it rather than delivered to a closing socket.
-      for (let waited = 0; a.stats.clients > 0; waited += 10) {
-        if (waited > 5000) throw new Error('instance A kept the client connected');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await until(() => a.stats.clients === 0, 'instance A to let the client go', 5000, 10);
       // Offline: what is published on B waits in the session (in Redis) and arrives on B.
       await ctl.publishAsync(scripts, 'to the device', { qos: 1 });
       await ctl.publishAsync(group, 'to the group', { qos: 1 });

@@ -110,13 +110,12 @@ describe.each(backends)('persistent sessions on the store broker ($name)', ({ re
       // Every queued copy was acknowledged, so Redis keeps no packet of them.
       const db = new Redis(redis.url);
       try {
-        let left = -1;
-        for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
-          left = (await db.keys('packet:*')).length;
-          if (left === 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-        expect(left).toBe(0);
+        await until(
+          async () => (await db.keys('packet:*')).length === 0,
+          'no packet left in Redis',
+          5000,
+          50,
+        );
       } finally {
         db.disconnect();
       }

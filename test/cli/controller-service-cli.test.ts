@@ -11,12 +11,13 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type RunningDevice, startDevice } from '../../cli/device.ts';
 import { parseServeConfig } from '../../cli/serve-config.ts';
-import type { Job } from '../../controller/job-types.ts';
 import { brokersByName } from '../support/brokers.ts';
 import { type CliProcess, startCli, stopAll, waitForOutput } from '../support/cli-process.ts';
 import { runCli } from '../support/controller-cli.ts';
 import { controllerUrl, startRealDevice } from '../support/controller-env.ts';
+import { callAt, pollJobAt } from '../support/controller-service.ts';
 import { silent } from '../support/loggers.ts';
+import { until } from '../support/waits.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'regbridge-ctl-'));
 afterEach(() => stopAll());
@@ -27,43 +28,12 @@ async function httpPort(service: CliProcess): Promise<number> {
 }
 
 async function loginAt(port: number, password: string): Promise<string> {
-  const response = await fetch(`http://127.0.0.1:${port}/api/authenticate`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ userName: 'admin', password }),
+  const response = await callAt(port, undefined, 'POST', '/api/authenticate', {
+    userName: 'admin',
+    password,
   });
   expect(response.status).toBe(200);
-  return ((await response.json()) as { token: string }).token;
-}
-
-async function call(port: number, token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies, checked by the tests' expectations
-  return { status: response.status, body: (await response.json()) as any };
-}
-
-/** Reads the job (over HTTP, from another process) until `check` holds. */
-async function pollJob(
-  port: number,
-  token: string,
-  jobId: string,
-  check: (job: Job) => boolean,
-): Promise<Job> {
-  let job: Job | undefined;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    job = (await call(port, token, 'GET', `/api/jobs/${jobId}`)).body as Job;
-    if (check(job)) return job;
-    if (Date.now() > deadline) throw new Error(`job did not get there: ${JSON.stringify(job)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  return response.body.token as string;
 }
 
 describe('regbridge controller', () => {
@@ -118,18 +88,22 @@ describe('regbridge controller', () => {
     try {
       const token = await loginAt(port, password);
       let listed: { devices: { deviceId: string; online: boolean }[] } = { devices: [] };
-      const deadline = Date.now() + 10_000;
-      while (!listed.devices.some((d) => d.online) && Date.now() < deadline) {
-        listed = (await call(port, token, 'GET', '/api/devices')).body;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await until(
+        async () => {
+          listed = (await callAt(port, token, 'GET', '/api/devices')).body;
+          return listed.devices.some((d) => d.online);
+        },
+        'the register online',
+        10_000,
+        20,
+      );
       expect(listed.devices).toEqual([expect.objectContaining({ deviceId: 'reg1', online: true })]);
-      const created = await call(port, token, 'POST', '/api/jobs', {
+      const created = await callAt(port, token, 'POST', '/api/jobs', {
         script: 'X REPORT',
         target: { group: 'all' },
       });
       expect(created.status).toBe(201);
-      const done = await pollJob(port, token, created.body.jobId, (job) => job.status === 'COMPLETED');
+      const done = await pollJobAt(port, token, created.body.jobId, (job) => job.status === 'COMPLETED');
       expect(done.results[0]).toMatchObject({
         deviceId: 'reg1',
         status: 'FINISHED',
@@ -148,10 +122,10 @@ describe('regbridge controller', () => {
         port2,
         await waitForOutput(second, /created user admin with password (\S+)/),
       );
-      const again = await call(port2, token2, 'GET', `/api/jobs/${created.body.jobId}`);
+      const again = await callAt(port2, token2, 'GET', `/api/jobs/${created.body.jobId}`);
       expect(again.status).toBe(200);
       expect(again.body).toEqual(done);
-      const audit = await call(port2, token2, 'GET', '/api/audit');
+      const audit = await callAt(port2, token2, 'GET', '/api/audit');
       expect(audit.body.entries.map((e: { action: string }) => e.action)).toEqual([
         'login',
         'job_completed',
@@ -189,7 +163,7 @@ describe('regbridge controller', () => {
       const first = startCli(args, env);
       const port = await httpPort(first);
       const token = await loginAt(port, 'pw');
-      const created = await call(port, token, 'POST', '/api/jobs', {
+      const created = await callAt(port, token, 'POST', '/api/jobs', {
         script: 'PRINT start\nSLEEP 1500\nPRINT end',
         target: { devices: ids },
         rollout: { batchSize: 1 },
@@ -197,14 +171,14 @@ describe('regbridge controller', () => {
       expect(created.status).toBe(201);
       const jobId = created.body.jobId as string;
       // Killed while reg2 runs (reg1 finished, reg3 not sent yet).
-      await pollJob(port, token, jobId, (job) => job.counts.finished === 1 && job.counts.running === 1);
+      await pollJobAt(port, token, jobId, (job) => job.counts.finished === 1 && job.counts.running === 1);
       first.child.kill('SIGKILL');
       expect((await first.exit).signal).toBe('SIGKILL');
 
       const second = startCli(args, env);
       const port2 = await httpPort(second);
       const token2 = await loginAt(port2, 'pw');
-      const job = await pollJob(port2, token2, jobId, (j) => j.endedAt !== undefined);
+      const job = await pollJobAt(port2, token2, jobId, (j) => j.endedAt !== undefined);
       expect(job.status).toBe('COMPLETED');
       expect(job.results.map((r) => [r.deviceId, r.status, r.report ?? r.error])).toEqual(
         ids.map((id) => [id, 'FINISHED', 'start\nend']),

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skipWithout } from '../support/binaries.ts';
 import { type CliProcess, startCli, stopAll, waitForOutput } from '../support/cli-process.ts';
 import { cleanEnv, ROOT } from '../support/controller-cli.ts';
+import { until } from '../support/waits.ts';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
@@ -193,14 +194,11 @@ describe.skipIf(skip)('README "First five minutes", run as written against a sta
     sub.stdout.on('data', (chunk: Buffer) => {
       subOut += chunk.toString();
     });
-    const until = async (check: () => boolean, what: string): Promise<void> => {
-      const deadline = Date.now() + 20_000;
-      while (!check()) {
-        if (Date.now() > deadline) throw new Error(`mosquitto_sub never printed ${what}:\n${subOut}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    };
-    await until(() => subOut.includes(`pos/devices/${deviceId}/state `), 'the state');
+    const subPrinted = (check: () => boolean, what: string): Promise<void> =>
+      until(check, what, 20_000, 50).catch(() => {
+        throw new Error(`mosquitto_sub never printed ${what}:\n${subOut}`);
+      });
+    await subPrinted(() => subOut.includes(`pos/devices/${deviceId}/state `), 'the state');
 
     // The first terminal: one bash, every block in order, a mark after each command.
     const all = firstTerminal.flatMap(steps);
@@ -232,7 +230,7 @@ describe.skipIf(skip)('README "First five minutes", run as written against a sta
 
     // mosquitto_sub's output, as the text block after the mosquitto_pub block shows it.
     const expected = subscriberOutput!.lines;
-    await until(() => matches(expected, subOut.trim().split('\n'), deviceId), 'the README lines');
+    await subPrinted(() => matches(expected, subOut.trim().split('\n'), deviceId), 'the README lines');
     expect(files()).toBe(before);
   });
 });

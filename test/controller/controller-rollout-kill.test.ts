@@ -14,23 +14,11 @@ import type { Job } from '../../controller/job-types.ts';
 import { brokersByName, type RunningBroker } from '../support/brokers.ts';
 import { type CliProcess, startCli, stopAll, waitForOutput } from '../support/cli-process.ts';
 import { controllerUrl, startRealDevice } from '../support/controller-env.ts';
+import { callAt, pollJobAt } from '../support/controller-service.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'regbridge-rollout-'));
 afterEach(() => stopAll());
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function call(port: number, token: string | undefined, method: string, path: string, body?: unknown) {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: {
-      ...(token !== undefined && { authorization: `Bearer ${token}` }),
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies, checked by the tests' expectations
-  return { status: response.status, body: (await response.json()) as any };
-}
 
 /** A controller process on `db`; resolves once it listens, with its port and a token. */
 async function controller(broker: RunningBroker, ns: string, db: string) {
@@ -39,7 +27,7 @@ async function controller(broker: RunningBroker, ns: string, db: string) {
     { REGBRIDGE_MQTT_URL: controllerUrl(broker), REGBRIDGE_LOG_LEVEL: 'warn' },
   );
   const port = Number(await waitForOutput(process, /listening on http:\/\/127\.0\.0\.1:(\d+)/));
-  const login = await call(port, undefined, 'POST', '/api/authenticate', {
+  const login = await callAt(port, undefined, 'POST', '/api/authenticate', {
     userName: 'admin',
     password: 'pw',
   });
@@ -49,22 +37,6 @@ async function controller(broker: RunningBroker, ns: string, db: string) {
 async function kill(running: { process: CliProcess }): Promise<void> {
   running.process.child.kill('SIGKILL');
   expect((await running.process.exit).signal).toBe('SIGKILL');
-}
-
-/** Reads the job (over HTTP, from another process) until `check` holds. */
-async function pollJob(
-  port: number,
-  token: string,
-  jobId: string,
-  check: (job: Job) => boolean,
-): Promise<Job> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const job = (await call(port, token, 'GET', `/api/jobs/${jobId}`)).body as Job;
-    if (check(job)) return job;
-    if (Date.now() > deadline) throw new Error(`job did not get there: ${JSON.stringify(job)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 function ranOnce(device: RunningDevice, requestId: string): void {
@@ -83,31 +55,31 @@ describe('rollout control across a SIGKILL of the controller', () => {
     const db = join(dir, `waves-${randomUUID()}.db`);
     try {
       const first = await controller(broker, ns, db);
-      const created = await call(first.port, first.token, 'POST', '/api/jobs', {
+      const created = await callAt(first.port, first.token, 'POST', '/api/jobs', {
         script: 'PRINT start\nSLEEP 1000\nPRINT end',
         target: { devices: ids },
         rollout: { waves: [{ size: 1, pauseAfter: true }, { size: 2 }] },
       });
       expect(created.status).toBe(201);
       const jobId = created.body.jobId as string;
-      const paused = await pollJob(first.port, first.token, jobId, (j) => j.status === 'PAUSED');
+      const paused = await pollJobAt(first.port, first.token, jobId, (j) => j.status === 'PAUSED');
       await kill(first);
 
       const second = await controller(broker, ns, db);
-      const after = (await call(second.port, second.token, 'GET', `/api/jobs/${jobId}`)).body as Job;
+      const after = (await callAt(second.port, second.token, 'GET', `/api/jobs/${jobId}`)).body as Job;
       expect(after).toMatchObject({
         status: 'PAUSED',
         pausedReason: paused.pausedReason,
         wave: { current: 1, count: 2 },
       });
       expect(after.results.map((r) => r.status)).toEqual(['FINISHED', 'PENDING', 'PENDING']);
-      const resumed = await call(second.port, second.token, 'POST', `/api/jobs/${jobId}/resume`);
+      const resumed = await callAt(second.port, second.token, 'POST', `/api/jobs/${jobId}/resume`);
       expect(resumed.body.wave).toEqual({ current: 2, count: 2 });
-      await pollJob(second.port, second.token, jobId, (j) => j.counts.running === 2);
+      await pollJobAt(second.port, second.token, jobId, (j) => j.counts.running === 2);
       await kill(second);
 
       const third = await controller(broker, ns, db);
-      const done = await pollJob(third.port, third.token, jobId, (j) => j.endedAt !== undefined);
+      const done = await pollJobAt(third.port, third.token, jobId, (j) => j.endedAt !== undefined);
       expect(done.status).toBe('COMPLETED');
       expect(done.results.map((r) => [r.status, r.report, r.attempts])).toEqual(
         ids.map(() => ['FINISHED', 'start\nend', 1]),
@@ -128,7 +100,7 @@ describe('rollout control across a SIGKILL of the controller', () => {
     let device: RunningDevice | undefined;
     try {
       const first = await controller(broker, ns, db);
-      const created = await call(first.port, first.token, 'POST', '/api/jobs', {
+      const created = await callAt(first.port, first.token, 'POST', '/api/jobs', {
         script: 'PRINT z',
         target: { devices: ['night'], allowUnknown: true },
         retry: { maxAttempts: 3, backoffMs: 1500, on: ['OFFLINE'] },
@@ -141,7 +113,7 @@ describe('rollout control across a SIGKILL of the controller', () => {
       device = await startRealDevice(broker, ns, 'night');
 
       const second = await controller(broker, ns, db);
-      const done = await pollJob(second.port, second.token, jobId, (j) => j.endedAt !== undefined);
+      const done = await pollJobAt(second.port, second.token, jobId, (j) => j.endedAt !== undefined);
       expect(done.results[0]).toMatchObject({ status: 'FINISHED', report: 'z', attempts: 2 });
       expect(Date.parse(done.results[0]!.sentAt!)).toBeGreaterThanOrEqual(Date.parse(waiting.nextAttemptAt));
       ranOnce(device, `${jobId}:night`);

@@ -150,6 +150,24 @@ describe('3. GET /api/tasks/{id}', () => {
     });
   });
 
+  it("writes a task's keys in the order docs/api.md shows them", async () => {
+    const finished = (await submit('PRINT done')).json() as { id: number };
+    const failed = (await submit('FAIL paper out')).json() as { id: number };
+    await waitEnded(finished.id);
+    await waitEnded(failed.id);
+    const keys = async (id: number) =>
+      Object.keys(JSON.parse((await t.app.inject({ url: `/api/tasks/${id}`, headers: auth })).body));
+    expect(await keys(finished.id)).toEqual([
+      'id',
+      'status',
+      'report',
+      'queuedAt',
+      'startedAt',
+      'finishedAt',
+    ]);
+    expect(await keys(failed.id)).toEqual(['id', 'status', 'error', 'queuedAt', 'startedAt', 'finishedAt']);
+  });
+
   it('long poll: answers as soon as the task ends', async () => {
     const { id } = (await submit('HOLD\nPRINT done')).json() as { id: number };
     await until(() => t.executor.held === 1);

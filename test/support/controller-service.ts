@@ -13,6 +13,7 @@ import type { PacingClock } from '../../controller/rollout.ts';
 import type { Logger } from '../../src/logger.ts';
 import type { RunningBroker } from './brokers.ts';
 import { silent } from './loggers.ts';
+import { until } from './waits.ts';
 
 export const ADMIN = { name: 'admin', password: 'admin-pw' };
 
@@ -133,3 +134,41 @@ export async function waitForJob(
 }
 
 export const ended = (job: Job): boolean => job.endedAt !== undefined;
+
+/** A request to a controller service in another process, over HTTP; JSON bodies both ways. */
+export async function callAt(
+  port: number,
+  token: string | undefined,
+  method: string,
+  path: string,
+  body?: unknown,
+) {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: {
+      ...(token !== undefined && { authorization: `Bearer ${token}` }),
+      ...(body !== undefined && { 'content-type': 'application/json' }),
+    },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies, checked by the tests' expectations
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+/** Reads the job over HTTP (a service in another process: no event to hear) until `check` holds. */
+export async function pollJobAt(
+  port: number,
+  token: string,
+  jobId: string,
+  check: (job: Job) => boolean,
+): Promise<Job> {
+  let job: Job | undefined;
+  const read = async (): Promise<boolean> => {
+    job = (await callAt(port, token, 'GET', `/api/jobs/${jobId}`)).body as Job;
+    return check(job);
+  };
+  await until(read, `job ${jobId}`, 20_000, 10).catch((error: Error) => {
+    throw new Error(`${error.message}; last read: ${JSON.stringify(job)}`);
+  });
+  return job!;
+}
