@@ -2,11 +2,13 @@
  * Issue 26 item 13 on the store broker (docs/decisions/login-lockout.md): failing as a device
  * user from many addresses cannot keep that register off the broker, neither at the address it
  * logged in from nor at a fresh one, while guesses spread over addresses stay bounded to one per
- * address per window past the name's limit. A real broker on a socket; peers on other loopback
- * addresses (127.0.0.x as the local address) stand for other machines.
+ * address per window past the name's limit. A real broker on a socket (StoreBroker, and
+ * `regbridge broker` as a child process); peers on other loopback addresses (127.0.0.x as the
+ * local address) stand for other machines.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { StoreBroker } from '../../broker/store-broker.ts';
+import { startCli, stopAll, stopCli, waitForOutput } from '../support/cli-process.ts';
 import { brokerLogger } from '../support/loggers.ts';
 import { RawClient } from '../support/raw-mqtt.ts';
 
@@ -32,15 +34,17 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((client) => client.drop()));
 });
 afterAll(() => broker?.stop());
+afterEach(stopAll);
 
-/** The CONNACK return code of one login from `from` (a loopback address), with the register's own client id. */
+/** The CONNACK return code of one login from `from` (a loopback address) to `port`, with the register's own client id. */
 async function login(
   from: string,
   username: string,
   password: string,
-  clientId = `regbridge_pos_${username}`,
+  port = broker.port,
 ): Promise<number | undefined> {
-  const { client, connack } = await RawClient.connected(broker.port, { clientId, username, password }, from);
+  const clientId = `regbridge_pos_${username}`;
+  const { client, connack } = await RawClient.connected(port, { clientId, username, password }, from);
   opened.push(client);
   return connack.returnCode;
 }
@@ -78,4 +82,22 @@ it('distributed guessing past the limit: one guess per fresh address, the regist
   // The address till-2 logged in from is never refused by the name's limit, even after failing there.
   expect(await login('127.0.5.1', 'till-2', 'typo')).toBe(4);
   expect(await login('127.0.5.1', 'till-2', password)).toBe(0);
+});
+
+it('regbridge broker (a child process): failing as till-1 elsewhere cannot keep till-1 off it', async () => {
+  const password = 'till-1-long-random-password';
+  const cli = startCli(['broker', '--port', '0', '--host', '127.0.0.1', '--auth-max-failures', '2'], {
+    REGBRIDGE_USER: `till-1:${password}:device`,
+  });
+  const port = Number(await waitForOutput(cli, /listening on mqtt:\/\/127\.0\.0\.1:(\d+)/));
+  expect(await login('127.0.6.1', 'till-1', password, port)).toBe(0);
+  await Promise.all(opened.splice(0).map((client) => client.drop()));
+  for (const from of ['127.0.6.11', '127.0.6.12', '127.0.6.13'])
+    expect(await login(from, 'till-1', 'guess', port)).toBe(4);
+  expect(await login('127.0.6.11', 'till-1', 'guess', port)).toBe(3);
+  expect(await login('127.0.6.1', 'till-1', password, port)).toBe(0);
+  await Promise.all(opened.splice(0).map((client) => client.drop()));
+  expect(await login('127.0.6.2', 'till-1', password, port)).toBe(0);
+  await Promise.all(opened.splice(0).map((client) => client.drop()));
+  expect(await stopCli(cli)).toBe(0);
 });
