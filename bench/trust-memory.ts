@@ -10,6 +10,11 @@
  *                   (bound: --max-retained-statuses; the default, 1144, is above 300, so this
  *                   case runs with 100 to show the bound, and says so)
  *   qos2-unreleased a device user sends 300 QoS 2 PUBLISHes of 1 MiB and never sends PUBREL
+ *   controller-retained   the controller service's RSS (a `regbridge controller` child process
+ *                   connected to the broker, which subscribes to every status) while the device
+ *                   publishes the `retained` case's 300 statuses, with the same broker flags
+ *   controller-version    the controller's RSS while the device publishes 300 states with a
+ *                   1 MiB `version` (the bound is not a flag: no "bound raised" run)
  *
  * Run: node bin/run-ts.js bench/trust-memory.ts [--runs N] [--case NAME]
  */
@@ -17,9 +22,16 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Socket, connect as tcpConnect } from 'node:net';
-import { connect as mqttConnect } from 'mqtt';
+import { type MqttClient, connect as mqttConnect } from 'mqtt';
 import { deviceClientId } from '../bridge/contract/topics.ts';
 import { connect as rawConnect, publish as rawPublish } from '../test/support/raw-mqtt.ts';
+import {
+  type BenchController,
+  CONTROLLER_USER,
+  startController,
+  stopController,
+  untilRow,
+} from './lib/trust-controller.ts';
 
 const MiB = 1024 * 1024;
 const ns = 'bench/trust';
@@ -50,7 +62,10 @@ async function startBroker(extra: string[]): Promise<{ child: ChildProcess; tcp:
     ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, REGBRIDGE_USER: `${device.name}:${device.password}:device` },
+      env: {
+        ...process.env,
+        REGBRIDGE_USER: `${device.name}:${device.password}:device,${CONTROLLER_USER.name}:${CONTROLLER_USER.password}:controller`,
+      },
     },
   );
   let out = '';
@@ -128,14 +143,50 @@ function status(id: number): string {
   });
 }
 
-async function retained(port: number): Promise<string> {
-  const client = await mqttConnect(`mqtt://127.0.0.1:${port}`, {
+function state(version: string): string {
+  return JSON.stringify({
+    online: true,
+    deviceId: device.name,
+    bootId: 'bench',
+    installation: 'cash-register',
+    version,
+    startedAt: '2026-01-05T08:00:00.000Z',
+    groups: [],
+  });
+}
+
+async function deviceClient(port: number): Promise<MqttClient> {
+  const client = mqttConnect(`mqtt://127.0.0.1:${port}`, {
     clientId: deviceClientId(ns, device.name),
     username: device.name,
     password: device.password,
     reconnectPeriod: 0,
   });
   await new Promise<void>((resolve, reject) => client.once('connect', () => resolve()).once('error', reject));
+  return client;
+}
+
+/** The device's online state (version `version`), so the controller lists it. */
+async function announce(port: number, version: string): Promise<void> {
+  const client = await deviceClient(port);
+  await client.publishAsync(`${ns}/devices/${device.name}/state`, state(version), { qos: 1, retain: true });
+  await client.endAsync();
+}
+
+/** 300 states with a 1 MiB `version`, then one with `after`: the controller has seen all when it shows that. */
+async function hugeVersions(port: number): Promise<string> {
+  const client = await deviceClient(port);
+  const huge = state('v'.repeat(MiB));
+  for (let i = 1; i <= 300; i += 1) {
+    await client.publishAsync(`${ns}/devices/${device.name}/state`, huge, { qos: 1, retain: true });
+  }
+  await client.publishAsync(`${ns}/devices/${device.name}/state`, state('after'), { qos: 1, retain: true });
+  await client.endAsync();
+  return '300 published';
+}
+
+async function retained(port: number): Promise<string> {
+  const client = await deviceClient(port);
   for (let i = 1; i <= 300; i += 1) {
     await client.publishAsync(`${ns}/devices/${device.name}/tasks/${i}/status`, status(i), {
       qos: 1,
@@ -179,7 +230,44 @@ async function qos2Unreleased(port: number): Promise<string> {
   return result;
 }
 
-const CASES = {
+/** Runs `attack` with a controller connected; the controller's RSS growth once `seen` holds. */
+async function onController(
+  broker: { tcp: number },
+  attack: (port: number) => Promise<string>,
+  seen: (row: { version?: string; lastTask?: { id: number } } | undefined) => boolean,
+): Promise<{ outcome: string; growth: number }> {
+  await announce(broker.tcp, 'before');
+  const controller: BenchController = await startController(ns, broker.tcp);
+  try {
+    await untilRow(controller, device.name, (row) => row?.version === 'before');
+    const before = rssMiB(controller.child.pid!);
+    const outcome = await attack(broker.tcp);
+    const row = await untilRow(controller, device.name, seen);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const growth = rssMiB(controller.child.pid!) - before;
+    return {
+      outcome: `${outcome}; controller saw task ${row?.lastTask?.id ?? '-'}, version ${row?.version?.length ?? 0} chars`,
+      growth,
+    };
+  } finally {
+    await stopController(controller);
+  }
+}
+
+/** The newest task id the controller should see: the broker drops statuses beyond its cap. */
+const lastKept = (flags: readonly string[]): number => Math.min(300, Number(flags[1]));
+
+const CASES: Record<
+  string,
+  {
+    bounded: string[];
+    unbounded?: string[];
+    attack: (
+      b: { tcp: number; ws: number },
+      flags: readonly string[],
+    ) => Promise<string | { outcome: string; growth: number }>;
+  }
+> = {
   'ws-frames': {
     bounded: [] as string[],
     unbounded: ['--max-packet-bytes', String(110 * MiB)],
@@ -196,6 +284,15 @@ const CASES = {
     unbounded: ['--max-awaiting-pubrel', '65535'],
     attack: (b: { tcp: number }) => qos2Unreleased(b.tcp),
   },
+  'controller-retained': {
+    bounded: ['--max-retained-statuses', '100'],
+    unbounded: ['--max-retained-statuses', '100000'],
+    attack: (b, flags) => onController(b, retained, (row) => row?.lastTask?.id === lastKept(flags)),
+  },
+  'controller-version': {
+    bounded: [],
+    attack: (b) => onController(b, hugeVersions, (row) => row?.version === 'after'),
+  },
 };
 
 const args = process.argv.slice(2);
@@ -204,19 +301,24 @@ const only = args.includes('--case') ? args[args.indexOf('--case') + 1] : undefi
 
 for (const [name, spec] of Object.entries(CASES)) {
   if (only && only !== name) continue;
-  for (const [label, flags] of [
-    ['bounded (defaults)', spec.bounded],
-    ['bound raised (as before)', spec.unbounded],
-  ] as const) {
+  const variants: [string, string[]][] = [['bounded (defaults)', spec.bounded]];
+  if (spec.unbounded) variants.push(['bound raised (as before)', spec.unbounded]);
+  for (const [label, flags] of variants) {
     const growth: number[] = [];
     let outcome = '';
     for (let run = 0; run < runs; run += 1) {
       const broker = await startBroker(flags);
       try {
         const before = rssMiB(broker.child.pid!);
-        outcome = await spec.attack(broker);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        growth.push(rssMiB(broker.child.pid!) - before);
+        const result = await spec.attack(broker, flags);
+        if (typeof result === 'string') {
+          outcome = result;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          growth.push(rssMiB(broker.child.pid!) - before);
+        } else {
+          outcome = result.outcome;
+          growth.push(result.growth);
+        }
       } finally {
         await stopBroker(broker.child);
       }

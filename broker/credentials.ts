@@ -2,13 +2,14 @@
  * Who a connecting client of the store broker is (docs/broker.md, "Connecting: users, passwords,
  * CONNACK codes"): the device named by a verified client certificate's CN, an anonymous
  * controller where allowed, or a user by name and password, with failed logins limited per
- * address and per user name (login-limiter.ts). A refusal is an error carrying its CONNACK code.
+ * address and per user name (src/auth/login-throttle.ts, the REST API's rule: the name's limit
+ * slows, it never locks: docs/decisions/login-lockout.md). A refusal is an error carrying its CONNACK code.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { TLSSocket } from 'node:tls';
 import type { AuthenticateError, Client } from 'aedes';
 import { ID_PATTERN } from '../bridge/contract/topics.ts';
-import type { LoginLimiter } from './login-limiter.ts';
+import type { LoginThrottle } from '../src/auth/login-throttle.ts';
 import type { BrokerRole, UserDirectory } from './users.ts';
 
 export interface Identity {
@@ -33,7 +34,7 @@ export function refusal(returnCode: 2 | 3 | 4 | 5, message: string): Authenticat
 export interface IdentifyOptions {
   users: UserDirectory;
   allowAnonymous: boolean;
-  logins: LoginLimiter;
+  logins: LoginThrottle;
 }
 
 /** The client's identity from its certificate or credentials, or the refusal to answer with. */
@@ -61,14 +62,17 @@ export async function identify(
   } else {
     const address = addressOf(client);
     // Refused without looking at the password, and not counted: guesses then learn nothing.
-    const blocked = options.logins.blocked(address, username);
-    if (blocked) return refusal(SERVER_UNAVAILABLE, `too many failed logins for this ${blocked}, try later`);
+    const refused = options.logins.refusal(address, username);
+    if (refused) {
+      const what = refused.by === 'address' ? 'address' : 'user name from this address';
+      return refusal(SERVER_UNAVAILABLE, `too many failed logins for this ${what}, try later`);
+    }
     const user = await options.users.verify(username, password);
     if (!user) {
       options.logins.failure(address, username);
       return refusal(BAD_USER_NAME_OR_PASSWORD, 'unknown user or wrong password');
     }
-    options.logins.success(user.name);
+    options.logins.success(address, username);
     return { name: user.name, role: user.role, anonymous: false, via: 'password' };
   }
 }

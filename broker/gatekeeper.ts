@@ -15,6 +15,7 @@ import type {
   Subscription,
 } from 'aedes';
 import { parseTopic } from '../bridge/contract/topics.ts';
+import type { LoginThrottle } from '../src/auth/login-throttle.ts';
 import type { Logger } from '../src/logger.ts';
 import type { AccessRules } from './access-rules.ts';
 import {
@@ -28,7 +29,6 @@ import {
 } from './credentials.ts';
 import { DeviceBounds } from './device-bounds.ts';
 import { DEFAULT_BROKER_LIMITS } from './limits.ts';
-import type { LoginLimiter } from './login-limiter.ts';
 import type { UserDirectory } from './users.ts';
 
 export interface BrokerStats {
@@ -64,7 +64,7 @@ export class Gatekeeper {
   readonly #rules: AccessRules;
   readonly #allowAnonymous: boolean;
   readonly #logger: Logger;
-  readonly #logins: LoginLimiter;
+  readonly #logins: LoginThrottle;
   readonly #bounds: DeviceBounds;
   readonly #names: LoginNameLog;
   readonly #identities = new WeakMap<Client, Identity>();
@@ -94,7 +94,7 @@ export class Gatekeeper {
     rules: AccessRules,
     allowAnonymous: boolean,
     logger: Logger,
-    logins: LoginLimiter,
+    logins: LoginThrottle,
     maxRetainedStatuses = DEFAULT_BROKER_LIMITS.maxRetainedStatuses,
     maxReportBytes = DEFAULT_BROKER_LIMITS.maxReportBytes,
   ) {

@@ -5,13 +5,13 @@
  */
 import type { Aedes, Client } from 'aedes';
 import { assertNamespace } from '../bridge/contract/topics.ts';
+import { LoginThrottle } from '../src/auth/login-throttle.ts';
 import { AccessRules } from './access-rules.ts';
 import { createStoreAedes } from './aedes-instance.ts';
 import { ConnectionAdmission } from './connection-admission.ts';
 import { type BrokerStats, Gatekeeper } from './gatekeeper.ts';
 import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from './limits.ts';
 import { type Listener, listenTcp, listenTls, listenWebSocket } from './listeners.ts';
-import { LoginLimiter } from './login-limiter.ts';
 import type { RedisBackend } from './redis-backend.ts';
 import type { StoreBrokerOptions } from './store-broker-options.ts';
 import { type BrokerUser, UserDirectory } from './users.ts';
@@ -52,16 +52,18 @@ export class StoreBroker {
   readonly #limits: Readonly<BrokerLimits>;
   /** Open connections of every listener: pending ones per address, logged-in ones against `maxConnections`. */
   readonly #admission: ConnectionAdmission;
-  /** Failed logins per address and user name; its sweep timer runs from start() to stop(). */
-  readonly #logins: LoginLimiter;
+  /** Failed logins per address and user name (the REST API's rule); its sweep timer runs from start() to stop(). */
+  readonly #logins: LoginThrottle;
 
   constructor(options: StoreBrokerOptions) {
     disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
     this.#options = options;
     this.#limits = Object.freeze({ ...DEFAULT_BROKER_LIMITS, ...options.limits });
     this.#admission = new ConnectionAdmission(this.#limits, options.logger);
-    this.#logins = new LoginLimiter({
+    // One limit for addresses and names; past it a name refuses only addresses that failed as it.
+    this.#logins = new LoginThrottle({
       maxFailures: this.#limits.loginMaxFailures,
+      userMaxFailures: this.#limits.loginMaxFailures,
       windowMs: this.#limits.loginWindowMs,
     });
     // Reads the users through #users(), so a SIGHUP reload (reloadUsers) reaches it at once.

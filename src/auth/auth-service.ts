@@ -4,10 +4,9 @@
  * Holds the users, the token store and the failed-attempt limiter; start()/stop() own the
  * limiter's timer. Nothing here logs a password or a token.
  */
-import { createHmac, randomBytes } from 'node:crypto';
 import { ApiError } from '../routes/api-error.ts';
-import { AttemptLimiter } from './attempt-limiter.ts';
 import { Credentials, type UserSpec } from './credentials.ts';
+import { LoginThrottle } from './login-throttle.ts';
 import {
   type IssuedToken,
   isTokenShaped,
@@ -15,7 +14,6 @@ import {
   type TokenSession,
   TokenStore,
 } from './token-store.ts';
-import { TrustedAddresses } from './trusted-addresses.ts';
 
 export interface AuthServiceOptions {
   users: readonly UserSpec[];
@@ -69,13 +67,8 @@ export class AuthService {
   readonly enabled: boolean;
   private credentials: Credentials;
   private readonly tokens: TokenStore;
-  private readonly limiter: AttemptLimiter;
-  private readonly userLimiter: AttemptLimiter;
-  /** One failure per user name and address: what refuses a guess once the name is over its limit. */
-  private readonly pairLimiter: AttemptLimiter;
-  private readonly trusted = new TrustedAddresses();
-  /** Key of userNameDigest(): a per-process secret, so a logged digest cannot be brute-forced. */
-  private readonly digestKey = randomBytes(32);
+  /** Failed logins per address and user name (login-throttle.ts, shared with the store broker). */
+  private readonly throttle: LoginThrottle;
 
   constructor(options: AuthServiceOptions) {
     this.enabled = options.enabled;
@@ -85,20 +78,9 @@ export class AuthService {
       ...(options.maxTokens !== undefined && { maxTokens: options.maxTokens }),
       ...(options.now && { now: options.now }),
     });
-    this.limiter = new AttemptLimiter({
+    this.throttle = new LoginThrottle({
       maxFailures: options.maxFailures,
-      windowMs: options.windowMs,
-      ...(options.maxAddresses !== undefined && { maxAddresses: options.maxAddresses }),
-      ...(options.now && { now: options.now }),
-    });
-    this.userLimiter = new AttemptLimiter({
-      maxFailures: options.userMaxFailures,
-      windowMs: options.windowMs,
-      ...(options.maxAddresses !== undefined && { maxAddresses: options.maxAddresses }),
-      ...(options.now && { now: options.now }),
-    });
-    this.pairLimiter = new AttemptLimiter({
-      maxFailures: 1,
+      userMaxFailures: options.userMaxFailures,
       windowMs: options.windowMs,
       ...(options.maxAddresses !== undefined && { maxAddresses: options.maxAddresses }),
       ...(options.now && { now: options.now }),
@@ -111,7 +93,7 @@ export class AuthService {
    * into the wrong field, so it never reaches a log on a failed login.
    */
   userNameDigest(userName: string): string {
-    return createHmac('sha256', this.digestKey).update(userName, 'utf8').digest('hex').slice(0, 16);
+    return this.throttle.digest(userName);
   }
 
   get userCount(): number {
@@ -119,17 +101,12 @@ export class AuthService {
   }
 
   start(): void {
-    this.limiter.start();
-    this.userLimiter.start();
-    this.pairLimiter.start();
+    this.throttle.start();
   }
 
   stop(): void {
-    this.limiter.stop();
-    this.userLimiter.stop();
-    this.pairLimiter.stop();
+    this.throttle.stop();
     this.tokens.clear();
-    this.trusted.clear();
   }
 
   /**
@@ -145,31 +122,21 @@ export class AuthService {
    */
   async authenticate(address: string, userName: string, password: string): Promise<IssuedToken> {
     if (!this.enabled) return this.tokens.issue(userName);
-    const userKey = this.userNameDigest(userName);
-    const pairKey = `${userKey} ${address}`;
-    const byAddress = this.limiter.retryAfterSeconds(address);
-    const userOver = this.userLimiter.retryAfterSeconds(userKey) > 0;
-    const byUser =
-      userOver && !this.trusted.has(userKey, address) ? this.pairLimiter.retryAfterSeconds(pairKey) : 0;
-    const retryAfter = Math.max(byAddress, byUser);
-    if (retryAfter > 0) {
-      const what = byAddress >= byUser ? 'from this address' : 'for this user name';
+    const refused = this.throttle.refusal(address, userName);
+    if (refused) {
+      const what = refused.by === 'address' ? 'from this address' : 'for this user name';
       throw new ApiError(
         'TOO_MANY_ATTEMPTS',
-        `Too many failed authentications ${what}; try again in ${retryAfter} s`,
-        { headers: { 'retry-after': String(retryAfter) } },
+        `Too many failed authentications ${what}; try again in ${refused.retryAfterSeconds} s`,
+        { headers: { 'retry-after': String(refused.retryAfterSeconds) } },
       );
     }
     if (!(await this.credentials.verify(userName, password))) {
-      this.limiter.recordFailure(address);
-      this.userLimiter.recordFailure(userKey);
-      this.pairLimiter.recordFailure(pairKey);
+      this.throttle.failure(address, userName);
       // RFC 9110 section 15.5.2: every 401 names its scheme.
       throw new ApiError('INVALID_CREDENTIALS', 'Wrong user name or password', { headers: WWW_AUTHENTICATE });
     }
-    this.userLimiter.recordSuccess(userKey);
-    this.pairLimiter.recordSuccess(pairKey);
-    this.trusted.add(userKey, address);
+    this.throttle.success(address, userName);
     return this.tokens.issue(userName);
   }
 

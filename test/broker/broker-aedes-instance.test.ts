@@ -18,14 +18,14 @@ import { createStoreAedes } from '../../broker/aedes-instance.ts';
 import { ConnectionAdmission } from '../../broker/connection-admission.ts';
 import { Gatekeeper } from '../../broker/gatekeeper.ts';
 import { DEFAULT_BROKER_LIMITS } from '../../broker/limits.ts';
-import { LoginLimiter } from '../../broker/login-limiter.ts';
 import { UserDirectory } from '../../broker/users.ts';
+import { LoginThrottle } from '../../src/auth/login-throttle.ts';
 
 const logger = pino({ level: 'silent' });
 
 function gatekeeper(): Gatekeeper {
   const users = new UserDirectory([]);
-  const logins = new LoginLimiter({ maxFailures: 10, windowMs: 60_000 });
+  const logins = new LoginThrottle({ maxFailures: 10, userMaxFailures: 10, windowMs: 60_000 });
   return new Gatekeeper(() => users, new AccessRules('pos'), false, logger, logins);
 }
 
