@@ -80,10 +80,10 @@ function storeCountRow(store, c) {
 
 function renderByStore(countsByStore) {
   const stores = Object.keys(countsByStore ?? {});
-  const part = $('job-stores-part');
+  const part = $('job-by-store-part');
   if (!part) return;
   part.hidden = stores.length === 0;
-  $('job-stores').tBodies[0].replaceChildren(...stores.map((s) => storeCountRow(s, countsByStore[s])));
+  $('job-by-store').tBodies[0].replaceChildren(...stores.map((s) => storeCountRow(s, countsByStore[s])));
 }
 
 async function loadByStore(jobId) {
@@ -120,14 +120,14 @@ function byStorePart() {
   );
   return el(
     'div',
-    { id: 'job-stores-part', hidden: true },
-    el('h3', { id: 'job-stores-heading' }, 'Counts per store'),
+    { id: 'job-by-store-part', hidden: true },
+    el('h3', { id: 'job-by-store-heading' }, 'Counts per store'),
     el(
       'div',
       { class: 'table-wrap' },
       el(
         'table',
-        { id: 'job-stores', class: 'cards' },
+        { id: 'job-by-store', class: 'cards' },
         el('caption', { class: 'visually-hidden' }, 'Results of this job counted per store'),
         el('thead', {}, head),
         el('tbody'),
@@ -260,7 +260,7 @@ onShow('job', ({ jobId }) => {
   skeleton(jobId);
   const known = state.jobs.get(jobId);
   if (known) render(known);
-  if (state.stores.length > 0) loadByStore(jobId).catch(() => {});
+  if (state.stores.length > 0) loadByStore(jobId).catch(showFailure);
   loadJob(jobId).catch((error) => {
     if (/JOB_DOES_NOT_EXIST/.test(error.message)) {
       $('job-heading').textContent = 'No such job';
