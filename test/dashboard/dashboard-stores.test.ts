@@ -208,6 +208,13 @@ describe.skipIf(skipReason)('the dashboard of a head office with three stores', 
     await page.getByRole('link', { name: 's3', exact: true }).click();
     await page.locator('[data-role=store-summary] [data-role=silent]').waitFor();
     expect(await page.locator('#store-count').textContent()).toBe('(0 of 1 online)');
+    // "Start a job on this store" aims the form at it.
+    await page.getByRole('link', { name: 'Start a job on this store' }).click();
+    expect(pathOf(page)).toBe('/jobs/new?stores=s3');
+    expect(await page.getByLabel('Only these stores').inputValue()).toBe('s3');
+    await expect
+      .poll(() => page.locator('#job-target-count').textContent())
+      .toBe('Reaches 1 register (0 online)');
     await page.close();
   }, 60_000);
 
@@ -239,4 +246,15 @@ describe.skipIf(skipReason)('the dashboard of a head office with three stores', 
     }
     expect(found).toEqual([]);
   }, 120_000);
+
+  it('a store whose link to the head office drops is shown silent, link down, within the 15 s reading', async () => {
+    const page = await openAt(desktop, office.service.httpPort, '/stores');
+    const s2 = page.locator('#stores tbody tr[data-store="s2"]');
+    await s2.locator('td', { hasText: 'Reporting' }).waitFor({ timeout: LIVE_TIMEOUT });
+    // Its registers stay online at the hub (their last states said so); only the link says it.
+    await office.brokers.get('s2')!.stop();
+    await s2.locator('[data-role=silent]', { hasText: 'Silent: link down' }).waitFor({ timeout: 30_000 });
+    expect((await rowsOf(page, '#stores')).find((r) => r[0] === 's2')?.[5]).toBe('down');
+    await page.close();
+  }, 60_000);
 });
