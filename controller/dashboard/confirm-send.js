@@ -1,14 +1,17 @@
 // Before a job is sent: a dialog that says how many registers and which script, so one click
 // cannot send a Z REPORT (which closes the fiscal day) to every register by accident.
 import { el } from './dom.js';
+import { targetWords } from './names.js';
 import { simulatorCommands } from './script-help.js';
-import { state } from './state.js';
+import { reached } from './target.js';
 
-/** Registers the target names: a list's ids, or the known members of a group ("all": every one). */
+/**
+ * Registers the target names: a plain list's ids (known or not), else the known registers it
+ * reaches (a group, "all": every one; narrowed by stores and attributes).
+ */
 export function targetCount(target) {
-  if (target.devices) return target.devices.length;
-  return [...state.devices.values()].filter((d) => target.group === 'all' || d.groups.includes(target.group))
-    .length;
+  if (target.devices && !target.stores && !target.attributes) return target.devices.length;
+  return reached(target).length;
 }
 
 /** Table entries of the commands the script uses that close or change the day (Z REPORT). */
@@ -24,7 +27,7 @@ function weighty(script) {
 export function confirmSend(body, shown = { text: body.script }) {
   const count = targetCount(body.target);
   const registers = `${count} ${count === 1 ? 'register' : 'registers'}`;
-  const where = body.target.devices ? body.target.devices.join(', ') : `group ${body.target.group}`;
+  const where = targetWords(body.target);
   const send = el('button', { type: 'button', class: 'danger' }, `Send to ${registers}`);
   const back = el('button', { type: 'button', class: 'secondary' }, 'Back');
   const dialog = el(

@@ -20,6 +20,8 @@ import { loadScriptHelp } from './script-help.js';
 import { logOut, setConnection, showFailure } from './session.js';
 import { offerSignOn, takeSignOn } from './sign-on.js';
 import { may, state, TOKEN_KEY } from './state.js';
+import { onStoreRegisterChange } from './store-page.js';
+import { loadStores, onStoreDeviceChange } from './stores.js';
 import { loadWebhooks } from './webhooks.js';
 
 const RECONNECT_MS = 2000;
@@ -31,6 +33,8 @@ async function loadAll() {
     api('GET', '/api/me'),
     api('GET', '/api/scripts').catch(() => ({ scripts: [] })),
     loadSchedules(),
+    // Whether the controller serves several stores (the Stores page is offered then).
+    loadStores().catch(() => {}),
   ]);
   // The store's time zone is its schedules' (docs/decisions/dashboard-time-zone.md).
   setStoreZone(schedules[0]?.timezone);
@@ -75,6 +79,8 @@ async function connectEvents() {
     state.devices.set(deviceKey(device), device);
     renderDevice(device);
     onDeviceChange(device);
+    onStoreRegisterChange(device);
+    onStoreDeviceChange();
   });
   events.addEventListener('job', (message) => {
     const job = JSON.parse(message.data);

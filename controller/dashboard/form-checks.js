@@ -47,6 +47,8 @@ const LABELS = {
   target: 'Group or registers',
   'target.group': 'Group or registers',
   'target.devices': 'Group or registers',
+  'target.stores': 'Only these stores',
+  'target.attributes': 'Only registers with these attributes',
   name: 'Name',
   'rollout.batchSize': 'Batch size',
   'rollout.maxPerMinute': 'Sends per minute',

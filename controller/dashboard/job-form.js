@@ -6,49 +6,60 @@ import { confirmSend, targetCount } from './confirm-send.js';
 import { $, el } from './dom.js';
 import { formProblem, inFormWords } from './form-checks.js';
 import { onJob } from './jobs.js';
-import { jobPath } from './names.js';
+import { deviceKey, jobPath } from './names.js';
 import { navigate, onShow } from './router.js';
 import { loggedOut } from './session.js';
 import { state } from './state.js';
+import { parseAttributes, reached } from './target.js';
 
 function numberField(form, name) {
   const raw = form.elements[name].value.trim();
   return raw === '' ? undefined : Number(raw);
 }
 
+function list(text) {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** The API's target: a group or registers, narrowed by stores and attributes when given. */
 function target(form) {
   const text = form.elements.target.value.trim();
-  return form.elements.targetKind.value === 'group'
-    ? { group: text }
-    : {
-        devices: text
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      };
+  const stores = $('job-stores-field').hidden ? [] : list(form.elements.stores.value);
+  const attributes = parseAttributes(form.elements.attributes.value);
+  return {
+    ...(form.elements.targetKind.value === 'group' ? { group: text } : { devices: list(text) }),
+    ...(stores.length > 0 && { stores }),
+    ...(attributes && { attributes }),
+  };
 }
 
 /** "Reaches 8 registers (7 online)" under the target, as it is typed. */
 export function showTargetCount() {
   const form = $('job-form');
+  $('job-stores-field').hidden = state.stores.length === 0;
   const aim = target(form);
-  const ids =
-    aim.devices ??
-    [...state.devices.values()]
-      .filter((d) => aim.group === 'all' || d.groups.includes(aim.group))
-      .map((d) => d.deviceId);
-  const known = ids.filter((id) => state.devices.has(id));
-  const online = known.filter((id) => state.devices.get(id).online).length;
+  const reaches = reached(aim);
+  const online = reaches.filter((d) => d.online).length;
   const count = targetCount(aim);
-  const unknown = ids.length - known.length;
+  // Listed ids this controller never saw (a plain list only: the others are counted as known).
+  const unknown =
+    aim.devices && !aim.stores && !aim.attributes
+      ? aim.devices.filter(
+          (id) => ![...state.devices.values()].some((d) => id === deviceKey(d) || id === d.deviceId),
+        ).length
+      : 0;
   $('job-target-count').textContent =
     `Reaches ${count} ${count === 1 ? 'register' : 'registers'} (${online} online)` +
     (unknown > 0 ? `; ${unknown} never seen by this controller` : '');
   const options =
     form.elements.targetKind.value === 'group'
-      ? ['all', ...new Set([...state.devices.values()].flatMap((d) => d.groups))]
+      ? ['all', ...new Set([...state.devices.values()].flatMap((d) => d.groups ?? []))]
       : [...state.devices.keys()];
   $('job-target-options').replaceChildren(...options.map((value) => el('option', { value })));
+  $('job-store-options').replaceChildren(...state.stores.map((s) => el('option', { value: s.store })));
 }
 
 function chosenScript(form) {
@@ -168,11 +179,18 @@ export async function startJob(event) {
 const form = $('job-form');
 form.addEventListener('submit', startJob);
 form.addEventListener('input', (event) => {
-  if (['target', 'targetKind'].includes(event.target.name)) showTargetCount();
+  if (['target', 'targetKind', 'stores', 'attributes'].includes(event.target.name)) showTargetCount();
   if (['scriptKind', 'scriptId'].includes(event.target.name)) showScriptKind();
 });
-// Opened from a register's page (?devices=reg7) or a link naming a group (?group=front).
+// Opened from a register's page (?devices=reg7), a link naming a group (?group=front) or a
+// store's page (?stores=s2).
 onShow('new-job', (params) => {
+  if (params.stores) {
+    form.elements.targetKind.value = 'group';
+    form.elements.target.value = 'all';
+    form.elements.stores.value = params.stores;
+  }
+  if (params.attributes) form.elements.attributes.value = params.attributes;
   if (params.devices) {
     form.elements.targetKind.value = 'devices';
     form.elements.target.value = params.devices;

@@ -1,14 +1,26 @@
 // A job's own page (/jobs/<jobId>): progress, counts, waves, its actions, and every register's
 // result with a search and a status filter; reports readable, copied or downloaded. Live through
 // the event stream (jobs.js hands each change of the job here).
+
+import { api } from './api.js';
 import { $, el, when } from './dom.js';
 import { jobButtons, rolloutLine } from './job-controls.js';
-import { aboutLine, countsLine, loadJob, onJob, onJobChange, outcomeBadge, progressBar } from './jobs.js';
+import {
+  aboutLine,
+  countsLine,
+  ended,
+  loadJob,
+  onJob,
+  onJobChange,
+  outcomeBadge,
+  progressBar,
+} from './jobs.js';
 import { deviceKey, jobTitle, registerPath } from './names.js';
 import { reportBlock } from './report.js';
 import { onShow, setTitle } from './router.js';
 import { showFailure } from './session.js';
 import { state } from './state.js';
+import { storePath } from './stores.js';
 
 const STATUSES = ['FINISHED', 'FAILURE', 'OFFLINE', 'NO_ANSWER', 'CANCELLED', 'RUNNING', 'PENDING'];
 let shownId;
@@ -41,6 +53,85 @@ function summary(job) {
       el('summary', {}, 'Script and job id'),
       el('pre', { class: 'report' }, job.script ?? ''),
       el('p', { class: 'muted' }, `Job id ${job.jobId}`),
+    ),
+  );
+}
+
+// With several stores: each store's counts (GET /api/jobs/{id}?by=store), read when the page
+// opens and again at most once a second while the job changes.
+const BY_STORE_MS = 1000;
+let byStoreTimer;
+let byStoreRead = 0;
+
+function storeCountRow(store, c) {
+  return el(
+    'tr',
+    { 'data-store': store },
+    el('th', { scope: 'row' }, el('a', { href: storePath(store) }, store)),
+    el('td', { 'data-label': 'Ended' }, `${ended(c)} of ${c.total}`),
+    el('td', { 'data-label': 'Finished' }, String(c.finished)),
+    el('td', { 'data-label': 'Failed' }, String(c.failed)),
+    el('td', { 'data-label': 'Offline' }, String(c.offline)),
+    el('td', { 'data-label': 'No answer' }, String(c.noAnswer)),
+    el('td', { 'data-label': 'Cancelled' }, String(c.cancelled)),
+    el('td', { 'data-label': 'Running or pending' }, String(c.running + c.pending)),
+  );
+}
+
+function renderByStore(countsByStore) {
+  const stores = Object.keys(countsByStore ?? {});
+  const part = $('job-by-store-part');
+  if (!part) return;
+  part.hidden = stores.length === 0;
+  $('job-by-store').tBodies[0].replaceChildren(...stores.map((s) => storeCountRow(s, countsByStore[s])));
+}
+
+async function loadByStore(jobId) {
+  byStoreRead = Date.now();
+  const job = await api('GET', `/api/jobs/${encodeURIComponent(jobId)}?by=store`);
+  if (isShown(jobId)) renderByStore(job.countsByStore);
+}
+
+function followByStore(jobId) {
+  if (state.stores.length === 0 || byStoreTimer !== undefined) return;
+  byStoreTimer = setTimeout(
+    () => {
+      byStoreTimer = undefined;
+      if (isShown(jobId)) loadByStore(jobId).catch(showFailure);
+    },
+    Math.max(0, byStoreRead + BY_STORE_MS - Date.now()),
+  );
+}
+
+function byStorePart() {
+  const head = el(
+    'tr',
+    {},
+    ...[
+      'Store',
+      'Ended',
+      'Finished',
+      'Failed',
+      'Offline',
+      'No answer',
+      'Cancelled',
+      'Running or pending',
+    ].map((h) => el('th', { scope: 'col' }, h)),
+  );
+  return el(
+    'div',
+    { id: 'job-by-store-part', hidden: true },
+    el('h3', { id: 'job-by-store-heading' }, 'Counts per store'),
+    el(
+      'div',
+      { class: 'table-wrap' },
+      el(
+        'table',
+        { id: 'job-by-store', class: 'cards' },
+        el('caption', { class: 'visually-hidden' }, 'Results of this job counted per store'),
+        el('thead', {}, head),
+        el('tbody'),
+      ),
     ),
   );
 }
@@ -131,6 +222,7 @@ function skeleton(jobId) {
     el('p', {}, el('a', { href: '/jobs' }, '← All jobs')),
     el('h2', { id: 'job-heading', tabindex: '-1' }, 'Job'),
     el('div', { 'data-role': 'job-summary' }, el('p', { class: 'muted' }, 'Loading…')),
+    byStorePart(),
     el(
       'h3',
       { id: 'job-results-heading' },
@@ -158,7 +250,9 @@ function skeleton(jobId) {
 }
 
 onJobChange((job) => {
-  if (isShown(job.jobId)) render(job);
+  if (!isShown(job.jobId)) return;
+  render(job);
+  followByStore(job.jobId);
 });
 
 onShow('job', ({ jobId }) => {
@@ -166,6 +260,7 @@ onShow('job', ({ jobId }) => {
   skeleton(jobId);
   const known = state.jobs.get(jobId);
   if (known) render(known);
+  if (state.stores.length > 0) loadByStore(jobId).catch(showFailure);
   loadJob(jobId).catch((error) => {
     if (/JOB_DOES_NOT_EXIST/.test(error.message)) {
       $('job-heading').textContent = 'No such job';

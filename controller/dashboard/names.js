@@ -19,9 +19,28 @@ export function targetName(job) {
   const total = job.counts?.total;
   const count = total === undefined ? '' : ` (${total})`;
   if (!job.target) return `${total ?? ''} registers`.trim();
-  if (job.target.group !== undefined) return `group ${job.target.group}${count}`;
-  const ids = job.target.devices;
+  const { group, devices: ids, stores, attributes } = job.target;
+  if (stores || attributes) return `${targetWords(job.target)}${count}`;
+  if (group !== undefined) return `group ${group}${count}`;
   return ids.length === 1 ? `register ${ids[0]}` : `${ids.length} registers`;
+}
+
+/** The target in words: `group front · stores s1, s2 · region=north`. */
+export function targetWords(target) {
+  return [
+    target.group !== undefined ? `group ${target.group}` : undefined,
+    target.devices ? target.devices.join(', ') : undefined,
+    target.stores
+      ? `${target.stores.length === 1 ? 'store' : 'stores'} ${target.stores.join(', ')}`
+      : undefined,
+    target.attributes
+      ? Object.entries(target.attributes)
+          .map(([name, value]) => `${name}=${value}`)
+          .join(', ')
+      : undefined,
+  ]
+    .filter(Boolean)
+    .join(' · ');
 }
 
 export function jobTitle(job) {

@@ -9,6 +9,7 @@ import { reportBlock } from './report.js';
 import { onShow, setTitle } from './router.js';
 import { showFailure } from './session.js';
 import { may, state } from './state.js';
+import { storePath } from './stores.js';
 
 const RECENT = 20;
 /** The register shown: its key, id and store. */
@@ -17,14 +18,20 @@ let shown;
 function facts(device) {
   const rows = [
     ['Status', device.online ? 'Online' : 'Offline'],
-    ['Store', typeof device.store === 'string' ? device.store : undefined],
+    [
+      'Store',
+      typeof device.store === 'string' && device.store !== ''
+        ? el('a', { href: storePath(device.store) }, device.store)
+        : undefined,
+    ],
     ['Groups', (device.groups ?? []).join(', ') || undefined],
     ['Last task', device.lastTask ? `${device.lastTask.status} (task ${device.lastTask.id})` : undefined],
     ['Last seen', when(device.lastSeenAt)],
     ['Queue', device.queue ? `${device.queue.running} running, ${device.queue.queued} queued` : undefined],
     ['Installation', device.installation],
     ['Version', device.version],
-    ...Object.entries(device.attributes ?? {}).map(([name, value]) => [name, value]),
+    // Attributes (serve --attribute) under their own names, marked as such.
+    ...Object.entries(device.attributes ?? {}).map(([name, value]) => [`Attribute ${name}`, value]),
   ].filter(([, value]) => value !== undefined && value !== '');
   return el(
     'dl',

@@ -6,6 +6,8 @@ import { $ } from './dom.js';
 const NAMES = {
   registers: 'Registers',
   register: 'Register',
+  stores: 'Stores',
+  store: 'Store',
   jobs: 'Jobs',
   job: 'Job',
   'new-job': 'Start a job',
@@ -27,6 +29,7 @@ export function parse(pathname, search = '') {
   if (first === 'registers' && rest.length === 1) return { page: 'register', params: { deviceId: rest[0] } };
   if (first === 'registers' && rest.length === 2)
     return { page: 'register', params: { store: rest[0], deviceId: rest[1] } };
+  if (first === 'stores' && rest.length === 1) return { page: 'store', params: { store: rest[0] } };
   if (first === 'jobs' && rest[0] === 'new') return { page: 'new-job', params: Object.fromEntries(query) };
   if (first === 'jobs' && rest.length === 1) return { page: 'job', params: { jobId: rest[0] } };
   if (first && NAMES[first] && rest.length === 0) return { page: first, params: Object.fromEntries(query) };
@@ -48,7 +51,14 @@ export function setTitle(text) {
 function show({ page, params }, focus) {
   current = { page, params };
   for (const node of document.querySelectorAll('[data-page]')) node.hidden = node.dataset.page !== page;
-  const section = page === 'register' ? 'registers' : page === 'job' || page === 'new-job' ? 'jobs' : page;
+  const section =
+    page === 'register'
+      ? 'registers'
+      : page === 'store'
+        ? 'stores'
+        : page === 'job' || page === 'new-job'
+          ? 'jobs'
+          : page;
   for (const link of document.querySelectorAll('[data-nav]')) {
     if (link.dataset.nav === section) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');

@@ -5,6 +5,8 @@ export const TOKEN_KEY = 'regbridge.token';
 export const state = {
   token: sessionStorage.getItem(TOKEN_KEY),
   devices: new Map(),
+  /** GET /api/stores: empty with one store; the Stores page is offered only with several. */
+  stores: [],
   jobs: new Map(),
   results: new Map(),
   /** Jobs whose full result list was read (the table shows results only then). */

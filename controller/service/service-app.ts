@@ -119,7 +119,16 @@ export interface ControllerAppOptions {
 }
 
 /** The dashboard's pages (docs/dashboard.md, "Pages"): each has its own address. */
-export const DASHBOARD_PAGES = ['registers', 'jobs', 'scripts', 'schedules', 'results', 'audit', 'webhooks'];
+export const DASHBOARD_PAGES = [
+  'stores',
+  'registers',
+  'jobs',
+  'scripts',
+  'schedules',
+  'results',
+  'audit',
+  'webhooks',
+];
 
 /**
  * A shared link or a reload of a dashboard page's address gets index.html, whose modules show the

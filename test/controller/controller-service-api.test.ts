@@ -315,6 +315,8 @@ describe('service routes', () => {
     for (const url of [
       '/registers',
       '/registers/north/reg7',
+      '/stores',
+      '/stores/north',
       '/jobs?status=COMPLETED',
       '/jobs/new',
       '/audit',

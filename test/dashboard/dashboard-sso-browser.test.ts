@@ -6,6 +6,9 @@
  * in the address bar (docs/controller.md, "Single sign-on").
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningControllerService } from '../../cli/controller-service.ts';
@@ -130,3 +133,24 @@ it.skipIf(chromiumSkipReason)('a refused sign-on is shown in the login view', as
   expect(await page.isVisible('#login-form')).toBe(true);
   await page.close();
 });
+
+it.skipIf(chromiumSkipReason)(
+  'the login view offers "Sign in with Head Office ID" under the password form (screenshot saved)',
+  async () => {
+    // REGBRIDGE_SCREENSHOT_DIR=docs/screenshots refreshes the docs' picture (docs/dashboard.md).
+    const shots = process.env.REGBRIDGE_SCREENSHOT_DIR ?? (await mkdtemp(join(tmpdir(), 'regbridge-sso-')));
+    const page = await browser.newPage({ viewport: { width: 1280, height: 700 } });
+    await page.goto(`${base}/`);
+    const link = page.getByRole('link', { name: 'Sign in with Head Office ID' });
+    await link.waitFor({ timeout: LIVE_TIMEOUT });
+    expect(await link.getAttribute('href')).toBe('/api/oidc/login');
+    const form = (await page.locator('#login-form').boundingBox())!;
+    const button = (await link.boundingBox())!;
+    expect(button.y).toBeGreaterThan(form.y + form.height - 1);
+    const shot = join(shots, 'login-sso-desktop.png');
+    await page.screenshot({ path: shot });
+    expect((await stat(shot)).size).toBeGreaterThan(5_000);
+    await page.close();
+    if (!process.env.REGBRIDGE_SCREENSHOT_DIR) await rm(shots, { recursive: true, force: true });
+  },
+);
