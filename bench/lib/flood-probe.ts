@@ -92,7 +92,7 @@ export function probe(device: RunningDevice): Counts {
           stream: { writableLength: number; readableLength: number };
         };
         parts: {
-          link: { pendingReplies: Set<unknown> };
+          link: { heldReplies: unknown[] };
           statuses: { pending: number; unacknowledged: { now: number } };
         };
       }
@@ -106,7 +106,7 @@ export function probe(device: RunningDevice): Counts {
     counts['mqttjs.storeQueue'] = c._storeProcessingQueue.length;
     counts['mqttjs.writeBytes'] = c.stream.writableLength;
     counts['mqttjs.readBytes'] = c.stream.readableLength;
-    counts['bridge.deferredReplies'] = bridge.parts.link.pendingReplies.size;
+    counts['bridge.deferredReplies'] = bridge.parts.link.heldReplies.length;
     counts['bridge.statusesOwed'] = bridge.parts.statuses.pending;
     counts['bridge.statusesInFlight'] = bridge.parts.statuses.unacknowledged.now;
   }
