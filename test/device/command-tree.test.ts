@@ -180,6 +180,20 @@ describe('with a cgroup per program (--command-cgroup; this machine lets the tes
 // program is then the same user as the service, which is what /proc/$PPID/environ allows.
 const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 
+/** A child that could not start (nobody may not reach this Node, say) fails the test at once. */
+function failureOf(child: ChildProcess): { check(): false } {
+  let failed: Error | undefined;
+  child.once('error', (error) => {
+    failed = error;
+  });
+  return {
+    check() {
+      if (failed) throw new Error(`the service did not start: ${failed.message}`);
+      return false;
+    },
+  };
+}
+
 it("the program cannot read the service's password through /proc/$PPID/environ (service as nobody when run as root)", async () => {
   const secret = `pw-${Date.now().toString(36)}-never-readable`;
   const serve = spawn(
@@ -209,7 +223,12 @@ it("the program cannot read the service's password through /proc/$PPID/environ (
     out += chunk.toString();
   });
   serve.stderr!.resume();
-  await until(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), 'serve to listen', 30_000);
+  const spawnError = failureOf(serve);
+  await until(
+    () => spawnError.check() || /listening on http:\/\/127\.0\.0\.1:\d+/.test(out),
+    'serve to listen',
+    30_000,
+  );
   const base = `http://127.0.0.1:${/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1]}`;
   const auth = await fetch(`${base}/api/authenticate`, {
     method: 'POST',
@@ -311,9 +330,10 @@ it('--command-cgroup require refuses to start where the service may not create a
     err += chunk.toString();
   });
   serve.stdout!.resume();
-  const code = await new Promise<number | null>((resolve) =>
-    serve.on('exit', (exitCode) => resolve(exitCode)),
-  );
+  const code = await new Promise<number | null>((resolve, reject) => {
+    serve.on('exit', (exitCode) => resolve(exitCode));
+    serve.once('error', (error) => reject(new Error(`the service did not start: ${error.message}`)));
+  });
   expect(code, err).toBe(2);
   expect(err).toMatch(/--command-cgroup: require, but cannot create a cgroup under \S+ \(E[A-Z]+\)/);
 });
