@@ -13,7 +13,13 @@ import type { RunningDevice } from '../../cli/device.ts';
 import type { Job } from '../../controller/job-types.ts';
 import { SIMULATOR_COMMANDS } from '../../src/executors/simulator-commands.ts';
 import { brokersByName, type RunningBroker } from '../support/brokers.ts';
-import { chromiumSkipReason, LIVE_TIMEOUT, launchChromium, openDashboard } from '../support/chromium.ts';
+import {
+  chromiumSkipReason,
+  LIVE_TIMEOUT,
+  launchChromium,
+  onScreenBox,
+  openDashboard,
+} from '../support/chromium.ts';
 import { startRealDevice } from '../support/controller-env.ts';
 import { api, ended, login, startService, waitForJob } from '../support/controller-service.ts';
 import { until } from '../support/waits.ts';
@@ -225,7 +231,7 @@ describe.skipIf(chromiumSkipReason)('the dashboard, first hour', () => {
       const cells = row.locator('td');
       // Last task (2nd cell) and last seen (3rd): on screen, labelled, not scrolled away.
       for (const index of [1, 2]) {
-        const box = (await cells.nth(index).boundingBox())!;
+        const box = await onScreenBox(cells.nth(index));
         expect(box.x).toBeGreaterThanOrEqual(0);
         expect(box.x + box.width).toBeLessThanOrEqual(375);
       }
@@ -242,8 +248,8 @@ describe.skipIf(chromiumSkipReason)('the dashboard, first hour', () => {
         ),
       );
       // The name and the id, one line each (the id cut with an ellipsis).
-      expect((await title.boundingBox())!.height).toBeLessThanOrEqual(2.5 * (lineHeight || 20));
-      const resultBox = (await job.locator('[data-role=job-outcome]').boundingBox())!;
+      expect((await onScreenBox(title)).height).toBeLessThanOrEqual(2.5 * (lineHeight || 20));
+      const resultBox = await onScreenBox(job.locator('[data-role=job-outcome]'));
       expect(resultBox.x + resultBox.width).toBeLessThanOrEqual(375);
       const pageWidth = await phone.evaluate(
         () =>

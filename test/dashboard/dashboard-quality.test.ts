@@ -8,13 +8,12 @@
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Locator } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seriousViolations } from '../support/axe.ts';
-import { chromiumSkipReason, LIVE_TIMEOUT, launchChromium } from '../support/chromium.ts';
+import { chromiumSkipReason, LIVE_TIMEOUT, launchChromium, onScreenBox } from '../support/chromium.ts';
 import { api } from '../support/controller-service.ts';
 import { type DashboardStore, openAt, startDashboardStore } from '../support/dashboard-store.ts';
-import { until } from '../support/waits.ts';
 
 if (chromiumSkipReason) {
   console.warn(`test/dashboard/dashboard-quality.test.ts skipped: ${chromiumSkipReason}`);
@@ -93,26 +92,12 @@ describe.skipIf(chromiumSkipReason)('the dashboard, audited page by page', () =>
     expect(found).toEqual([]);
   }, 180_000);
 
-  // A live list redraws its rows (once per animation frame), so a row may be between two drawings.
-  async function boxOf(part: Locator): Promise<{ x: number; width: number }> {
-    let box: { x: number; width: number } | null = null;
-    await until(
-      async () => {
-        box = await part.boundingBox();
-        return box !== null;
-      },
-      `${part} on screen`,
-      LIVE_TIMEOUT,
-    );
-    return box!;
-  }
-
   it('at phone width the key facts are on screen: register, status, last result; job, outcome, progress', async () => {
     const page = await openAt(phone, store.service.httpPort, '/registers');
     const row = page.locator('#registers tbody tr', { hasText: 'reg7' });
     await row.waitFor({ timeout: LIVE_TIMEOUT });
     for (const part of [row.locator('th'), row.locator('td').nth(0), row.locator('td').nth(1)]) {
-      const box = await boxOf(part);
+      const box = await onScreenBox(part);
       expect(box.x).toBeGreaterThanOrEqual(0);
       expect(box.x + box.width).toBeLessThanOrEqual(375);
     }
@@ -121,7 +106,7 @@ describe.skipIf(chromiumSkipReason)('the dashboard, audited page by page', () =>
     const job = page.locator('li.job', { hasText: 'Z report' });
     await job.waitFor({ timeout: LIVE_TIMEOUT });
     for (const part of [job.locator('h3'), job.locator('[data-role=job-outcome]'), job.locator('progress')]) {
-      const box = await boxOf(part);
+      const box = await onScreenBox(part);
       expect(box.x).toBeGreaterThanOrEqual(0);
       expect(box.x + box.width).toBeLessThanOrEqual(375);
     }

@@ -4,8 +4,9 @@
  * logged-in page of the controller's dashboard.
  */
 import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { ADMIN } from './controller-service.ts';
+import { until } from './waits.ts';
 
 export const CHROMIUM = process.env.REGBRIDGE_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_FLAGS = [
@@ -36,4 +37,23 @@ export async function openDashboard(browser: Browser, port: number, width = 1280
   await page.keyboard.press('Enter');
   await page.getByRole('heading', { name: /Registers/ }).waitFor({ timeout: LIVE_TIMEOUT });
   return page;
+}
+
+/**
+ * A part's box on screen. The dashboard's live lists redraw their rows once per animation frame,
+ * so a row found a moment ago may be between two drawings (boundingBox() is then null).
+ */
+export async function onScreenBox(
+  part: Locator,
+): Promise<{ x: number; y: number; width: number; height: number }> {
+  let box: { x: number; y: number; width: number; height: number } | null = null;
+  await until(
+    async () => {
+      box = await part.boundingBox();
+      return box !== null;
+    },
+    `${part} on screen`,
+    LIVE_TIMEOUT,
+  );
+  return box!;
 }
