@@ -11,7 +11,8 @@ afterEach(() => stopAll());
 describe('regbridge demo', () => {
   it('serves the dashboard until stopped: the printed login works and the X report is job 1', async () => {
     const demo = startCli(['demo', '--devices', '2', '--port', '0']);
-    const url = await waitForOutput(demo, /dashboard on (http:\/\/127\.0\.0\.1:\d+\/)/, 30_000);
+    // Start-up waits up to 10 s for the registers and 15 s for the X report's deadline.
+    const url = await waitForOutput(demo, /dashboard on (http:\/\/127\.0\.0\.1:\d+\/)/, 50_000);
     const password = await waitForOutput(demo, /log in as admin, password (\S+)\)/);
     const login = await fetch(`${url}api/authenticate`, {
       method: 'POST',
@@ -36,7 +37,7 @@ describe('regbridge demo', () => {
     expect(page.headers.get('content-type')).toContain('text/html');
     demo.child.kill('SIGTERM');
     expect((await demo.exit).code).toBe(0);
-  });
+  }, 60_000);
 
   it('starts a broker, 5 registers and a controller; every register FINISHED its X report; exit 0', async () => {
     const run = await runCli(['demo', '--once', '--port', '0'], { timeoutMs: 30_000 });

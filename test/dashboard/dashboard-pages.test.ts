@@ -59,7 +59,12 @@ describe.skipIf(chromiumSkipReason)('the dashboard, page by page', () => {
     await item.locator('[data-role=job-outcome]', { hasText: 'Succeeded: 8 of 8 finished' }).waitFor({
       timeout: LIVE_TIMEOUT,
     });
-    await expect(page.locator('li.job').count()).resolves.toBe(1);
+    // The filtered answer replaces the list shown before it (it may land a frame later).
+    await until(
+      async () => (await page.locator('li.job').count()) === 1,
+      'the Z report alone in the list',
+      LIVE_TIMEOUT,
+    );
     await item.getByRole('link', { name: 'Z report' }).click();
     expect(pathOf(page)).toBe(`/jobs/${store.zReport.jobId}`);
     await expect(
