@@ -36,6 +36,7 @@ import {
 import { WalCheckpointer } from '../controller/wal-checkpointer.ts';
 import { announceToWebhooks } from '../controller/webhook-events.ts';
 import { type WebhookOptions, Webhooks } from '../controller/webhooks.ts';
+import { closeHttpApp } from '../src/http-close.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
 import { StartError } from './options.ts';
@@ -364,7 +365,7 @@ export async function startControllerService(
       webhooks,
       ...(settings.https && { https: settings.https }),
     });
-    cleanup.push(() => app.close());
+    cleanup.push(() => closeHttpApp(app));
     await httpPort.release();
     try {
       await app.listen({ port: httpPort.port, host: settings.host });

@@ -12,6 +12,7 @@ import type { StoreBroker } from '../broker/store-broker.ts';
 import { buildApp } from '../src/app.ts';
 import { createExecutor } from '../src/executors/index.ts';
 import type { MqttHealth } from '../src/health.ts';
+import { closeHttpApp } from '../src/http-close.ts';
 import type { Logger } from '../src/logger.ts';
 import { createMetricsRegistry } from '../src/metrics.ts';
 import { TaskQueue } from '../src/tasks/task-queue.ts';
@@ -216,7 +217,7 @@ function restApp(
         throw error;
       }
     },
-    stop: () => app.close(),
+    stop: () => closeHttpApp(app),
   };
 }
 
