@@ -5,31 +5,22 @@
  * over real HTTP (app.inject). Registers of different stores share ids (r1 in s1, s2 and s3), so
  * every check also shows they are kept apart by store.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreBroker } from '../../broker/store-broker.ts';
-import { type RunningControllerService, startControllerService } from '../../cli/controller-service.ts';
+import type { RunningControllerService } from '../../cli/controller-service.ts';
 import type { Job } from '../../controller/job-types.ts';
 import { StoreController } from '../../controller/store-controller.ts';
 import { skipWithout } from '../support/binaries.ts';
-import { startTestDevice, type TestDevice } from '../support/bridge-device.ts';
-import { type RunningProgramBroker, startMosquitto } from '../support/broker-programs.ts';
-import type { RunningBroker } from '../support/brokers.ts';
-import { ADMIN, api, ended, login, waitForJob } from '../support/controller-service.ts';
+import { api, ended, login, waitForJob } from '../support/controller-service.ts';
 import { readEventStream } from '../support/event-stream.ts';
-import { brokerLogger, silent } from '../support/loggers.ts';
+import { type HeadOffice, type HeadOfficeRegister, startHeadOffice } from '../support/head-office.ts';
 import { until } from '../support/waits.ts';
 
 const NS = 'stores/+';
-const BRIDGE = { name: 'hq-bridge', password: 'bridge-secret' };
-const DEVICE_PASSWORD = 'reg-secret';
 const S1_OP = { name: 's1-op', password: 's1-op-pw' };
 
 /** Each store's registers: id, groups, attributes. */
-const STORES: Record<string, { id: string; groups: string[]; attributes: string[] }[]> = {
+const STORES: Record<string, HeadOfficeRegister[]> = {
   s1: [
     { id: 'r1', groups: [], attributes: ['region=north', 'tier=flagship'] },
     { id: 'r2', groups: ['front'], attributes: ['region=south'] },
@@ -41,132 +32,34 @@ const STORES: Record<string, { id: string; groups: string[]; attributes: string[
   s3: [{ id: 'r1', groups: ['front'], attributes: ['region=south'] }],
 };
 
-function bridgeLines(store: string, port: number): string[] {
-  const ns = `stores/${store}`;
-  return [
-    `connection store-${store}`,
-    `address 127.0.0.1:${port}`,
-    `remote_username ${BRIDGE.name}`,
-    `remote_password ${BRIDGE.password}`,
-    `remote_clientid hq-bridge-${store}`,
-    'bridge_protocol_version mqttv311',
-    'try_private true',
-    // The hub says on the store's own namespace whether its link to the store is up (1) or not (0).
-    'notifications true',
-    'notifications_local_only true',
-    `notification_topic ${ns}/link/state`,
-    'cleansession false',
-    `topic ${ns}/devices/+/state in 1`,
-    `topic ${ns}/devices/+/tasks/+/status in 1`,
-    `topic ${ns}/devices/+/replies/# in 1`,
-    `topic ${ns}/devices/+/scripts out 1`,
-    `topic ${ns}/groups/+/scripts out 1`,
-    `topic ${ns}/devices/+/cancel out 1`,
-    `topic ${ns}/groups/+/cancel out 1`,
-  ];
-}
-
-/** A store broker as the shared device helpers see one (registers log in as their device user). */
-function asRunning(broker: StoreBroker): RunningBroker {
-  const url = `mqtt://127.0.0.1:${broker.port}`;
-  return {
-    url,
-    controllerUrl: url,
-    controllerCreds: {},
-    deviceCreds: (deviceId) => ({ username: deviceId, password: DEVICE_PASSWORD }),
-    stop: () => broker.stop(),
-  };
-}
-
 describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosquitto hub'))(
   'a head-office controller for several stores',
   () => {
-    const dir = mkdtempSync(join(tmpdir(), 'regbridge-stores-'));
-    const db = join(dir, 'history.db');
-    const brokers: StoreBroker[] = [];
-    const devices = new Map<string, TestDevice>();
-    let hub: RunningProgramBroker;
+    let office: HeadOffice;
     let service: RunningControllerService;
     let token: string;
     let hubClient: MqttClient;
 
-    async function startService(): Promise<RunningControllerService> {
-      return startControllerService(
-        {
-          port: 0,
-          host: '127.0.0.1',
-          mqttUrl: hub.url,
-          brokerHost: '127.0.0.1',
-          brokerUsers: [],
-          ns: NS,
-          users: [ADMIN, { ...S1_OP, role: 'operator', scope: { kind: 'store', values: ['s1'] } }],
-          db,
-          storeLinkTopic: 'link/state',
-          tokenTtl: 3600,
-          settleMs: 100,
-        },
-        { logger: silent },
-      );
-    }
-
     beforeAll(async () => {
-      const config: string[] = [];
-      for (const [store, registers] of Object.entries(STORES)) {
-        const broker = new StoreBroker({
-          port: 0,
-          host: '127.0.0.1',
-          ns: `stores/${store}`,
-          users: [
-            { name: BRIDGE.name, password: BRIDGE.password, role: 'controller' },
-            ...registers.map((r) => ({ name: r.id, password: DEVICE_PASSWORD, role: 'device' as const })),
-          ],
-          logger: brokerLogger,
-        });
-        await broker.start();
-        brokers.push(broker);
-        config.push(...bridgeLines(store, broker.port));
-        for (const register of registers) {
-          devices.set(
-            `${store}/${register.id}`,
-            await startTestDevice(asRunning(broker), {
-              ns: `stores/${store}`,
-              deviceId: register.id,
-              groups: register.groups,
-              attributes: register.attributes,
-            }),
-          );
-        }
-      }
-      hub = await startMosquitto({ config });
-      hubClient = mqtt.connect(hub.url, { reconnectPeriod: 0 });
+      office = await startHeadOffice(STORES, {
+        users: [{ ...S1_OP, role: 'operator', scope: { kind: 'store', values: ['s1'] } }],
+      });
+      ({ service, token } = office);
+      hubClient = mqtt.connect(office.hub.url, { reconnectPeriod: 0 });
       await new Promise<void>((resolve, reject) => {
         hubClient.once('connect', () => resolve());
         hubClient.once('error', reject);
       });
-      service = await startService();
-      // The bridges bring every store's retained states in once they are connected.
-      await until(
-        () =>
-          service.controller.devices().filter((d) => d.online).length === devices.size &&
-          [...service.controller.storeLinks().values()].filter((link) => link.up).length === 3,
-        'every register online and every store link up at the head office',
-        20_000,
-      );
-      token = await login(service.app);
     }, 60_000);
 
     afterAll(async () => {
-      await service?.stop();
       await hubClient?.endAsync(true);
-      await Promise.all([...devices.values()].map((d) => d.stop()));
-      await hub?.stop();
-      await Promise.all(brokers.map((b) => b.stop()));
-      rmSync(dir, { recursive: true, force: true });
+      await office?.stop();
     });
 
     /** How many tasks of a register ended with `report` (REST, the register's own count). */
     async function ran(key: string, report: string): Promise<number> {
-      const device = devices.get(key)!;
+      const device = office.devices.get(key)!;
       const response = await fetch(`${device.baseUrl}/api/tasks`);
       const { tasks } = (await response.json()) as { tasks: { report?: string }[] };
       return tasks.filter((t) => t.report === report).length;
@@ -385,9 +278,8 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
         (j) => j.counts.finished >= 1 && j.counts.running === 1,
         'the first result ended and the second sent',
       );
-      await service.stop();
-      service = await startService();
-      token = await login(service.app);
+      await office.restartService();
+      ({ service, token } = office);
       const done = await waitForJob(service, token, job.jobId, ended, 'the resumed job', 30_000);
       expect(done.status).toBe('COMPLETED');
       expect(done.results.map((r) => `${r.store}/${r.deviceId}:${r.status}`)).toEqual([
@@ -397,11 +289,11 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
         's2/r2:FINISHED',
         's3/r1:FINISHED',
       ]);
-      for (const key of devices.keys()) expect(await ran(key, 'resumed'), key).toBe(1);
+      for (const key of office.devices.keys()) expect(await ran(key, 'resumed'), key).toBe(1);
     }, 60_000);
 
     it('fanout (the library) sends a group script once per store and keys results store/id', async () => {
-      const controller = new StoreController({ url: hub.url, ns: NS, settleMs: 100 });
+      const controller = new StoreController({ url: office.hub.url, ns: NS, settleMs: 100 });
       try {
         await controller.start();
         const results = await controller.submit('PRINT front', {
@@ -422,8 +314,8 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
 
     it('shows a store with no register online, or whose link is down, as silent', async () => {
       for (const key of ['s2/r1', 's2/r2']) {
-        await devices.get(key)!.stop();
-        devices.delete(key);
+        await office.devices.get(key)!.stop();
+        office.devices.delete(key);
       }
       await until(
         () => service.controller.devices().filter((d) => d.store === 's2' && !d.online).length === 2,
@@ -431,7 +323,7 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       );
       // Store s3's broker goes away: the hub's bridge to it drops and says so on link/state;
       // its register's last state at the hub still says online.
-      await brokers[2]!.stop();
+      await office.brokers.get('s3')!.stop();
       await until(() => service.controller.storeLinks().get('s3')?.up === false, "s3's link down");
       const { body } = await api(service.app, token, 'GET', '/api/stores');
       expect(body.stores).toEqual([

@@ -36,7 +36,7 @@ describe('closeHttpApp', () => {
     await closeHttpApp(app, 100);
     expect(app.server.listening).toBe(false);
     const left = await new Promise<number>((resolve) =>
-      app.server.getConnections((_error, count) => resolve(count)),
+      app.server.getConnections((_error: Error | null, count: number) => resolve(count)),
     );
     expect(left).toBe(0);
   });

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StoreBroker } from '../../broker/store-broker.ts';
 import { type RunningControllerService, startControllerService } from '../../cli/controller-service.ts';
+import type { UserInput } from '../../controller/users.ts';
 import { startTestDevice, type TestDevice } from './bridge-device.ts';
 import { type RunningProgramBroker, startMosquitto } from './broker-programs.ts';
 import type { RunningBroker } from './brokers.ts';
@@ -29,10 +30,18 @@ export interface HeadOfficeRegister {
 export interface HeadOffice {
   service: RunningControllerService;
   token: string;
+  hub: RunningProgramBroker;
   /** `store/id` -> the register. */
   devices: Map<string, TestDevice>;
   brokers: Map<string, StoreBroker>;
+  /** Stops the controller service and starts it again on the same history (a restart). */
+  restartService(): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface HeadOfficeOptions {
+  /** Controller users besides ADMIN (operators with store scopes). */
+  users?: UserInput[];
 }
 
 function bridgeLines(store: string, port: number): string[] {
@@ -72,7 +81,10 @@ function asRunning(broker: StoreBroker): RunningBroker {
 }
 
 /** Starts every store of `stores` (store -> registers), the hub and the controller service. */
-export async function startHeadOffice(stores: Record<string, HeadOfficeRegister[]>): Promise<HeadOffice> {
+export async function startHeadOffice(
+  stores: Record<string, HeadOfficeRegister[]>,
+  options: HeadOfficeOptions = {},
+): Promise<HeadOffice> {
   const dir = mkdtempSync(join(tmpdir(), 'regbridge-head-office-'));
   const brokers = new Map<string, StoreBroker>();
   const devices = new Map<string, TestDevice>();
@@ -114,22 +126,25 @@ export async function startHeadOffice(stores: Record<string, HeadOfficeRegister[
       }
     }
     hub = await startMosquitto({ config });
-    service = await startControllerService(
-      {
-        port: 0,
-        host: '127.0.0.1',
-        mqttUrl: hub.url,
-        brokerHost: '127.0.0.1',
-        brokerUsers: [],
-        ns: 'stores/+',
-        users: [ADMIN],
-        db: join(dir, 'history.db'),
-        storeLinkTopic: 'link/state',
-        tokenTtl: 3600,
-        settleMs: 100,
-      },
-      { logger: silent },
-    );
+    const hubUrl = hub.url;
+    const startService = (): Promise<RunningControllerService> =>
+      startControllerService(
+        {
+          port: 0,
+          host: '127.0.0.1',
+          mqttUrl: hubUrl,
+          brokerHost: '127.0.0.1',
+          brokerUsers: [],
+          ns: 'stores/+',
+          users: [ADMIN, ...(options.users ?? [])],
+          db: join(dir, 'history.db'),
+          storeLinkTopic: 'link/state',
+          tokenTtl: 3600,
+          settleMs: 100,
+        },
+        { logger: silent },
+      );
+    service = await startService();
     const running = service;
     const storeCount = Object.keys(stores).length;
     await until(
@@ -139,8 +154,22 @@ export async function startHeadOffice(stores: Record<string, HeadOfficeRegister[
       'every register online and every store link up at the head office',
       30_000,
     );
-    const token = await login(running.app);
-    return { service: running, token, devices, brokers, stop };
+    const office: HeadOffice = {
+      service: running,
+      token: await login(running.app),
+      hub,
+      devices,
+      brokers,
+      restartService: async () => {
+        await service?.stop();
+        service = undefined;
+        service = await startService();
+        office.service = service;
+        office.token = await login(service.app);
+      },
+      stop,
+    };
+    return office;
   } catch (error) {
     await stop();
     throw error;
