@@ -180,6 +180,34 @@ describe('with a cgroup per program (--command-cgroup; this machine lets the tes
 // program is then the same user as the service, which is what /proc/$PPID/environ allows.
 const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 
+/** `serve` with the command executor on a free port, no broker, as nobody when run as root. */
+function spawnServe(
+  command: string,
+  extra: string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): ChildProcess {
+  const serve = spawn(
+    process.execPath,
+    [
+      'bin/regbridge.js',
+      'serve',
+      '--no-mqtt',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--executor',
+      'command',
+      '--command',
+      command,
+      ...extra,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env, ...asNobody },
+  );
+  children.push(serve);
+  return serve;
+}
+
 /** A child that could not start (nobody may not reach this Node, say) fails the test at once. */
 function failureOf(child: ChildProcess): { check(): false } {
   let failed: Error | undefined;
@@ -196,28 +224,10 @@ function failureOf(child: ChildProcess): { check(): false } {
 
 it("the program cannot read the service's password through /proc/$PPID/environ (service as nobody when run as root)", async () => {
   const secret = `pw-${Date.now().toString(36)}-never-readable`;
-  const serve = spawn(
-    process.execPath,
-    [
-      'bin/regbridge.js',
-      'serve',
-      '--no-mqtt',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--executor',
-      'command',
-      '--command',
-      'sh -c "cat /proc/$PPID/environ"',
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, REGBRIDGE_USER: `admin:${secret}` },
-      ...asNobody,
-    },
-  );
-  children.push(serve);
+  const serve = spawnServe('sh -c "cat /proc/$PPID/environ"', [], {
+    ...process.env,
+    REGBRIDGE_USER: `admin:${secret}`,
+  });
   let out = '';
   serve.stdout!.on('data', (chunk: Buffer) => {
     out += chunk.toString();
@@ -305,26 +315,7 @@ it('nothing outlives a service killed with SIGKILL (serve --executor command)', 
 
 it('--command-cgroup require refuses to start where the service may not create a cgroup (exit 2, naming the flag)', async () => {
   // As nobody (when the tests run as root) the service cannot write the cgroup tree.
-  const serve = spawn(
-    process.execPath,
-    [
-      'bin/regbridge.js',
-      'serve',
-      '--no-mqtt',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--executor',
-      'command',
-      '--command',
-      'sh -c true',
-      '--command-cgroup',
-      'require',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], ...asNobody },
-  );
-  children.push(serve);
+  const serve = spawnServe('sh -c true', ['--command-cgroup', 'require']);
   let err = '';
   serve.stderr!.on('data', (chunk: Buffer) => {
     err += chunk.toString();
