@@ -110,6 +110,19 @@ function logged(started: CliProcess, text: string): Promise<void> {
   return waitForPrinted(started, () => started.stderr().includes(text), `log line ${text}`, 10_000);
 }
 
+/** `serve` on a free loopback port without REST auth, as `deviceId` (the MQTT flags follow). */
+const deviceWithoutAuth = (deviceId: string): string[] => [
+  'serve',
+  '--port',
+  '0',
+  '--host',
+  '127.0.0.1',
+  '--auth',
+  'off',
+  '--device-id',
+  deviceId,
+];
+
 describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => {
   let serve: CliProcess;
   let tlsUrl: string;
@@ -188,15 +201,7 @@ describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => 
   it('another device logs in by its certificate: serve --mqtt-url mqtts:// --mqtt-ca --mqtt-cert --mqtt-key', async () => {
     const own = pki.issue('store-ca', 'till-2', 'till-2');
     const device = startCli([
-      'serve',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--auth',
-      'off',
-      '--device-id',
-      'till-2',
+      ...deviceWithoutAuth('till-2'),
       '--mqtt-url',
       tlsUrl,
       '--mqtt-ca',
@@ -229,15 +234,7 @@ describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => 
 
   it('a device trusting another CA never connects, and logs the certificate error', async () => {
     const device = startCli([
-      'serve',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--auth',
-      'off',
-      '--device-id',
-      'till-3',
+      ...deviceWithoutAuth('till-3'),
       '--mqtt-url',
       `mqtts://hq:hq-password-1@localhost:${new URL(tlsUrl).port}`,
       '--mqtt-ca',
