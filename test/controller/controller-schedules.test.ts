@@ -197,6 +197,18 @@ describe('scheduler across daylight-saving changes', () => {
   }
 });
 
+/** A scheduler on `file` creates a nightly 22:00 Berlin schedule, then the service stops. */
+function createThenStop(file: string, clock: ManualClock, input: { name: string; misfireGraceMs: number }) {
+  const first = recordingScheduler(file, clock);
+  const schedule = first.scheduler.create(
+    { ...input, cron: '0 22 * * *', timezone: 'Europe/Berlin', job: JOB },
+    { user: 'admin', address: '' },
+  );
+  first.scheduler.stop();
+  first.db.close();
+  return schedule;
+}
+
 describe('scheduler after downtime', () => {
   let dir: string;
   beforeAll(() => {
@@ -207,13 +219,7 @@ describe('scheduler after downtime', () => {
   it('a run at most misfireGraceMs late runs once at start; a restart after it runs nothing again', () => {
     const file = join(dir, 'grace.db');
     const clock = new ManualClock(Date.parse('2026-11-27T12:00:00Z'));
-    const first = recordingScheduler(file, clock);
-    const schedule = first.scheduler.create(
-      { name: 'z', cron: '0 22 * * *', timezone: 'Europe/Berlin', job: JOB, misfireGraceMs: 3_600_000 },
-      { user: 'admin', address: '' },
-    );
-    first.scheduler.stop();
-    first.db.close();
+    const schedule = createThenStop(file, clock, { name: 'z', misfireGraceMs: 3_600_000 });
     // Down over 22:00 Berlin (21:00 UTC); back 30 minutes later.
     clock.advanceTo(Date.parse('2026-11-27T21:30:00Z'));
     const second = recordingScheduler(file, clock);
@@ -231,13 +237,7 @@ describe('scheduler after downtime', () => {
   it('a run later than misfireGraceMs is recorded as missed (audit and event), not run', () => {
     const file = join(dir, 'missed.db');
     const clock = new ManualClock(Date.parse('2026-11-27T12:00:00Z'));
-    const first = recordingScheduler(file, clock);
-    const schedule = first.scheduler.create(
-      { name: 'Nightly Z', cron: '0 22 * * *', timezone: 'Europe/Berlin', job: JOB, misfireGraceMs: 600_000 },
-      { user: 'admin', address: '' },
-    );
-    first.scheduler.stop();
-    first.db.close();
+    const schedule = createThenStop(file, clock, { name: 'Nightly Z', misfireGraceMs: 600_000 });
     clock.advanceTo(Date.parse('2026-11-28T08:00:00Z'));
     const second = recordingScheduler(file, clock);
     expect(second.runs).toEqual([]);
