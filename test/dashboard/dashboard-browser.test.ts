@@ -8,38 +8,19 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../../cli/controller-service.ts';
 import type { RunningDevice } from '../../cli/device.ts';
 import { brokersByName, type RunningBroker } from '../support/brokers.ts';
+import { chromiumSkipReason, LIVE_TIMEOUT, launchChromium } from '../support/chromium.ts';
 import { startRealDevice } from '../support/controller-env.ts';
-
 import { ADMIN, startService } from '../support/controller-service.ts';
 
-const CHROMIUM = process.env.REGBRIDGE_CHROMIUM ?? '/usr/bin/chromium';
-// Outside CI a machine without Chromium skips with this reason; CI (.ci/run) installs Debian's
-// chromium, so there a missing browser fails the suite instead.
-const skipReason =
-  existsSync(CHROMIUM) || process.env.CI
-    ? undefined
-    : `dashboard: no Chromium at ${CHROMIUM} (apt install chromium)`;
-// The probe flags that work on these machines (no sandbox as root, no network beyond loopback).
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const LIVE_TIMEOUT = 20_000;
+const skipReason = chromiumSkipReason;
 
 if (skipReason) {
   console.warn(`test/dashboard/dashboard-browser.test.ts skipped: ${skipReason}`);
@@ -67,7 +48,7 @@ describe.skipIf(skipReason)('the dashboard in Chromium', () => {
       )),
     );
     service = await startService(broker, ns);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) violations.push(message.text());

@@ -6,26 +6,16 @@
  * each role sees only the controls it may use (docs/controller.md, "Script library", "Approval").
  */
 import { randomUUID } from 'node:crypto';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningControllerService } from '../../cli/controller-service.ts';
 import type { RunningDevice } from '../../cli/device.ts';
 import { brokersByName, type RunningBroker } from '../support/brokers.ts';
+import { launchChromium } from '../support/chromium.ts';
 import { startRealDevice } from '../support/controller-env.ts';
 import { startService } from '../support/controller-service.ts';
 import { until } from '../support/waits.ts';
 
-const CHROMIUM = process.env.REGBRIDGE_CHROMIUM ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ns = `stores/uilib${randomUUID().slice(0, 6)}`;
 const USERS = (['viewer', 'operator', 'author', 'approver'] as const).map((role) => ({
   name: role,
@@ -43,7 +33,7 @@ beforeAll(async () => {
   device = await startRealDevice(broker, ns, 'reg1', { groups: ['front'] });
   service = await startService(broker, ns, { settings: { users: USERS } });
   await until(() => service.controller.devices().some((d) => d.online), 'the register online');
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   await page.goto(`http://127.0.0.1:${service.httpPort}/`);
 }, 60_000);

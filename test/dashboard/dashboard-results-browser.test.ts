@@ -9,26 +9,16 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../../cli/controller-service.ts';
 import { openHistory } from '../../controller/history-db.ts';
 import { JobHistory } from '../../controller/job-history.ts';
 import { brokersByName, type RunningBroker } from '../support/brokers.ts';
+import { CHROMIUM, launchChromium } from '../support/chromium.ts';
 import { ADMIN, startService } from '../support/controller-service.ts';
 
 const VIEWER = { name: 'viewer', password: 'viewer-pw', role: 'viewer' as const };
-const CHROMIUM = process.env.REGBRIDGE_CHROMIUM ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const dir = mkdtempSync(join(tmpdir(), 'regbridge-results-ui-'));
 const ns = `stores/results${randomUUID().slice(0, 6)}`;
@@ -73,7 +63,7 @@ beforeAll(async () => {
   db.close();
   broker = await brokersByName.embedded.start(ns);
   service = await startService(broker, ns, { db: file, settings: { users: [ADMIN, VIEWER] } });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
 }, 60_000);
 

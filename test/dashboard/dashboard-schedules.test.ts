@@ -8,29 +8,17 @@
 
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../../cli/controller-service.ts';
 import type { RunningDevice } from '../../cli/device.ts';
 import type { Job } from '../../controller/job-types.ts';
 import { brokersByName, type RunningBroker } from '../support/brokers.ts';
+import { CHROMIUM, LIVE_TIMEOUT, launchChromium } from '../support/chromium.ts';
 import { startRealDevice } from '../support/controller-env.ts';
 import { ADMIN, api, login, startService } from '../support/controller-service.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { until } from '../support/waits.ts';
-
-const CHROMIUM = process.env.REGBRIDGE_CHROMIUM ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const LIVE_TIMEOUT = 20_000;
 
 describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the schedules page in Chromium', () => {
   const ns = `stores/uiz${randomUUID().slice(0, 6)}`;
@@ -48,7 +36,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the schedules page in
     service = await startService(broker, ns, { clock });
     await until(() => service.controller.device('till1')?.online === true, 'till1 online');
     token = await login(service.app);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'Europe/Berlin' });
   }, 60_000);
 
