@@ -204,14 +204,18 @@ export class JobEngine extends EventEmitter<EngineEvents> {
     }
     const outside = this.outsideScope(caller.scope, deviceIds);
     if (outside.length > 0) return { kind: 'outOfScope', deviceIds: outside };
-    // A continuous job takes registers that join later: a store-scoped operator's must name its
-    // stores, or a register of another store joining the group would get the script.
+    // A continuous job takes registers that join later: a scoped operator's must be bound to the
+    // scope by the target itself (its group, its stores), or a register outside could join it.
     const scope = caller.scope;
-    const stores = spec.target.stores;
+    const { stores, group } = spec.target;
+    const continuousOutside =
+      spec.target.continuous === true &&
+      (scope?.kind === 'store'
+        ? stores === undefined
+        : scope?.kind === 'group' && (group === undefined || !scope.values.includes(group)));
     if (
-      scope?.kind === 'store' &&
-      ((spec.target.continuous === true && stores === undefined) ||
-        stores?.some((store) => !scope.values.includes(store)))
+      continuousOutside ||
+      (scope?.kind === 'store' && stores?.some((store) => !scope.values.includes(store)))
     )
       return { kind: 'outOfScope', deviceIds: [] };
     const now = Date.now();

@@ -234,6 +234,28 @@ describe('scopes', () => {
     expect(body.entries[0]).toMatchObject({ user: 'front-op', action: 'out_of_scope' });
   });
 
+  it("a group=front operator's continuous job must target group front: later registers stay inside", async () => {
+    const endAt = new Date(Date.now() + 60_000).toISOString();
+    for (const target of [
+      { attributes: { region: 'north' }, continuous: true },
+      { group: 'not-yet-seen', continuous: true },
+      { devices: ['reg1'], attributes: { region: 'north' }, continuous: true },
+    ]) {
+      const refused = await http(tokens['front-op'], 'POST', '/api/jobs', { ...job, target, endAt });
+      expect(refused.status, JSON.stringify(target)).toBe(403);
+      expect(refused.body.code).toBe('OUT_OF_SCOPE');
+    }
+    const inside = await http(tokens['front-op'], 'POST', '/api/jobs', {
+      ...job,
+      target: { group: 'front', continuous: true },
+      endAt,
+    });
+    expect(inside.status, JSON.stringify(inside.body)).toBe(201);
+    expect((await http(tokens['front-op'], 'POST', `/api/jobs/${inside.body.jobId}/cancel`)).status).toBe(
+      200,
+    );
+  });
+
   it('a scoped operator may not cancel a job reaching registers outside its scope', async () => {
     const wide = await http(tokens.admin, 'POST', '/api/jobs', {
       ...job,
