@@ -13,13 +13,18 @@ import type { TokenSession } from '../../src/auth/token-store.ts';
 import type { Logger } from '../../src/logger.ts';
 import type { JobEngine } from '../job-engine.ts';
 import type { JobResult, JobSummary } from '../job-types.ts';
+import { storeInsideScope } from '../permissions.ts';
 import type { DeviceEntry, TaskView } from '../types.ts';
+import type { Scope } from '../users.ts';
 import { type DeviceBody, deviceBody } from './device-body.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 import type { DirectoryView } from './service-app.ts';
 import { splitResult } from './store-bodies.ts';
 
 const HEARTBEAT_MS = 15_000;
+
+/** An event for every client, one about a store's register, or a job's changes of the turn. */
+type Queued = string | { text: string; store: string } | JobChanges;
 
 interface JobChanges {
   /** The newest of the turn. */
@@ -34,12 +39,17 @@ interface JobChanges {
  * 7,000 registers made one string of N x N ids), plus `result` for each changed result; the job's
  * own status change last. Each event is O(1) in the job's size; `write` takes them one at a time.
  */
-function jobEvents({ job, results, statusChanged }: JobChanges, write: (events: string) => void): void {
+function jobEvents(
+  { job, results, statusChanged }: JobChanges,
+  write: (events: string, store?: string) => void,
+): void {
   const { script: _script, target: _target, ...rest } = job;
   const head = JSON.stringify(rest);
   const open = head.slice(0, -1);
-  for (const result of results)
-    write(`event: job\ndata: ${open},"result":${JSON.stringify(splitResult(result))}}\n\n`);
+  for (const result of results) {
+    const split = splitResult(result);
+    write(`event: job\ndata: ${open},"result":${JSON.stringify(split)}}\n\n`, split.store);
+  }
   if (statusChanged) write(`event: job\ndata: ${head}\n\n`);
   // Approvers' dashboards and integrators wait for this one (docs/controller.md, "Approval").
   if (statusChanged && job.status === 'WAITING_FOR_APPROVAL') {
@@ -68,12 +78,15 @@ export interface StreamSessions {
 
 export interface EventStreamOptions {
   sessions: StreamSessions;
+  /** A user's scope: a store-scoped stream gets only its stores' registers and results. */
+  scopeOf?: (userName: string) => Scope | undefined;
   /** Open streams per user (default DEFAULT_MAX_EVENT_STREAMS). */
   maxPerUser?: number;
 }
 
 interface Client {
   readonly session: TokenSession;
+  readonly scope: Scope | undefined;
   timer?: NodeJS.Timeout;
 }
 
@@ -108,11 +121,11 @@ export class EventStream {
   private readonly changedTasks = new Set<string>();
   private statusTimer: NodeJS.Timeout | undefined;
   /** Events of this turn, written to every client at its end. */
-  private outbox: Array<string | JobChanges> = [];
+  private outbox: Queued[] = [];
   private outboxTimer: NodeJS.Immediate | undefined;
   private readonly onDevice = (entry: DeviceEntry): void => {
     this.changedTasks.delete(entry.deviceId);
-    this.guard('device event', () => this.broadcast('device', this.body(entry)));
+    this.guard('device event', () => this.broadcast('device', this.body(entry), entry.store));
   };
   private readonly onStatus = (task: TaskView): void => {
     if (this.clients.size === 0) return;
@@ -163,7 +176,7 @@ export class EventStream {
       ...SECURITY_HEADERS,
     });
     response.write('retry: 2000\n: connected\n\n');
-    const client: Client = { session };
+    const client: Client = { session, scope: this.options.scopeOf?.(session.userName) };
     this.clients.set(response, client);
     const user = session.userName;
     this.streamsPerUser.set(user, (this.streamsPerUser.get(user) ?? 0) + 1);
@@ -229,7 +242,7 @@ export class EventStream {
     this.guard('device event', () => {
       for (const deviceId of this.changedTasks) {
         const entry = this.directory.device(deviceId);
-        if (entry) this.broadcast('device', this.body(entry));
+        if (entry) this.broadcast('device', this.body(entry), entry.store);
       }
     });
     this.changedTasks.clear();
@@ -249,12 +262,14 @@ export class EventStream {
     }
   }
 
-  private broadcast(event: string, data: unknown): void {
+  /** `store`: the event concerns that store's register (only its scopes see it). */
+  private broadcast(event: string, data: unknown, store?: string): void {
     if (this.clients.size === 0) return;
-    this.queue(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const text = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    this.queue(store === undefined ? text : { text, store });
   }
 
-  private queue(item: string | JobChanges): void {
+  private queue(item: Queued): void {
     this.outbox.push(item);
     this.outboxTimer ??= setImmediate(() => {
       this.outboxTimer = undefined;
@@ -265,25 +280,40 @@ export class EventStream {
     });
   }
 
-  /** The events of one turn, in pieces of about WRITE_PIECE characters. */
-  private writeAll(outbox: ReadonlyArray<string | JobChanges>): void {
+  /** The events of one turn, to the clients of each store scope what that scope may see. */
+  private writeAll(outbox: readonly Queued[]): void {
+    const views = new Map<string, { scope: Scope | undefined; clients: ServerResponse[] }>();
+    for (const [response, { scope }] of this.clients) {
+      const key = scope?.kind === 'store' ? scope.values.join(',') : '';
+      let view = views.get(key);
+      if (!view) views.set(key, (view = { scope: key === '' ? undefined : scope, clients: [] }));
+      view.clients.push(response);
+    }
+    for (const { scope, clients } of views.values()) this.writeView(outbox, scope, clients);
+  }
+
+  /** The events `scope` may see, in pieces of about WRITE_PIECE characters. */
+  private writeView(outbox: readonly Queued[], scope: Scope | undefined, clients: ServerResponse[]): void {
     let piece = '';
-    const add = (events: string): void => {
+    const add = (events: string, store?: string): void => {
+      if (store !== undefined && !storeInsideScope(scope, store)) return;
       piece += events;
       if (piece.length >= WRITE_PIECE) {
-        this.write(piece);
+        this.write(piece, clients);
         piece = '';
       }
     };
     for (const each of outbox) {
       if (typeof each === 'string') add(each);
+      else if ('text' in each) add(each.text, each.store);
       else jobEvents(each, add);
     }
-    if (piece.length > 0) this.write(piece);
+    if (piece.length > 0) this.write(piece, clients);
   }
 
-  private write(chunk: string): void {
-    for (const client of [...this.clients.keys()]) {
+  private write(chunk: string, clients: readonly ServerResponse[] = [...this.clients.keys()]): void {
+    for (const client of clients) {
+      if (!this.clients.has(client)) continue;
       if (client.writableLength > MAX_BUFFERED) {
         this.logger.warn('event stream client too slow; disconnected');
         this.forget(client);

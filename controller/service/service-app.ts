@@ -35,7 +35,7 @@ import type { StoreLink } from '../store-links.ts';
 import type { ConnectionState, DeviceEntry, TaskView } from '../types.ts';
 import type { ControllerUsers } from '../users.ts';
 import type { Webhooks } from '../webhooks.ts';
-import { installAccessControl, meRoutes } from './access.ts';
+import { installAccessControl, meRoutes, type RoleLookup } from './access.ts';
 import { serviceAuthRoutes } from './auth-routes.ts';
 import { eventRoutes } from './event-routes.ts';
 import { EventStream } from './event-stream.ts';
@@ -170,8 +170,11 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
   });
   auth.start();
   options.users.onReplace((users, gone) => auth.replaceUsers(users, gone));
+  const oidcUsers = new OidcUsers(options.tokenTtl * 1000);
+  const roleOf: RoleLookup = (name) => options.users.get(name) ?? oidcUsers.get(name);
   const events = new EventStream(options.engine, options.directory, logger, {
     sessions: auth,
+    scopeOf: (name) => roleOf(name)?.scope,
     ...(options.maxEventStreams !== undefined && { maxPerUser: options.maxEventStreams }),
   });
   const httpMetrics = createHttpMetrics(registry);
@@ -215,8 +218,7 @@ export async function buildControllerApp(options: ControllerAppOptions): Promise
     ],
   });
   // Signed-in users are named `oidc:...`; a users file's names never hold a colon, so the two never meet.
-  const oidcUsers = new OidcUsers(options.tokenTtl * 1000);
-  installAccessControl(app, (name) => options.users.get(name) ?? oidcUsers.get(name), options.audit);
+  installAccessControl(app, roleOf, options.audit);
   if (options.directory.ns !== undefined && isMultiStore(options.directory.ns)) installStoreBodies(app);
   const authBodyLimit = options.authBodyLimit ?? DEFAULT_AUTH_BODY_LIMIT;
   await app.register(serviceAuthRoutes, { auth, audit: options.audit, bodyLimit: authBodyLimit });

@@ -166,6 +166,42 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       }
     });
 
+    it("a store-scoped operator's event stream carries only its stores' registers and results", async () => {
+      const op = await login(service.app, S1_OP);
+      const { ticket } = (await api(service.app, op, 'POST', '/api/events/ticket')).body;
+      const abort = new AbortController();
+      const response = await fetch(`http://127.0.0.1:${service.httpPort}/api/events?ticket=${ticket}`, {
+        signal: abort.signal,
+      });
+      const stream = readEventStream(response);
+      try {
+        await stream.readUntil(/: connected/);
+        // Every store's registers run it; the last to end is s1's, after the others'.
+        const job = await createJob({ script: 'PRINT everywhere', target: { stores: ['s2', 's3'] } });
+        await waitForJob(service, token, job.jobId, ended, 'the job in s2 and s3');
+        const own = await createJob({ script: 'PRINT own', target: { stores: ['s1'] } });
+        await waitForJob(service, token, own.jobId, ended, 'the job in s1');
+        await stream.readUntil(
+          /"result":\{[^\n]*"report":"own"[^\n]*\n\n(.|\n)*"result":\{[^\n]*"report":"own"/,
+        );
+        const events = stream.text
+          .split('\n\n')
+          .filter((block) => block.startsWith('event: '))
+          .map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 6)));
+        const stores = new Set(
+          events
+            .flatMap((event) => [event.store, event.result?.store])
+            .filter((store) => store !== undefined),
+        );
+        expect([...stores]).toEqual(['s1']);
+        // The jobs themselves are not a store's: both are seen, without the other stores' results.
+        expect(events.some((event) => event.jobId === job.jobId && event.result === undefined)).toBe(true);
+      } finally {
+        abort.abort();
+        await stream.cancel().catch(() => undefined);
+      }
+    });
+
     it('takes store/id and group together: a register must be in both', async () => {
       const job = await createJob({
         script: 'PRINT listed',
