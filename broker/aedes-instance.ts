@@ -8,6 +8,7 @@ import type { Logger } from '../src/logger.ts';
 import { fixDedupe } from './aedes-fixes/dedupe.ts';
 import { fixDeliveryQos } from './aedes-fixes/delivery-qos.ts';
 import { assertAedesInternals } from './aedes-fixes/internals-guard.ts';
+import type { SessionBacklog } from './aedes-fixes/session-backlog.ts';
 import { SessionPresent } from './aedes-fixes/session-present.ts';
 import { holdUntilConnected, markQueueSends } from './aedes-fixes/session-resume.ts';
 import { guardSubscriptionStore } from './aedes-fixes/subscription-store.ts';
@@ -23,10 +24,13 @@ export async function createStoreAedes(input: {
   /** Counts logins against `maxConnections` (its `authenticate` wraps the gatekeeper's). */
   admission: ConnectionAdmission;
   redis: RedisBackend | undefined;
+  /** `--max-session-inflight`, installed with the in-memory persistence only. */
+  backlog?: SessionBacklog | undefined;
   logger: Logger;
 }): Promise<Aedes> {
   const { limits, gatekeeper, admission, redis, logger } = input;
   const hooks = gatekeeper.hooks();
+  const backlog = redis || limits.maxSessionInflight === 0 ? undefined : input.backlog;
   const sessionPresent = new SessionPresent();
   const aedes = await Aedes.createBroker({
     ...(redis && { mq: redis.mq, persistence: redis.persistence }),
@@ -38,6 +42,7 @@ export async function createStoreAedes(input: {
     maxInflightInbound: limits.maxAwaitingPubrel,
     ...hooks,
     authenticate: admission.authenticate(hooks.authenticate),
+    ...(backlog && { authorizePublish: backlog.authorizePublish(hooks.authorizePublish) }),
     authorizeSubscribe: sessionPresent.authorizeSubscribe(hooks.authorizeSubscribe),
     preConnect: (client, packet, callback) => {
       // Before the client has any subscription; each wraps the one before.
@@ -53,6 +58,7 @@ export async function createStoreAedes(input: {
     guardSubscriptionStore(persistence, (client, filter) => gatekeeper.mayHold(client, filter));
     markQueueSends(persistence);
     sessionPresent.install(aedes, persistence);
+    backlog?.install(aedes, persistence);
     logBrokerEvents(aedes, gatekeeper, logger);
     return aedes;
   } catch (error) {

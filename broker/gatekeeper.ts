@@ -44,6 +44,8 @@ export interface BrokerStats {
   connections: number;
   /** Connections closed at once (`maxPendingPerAddress`) and logins refused (`maxConnections`). */
   connectionsRefused: number;
+  /** QoS 1/2 publishes held for a full persistent session (`maxSessionInflight`). */
+  publishesHeld: number;
 }
 
 /**
@@ -82,7 +84,7 @@ export class Gatekeeper {
   /** Clients whose will is being published, and since when: stop() waits for them. */
   readonly #willsInFlight = new Map<Client, number>();
   #willsSettled: (() => void) | undefined;
-  readonly stats: Omit<BrokerStats, 'clients' | 'connections' | 'connectionsRefused'> = {
+  readonly stats: Omit<BrokerStats, 'clients' | 'connections' | 'connectionsRefused' | 'publishesHeld'> = {
     messagesIn: 0,
     publishDenied: 0,
     subscribeDenied: 0,

@@ -28,6 +28,12 @@ export interface BrokerLimits {
   maxReportBytes: number;
   /** QoS 2 messages one client may have awaiting PUBREL (contract 6.1); one more closes it. */
   maxAwaitingPubrel: number;
+  /**
+   * QoS 1/2 messages a connected persistent session may hold unacknowledged before publishes bound
+   * for it wait (their PUBACK withheld; broker/aedes-fixes/session-backlog.ts). 0: no bound. Not
+   * with Redis.
+   */
+  maxSessionInflight: number;
   /** Failed logins per address, and per user name, within `loginWindowMs` before refusals. */
   loginMaxFailures: number;
   loginWindowMs: number;
@@ -51,6 +57,8 @@ export const DEFAULT_BROKER_LIMITS: Readonly<BrokerLimits> = Object.freeze({
   maxAwaitingPubrel: 64,
   // A device's default --output-cap (1 MiB).
   maxReportBytes: 1024 * 1024,
+  // A device's --max-queue: it refuses scripts past it anyway, so more only waits in the broker.
+  maxSessionInflight: 1000,
   loginMaxFailures: 10,
   loginWindowMs: 60_000,
   emitterConcurrency: 1000,

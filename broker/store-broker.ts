@@ -7,6 +7,7 @@ import type { Aedes, Client } from 'aedes';
 import { assertNamespace } from '../bridge/contract/topics.ts';
 import { LoginThrottle } from '../src/auth/login-throttle.ts';
 import { AccessRules } from './access-rules.ts';
+import { SessionBacklog } from './aedes-fixes/session-backlog.ts';
 import { createStoreAedes } from './aedes-instance.ts';
 import { ConnectionAdmission } from './connection-admission.ts';
 import { type BrokerStats, Gatekeeper } from './gatekeeper.ts';
@@ -54,12 +55,14 @@ export class StoreBroker {
   readonly #admission: ConnectionAdmission;
   /** Failed logins per address and user name (the REST API's rule); its sweep timer runs from start() to stop(). */
   readonly #logins: LoginThrottle;
+  readonly #backlog: SessionBacklog;
 
   constructor(options: StoreBrokerOptions) {
     disableMqttPacketNumberCache(); // 6 MiB of packet-id buffers (src/mqtt-packet-cache.ts)
     this.#options = options;
     this.#limits = Object.freeze({ ...DEFAULT_BROKER_LIMITS, ...options.limits });
     this.#admission = new ConnectionAdmission(this.#limits, options.logger);
+    this.#backlog = new SessionBacklog(this.#limits.maxSessionInflight);
     // One limit for addresses and names; past it a name refuses only addresses that failed as it.
     this.#logins = new LoginThrottle({
       maxFailures: this.#limits.loginMaxFailures,
@@ -102,6 +105,7 @@ export class StoreBroker {
       ...this.#gatekeeper.stats,
       connections: this.#admission.connections,
       connectionsRefused: this.#admission.refused,
+      publishesHeld: this.#backlog.held,
     };
   }
 
@@ -161,6 +165,7 @@ export class StoreBroker {
         gatekeeper,
         admission: this.#admission,
         redis: this.#redis,
+        backlog: this.#backlog,
         logger,
       });
       const admit = this.#admission.handler(this.#aedes);

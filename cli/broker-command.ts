@@ -21,6 +21,7 @@ import {
   maxPendingPerAddressFlag,
   maxReportBytesFlag,
   maxRetainedStatusesFlag,
+  maxSessionInflightFlag,
 } from './broker-limit-flags.ts';
 import { brokerTlsFlags, brokerTlsOption, brokerTlsProblems } from './broker-tls-flags.ts';
 import { hostValue, logLevelFlag, nsFlag } from './common-flags.ts';
@@ -81,6 +82,7 @@ export const brokerFlags = {
   maxRetainedStatuses: maxRetainedStatusesFlag('max-retained-statuses'),
   maxAwaitingPubrel: maxAwaitingPubrelFlag('max-awaiting-pubrel'),
   maxReportBytes: maxReportBytesFlag('max-report-bytes'),
+  maxSessionInflight: maxSessionInflightFlag('max-session-inflight'),
   authMaxFailures: flag(
     '--auth-max-failures <n>',
     'failed logins per address, and per user name, within --auth-window before refusals',
@@ -170,6 +172,7 @@ export function registerBrokerCommand(program: Command): void {
         maxRetainedStatuses: config.maxRetainedStatuses,
         maxAwaitingPubrel: config.maxAwaitingPubrel,
         maxReportBytes: config.maxReportBytes,
+        maxSessionInflight: config.maxSessionInflight,
         loginMaxFailures: config.authMaxFailures,
         loginWindowMs: config.authWindow,
       },

@@ -64,6 +64,16 @@ export function maxAwaitingPubrelFlag(name: string) {
   );
 }
 
+/** `--max-session-inflight` (or `--broker-max-session-inflight`): docs/decisions/session-backlog.md. */
+export function maxSessionInflightFlag(name: string) {
+  return flag(
+    `--${name} <n>`,
+    'messages a connected persistent session may hold unacknowledged before publishes to it wait for their PUBACK; 0: no bound',
+    wholeNumber(0),
+    { default: String(D.maxSessionInflight) },
+  );
+}
+
 /** `--max-report-bytes`: contract 6.1 (a device's `--output-cap`). */
 export function maxReportBytesFlag(name: string) {
   return flag(

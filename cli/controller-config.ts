@@ -15,6 +15,7 @@ import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
 import { type ControllerUser, loadControllerUsersFile, parseControllerUser } from '../controller/users.ts';
 import { port, userSpecSchema, wholeNumber } from '../src/config.ts';
 import { restAuthFlags } from './auth-flags.ts';
+import { maxSessionInflightFlag } from './broker-limit-flags.ts';
 import {
   caFileFlag,
   controllerNsFlag,
@@ -88,6 +89,7 @@ export const controllerFlags = {
     'a user of the embedded broker (ROLE: device, controller, observer); every --user is a controller on it',
     brokerUserSpec,
   ),
+  brokerMaxSessionInflight: maxSessionInflightFlag('broker-max-session-inflight'),
   ns: controllerNsFlag(),
   storeLinkTopic: flag(
     '--store-link-topic <topic>',

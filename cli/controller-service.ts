@@ -58,6 +58,8 @@ export interface ControllerServiceSettings {
   brokerHost: string;
   /** Users of the embedded broker besides the API users (who are controllers on it). */
   brokerUsers: readonly BrokerUser[];
+  /** `--broker-max-session-inflight` (default in broker/limits.ts). */
+  brokerMaxSessionInflight?: number | undefined;
   ns: string;
   /** `--user`: a user without a role is an admin. */
   users: readonly UserInput[];
@@ -265,6 +267,9 @@ export async function startControllerService(
         users: [...settings.brokerUsers, ...asBrokerUsers(accounts.all()), { ...own, role: 'controller' }],
         logger: logger.child({ component: 'broker' }),
         portFlag: '--broker-port',
+        ...(settings.brokerMaxSessionInflight !== undefined && {
+          limits: { maxSessionInflight: settings.brokerMaxSessionInflight },
+        }),
       });
       const started = broker;
       cleanup.push(() => started.stop());

@@ -53,6 +53,7 @@ export function embeddedBroker(config: ServeConfig, logger: Logger): EmbeddedBro
           // Contract 6.1: this device's own --retain + --max-queue + 16.
           maxRetainedStatuses: config.retain + config.maxQueue + 16,
           maxReportBytes: config.outputCap,
+          maxSessionInflight: config.brokerMaxSessionInflight,
           loginMaxFailures: config.authMaxFailures,
           loginWindowMs: config.authWindow,
         },

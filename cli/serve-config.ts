@@ -30,6 +30,7 @@ import {
   maxConnectionsFlag,
   maxPacketBytesFlag,
   maxPendingPerAddressFlag,
+  maxSessionInflightFlag,
 } from './broker-limit-flags.ts';
 import { embeddedBrokerTlsFlags } from './broker-tls-flags.ts';
 import {
@@ -125,6 +126,7 @@ export const serveFlags = {
   brokerConnectTimeout: connectTimeoutFlag('broker-connect-timeout'),
   brokerMaxConnections: maxConnectionsFlag('broker-max-connections'),
   brokerMaxPendingPerAddress: maxPendingPerAddressFlag('broker-max-pending-per-address'),
+  brokerMaxSessionInflight: maxSessionInflightFlag('broker-max-session-inflight'),
   mqtt: negatedFlag('--no-mqtt', 'no MQTT at all'),
   ns: nsFlag(),
   groups: repeatableFlag(

@@ -12,7 +12,7 @@ const CLIENT_MEMBERS: Record<string, string> = {
   deliver0: 'dedupe.ts, session-resume.ts, delivery-qos.ts',
   deliverQoS: 'dedupe.ts, session-resume.ts, delivery-qos.ts',
   duplicates: 'dedupe.ts',
-  subscriptions: 'delivery-qos.ts',
+  subscriptions: 'delivery-qos.ts, session-backlog.ts',
   clean: 'dedupe.ts',
   connected: 'session-resume.ts',
   closed: 'session-resume.ts',
@@ -36,6 +36,9 @@ const PERSISTENCE_MEMBERS: Record<string, string> = {
   subscriptionsByTopic: 'subscription-store.ts',
   subscriptionsByClient: 'session-present.ts',
   outgoingStream: 'session-resume.ts',
+  outgoingEnqueue: 'session-backlog.ts',
+  outgoingEnqueueCombi: 'session-backlog.ts',
+  outgoingClearMessageId: 'session-backlog.ts',
 };
 
 const FUNCTIONS = new Set([

@@ -48,6 +48,7 @@ describe('maximum packet size', () => {
       maxRetainedStatuses: 1144,
       maxAwaitingPubrel: 64,
       maxReportBytes: 1024 * 1024,
+      maxSessionInflight: 1000,
       loginMaxFailures: 10,
       loginWindowMs: 60_000,
       emitterConcurrency: 1000,

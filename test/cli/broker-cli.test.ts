@@ -136,6 +136,8 @@ describe('regbridge broker', () => {
         '0',
         '--max-pending-per-address',
         '0',
+        '--max-session-inflight',
+        '-1',
         '--tls-cert',
         fileURLToPath(import.meta.url), // no PEM certificate in it
         '--client-ca',
@@ -155,6 +157,7 @@ describe('regbridge broker', () => {
       '--connect-timeout',
       '--max-connections',
       '--max-pending-per-address',
+      '--max-session-inflight',
     ]) {
       expect(
         lines.some((line) => line.startsWith(`  - ${flag}: `)),
