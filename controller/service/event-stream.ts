@@ -285,8 +285,8 @@ export class EventStream {
     const views = new Map<string, { scope: Scope | undefined; clients: ServerResponse[] }>();
     for (const [response, { scope }] of this.clients) {
       const key = scope?.kind === 'store' ? scope.values.join(',') : '';
-      let view = views.get(key);
-      if (!view) views.set(key, (view = { scope: key === '' ? undefined : scope, clients: [] }));
+      const view = views.get(key) ?? { scope: key === '' ? undefined : scope, clients: [] };
+      views.set(key, view);
       view.clients.push(response);
     }
     for (const { scope, clients } of views.values()) this.writeView(outbox, scope, clients);
