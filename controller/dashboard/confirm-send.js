@@ -3,15 +3,16 @@
 import { el } from './dom.js';
 import { targetWords } from './names.js';
 import { simulatorCommands } from './script-help.js';
-import { reached } from './target.js';
+import { neverSeen, reached } from './target.js';
 
 /**
- * Registers the target names: a plain list's ids (known or not), else the known registers it
- * reaches (a group, "all": every one; narrowed by stores and attributes).
+ * Registers the target reaches: the known ones it matches (a plain id is that id in every
+ * store), plus, for a plain list, each id never seen (it is sent when that register connects).
  */
 export function targetCount(target) {
-  if (target.devices && !target.stores && !target.attributes) return target.devices.length;
-  return reached(target).length;
+  const known = reached(target).length;
+  if (!target.devices || target.stores || target.attributes) return known;
+  return known + neverSeen(target.devices).length;
 }
 
 /** Table entries of the commands the script uses that close or change the day (Z REPORT). */

@@ -6,11 +6,11 @@ import { confirmSend, targetCount } from './confirm-send.js';
 import { $, el } from './dom.js';
 import { formProblem, inFormWords } from './form-checks.js';
 import { onJob } from './jobs.js';
-import { deviceKey, jobPath } from './names.js';
+import { jobPath } from './names.js';
 import { navigate, onShow } from './router.js';
 import { loggedOut } from './session.js';
 import { state } from './state.js';
-import { parseAttributes, reached } from './target.js';
+import { neverSeen, parseAttributes, reached } from './target.js';
 
 function numberField(form, name) {
   const raw = form.elements[name].value.trim();
@@ -45,12 +45,7 @@ export function showTargetCount() {
   const online = reaches.filter((d) => d.online).length;
   const count = targetCount(aim);
   // Listed ids this controller never saw (a plain list only: the others are counted as known).
-  const unknown =
-    aim.devices && !aim.stores && !aim.attributes
-      ? aim.devices.filter(
-          (id) => ![...state.devices.values()].some((d) => id === deviceKey(d) || id === d.deviceId),
-        ).length
-      : 0;
+  const unknown = aim.devices && !aim.stores && !aim.attributes ? neverSeen(aim.devices).length : 0;
   $('job-target-count').textContent =
     `Reaches ${count} ${count === 1 ? 'register' : 'registers'} (${online} online)` +
     (unknown > 0 ? `; ${unknown} never seen by this controller` : '');

@@ -34,3 +34,9 @@ function matches(device, target) {
 export function reached(target) {
   return [...state.devices.values()].filter((device) => matches(device, target));
 }
+
+/** Listed ids (`store/id` or plain) that match no register this dashboard knows. */
+export function neverSeen(ids) {
+  const known = [...state.devices.values()];
+  return ids.filter((id) => !known.some((d) => id === deviceKey(d) || id === d.deviceId));
+}

@@ -105,6 +105,17 @@ describe.skipIf(skipReason)('the dashboard of a head office with three stores', 
     await expect.poll(() => count.textContent()).toBe('Reaches 2 registers (2 online)');
     await page.getByLabel('Only these stores').fill('');
     await expect.poll(() => count.textContent()).toBe('Reaches 3 registers (3 online)');
+    // A plain id is that id in every store: r1 is three registers, and a new id one more.
+    await page.getByLabel('Only registers with these attributes').fill('');
+    await page.getByLabel('Registers', { exact: true }).check();
+    await page.getByLabel('Group or registers (comma-separated)').fill('r1, s9/new');
+    await expect
+      .poll(() => count.textContent())
+      .toBe('Reaches 4 registers (3 online); 1 never seen by this controller');
+    await page.getByLabel('A group', { exact: true }).check();
+    await page.getByLabel('Group or registers (comma-separated)').fill('all');
+    await page.getByLabel('Only registers with these attributes').fill('region=north');
+    await expect.poll(() => count.textContent()).toBe('Reaches 3 registers (3 online)');
     await page.getByLabel('Script', { exact: true }).fill('PRINT north');
     await page.getByRole('button', { name: 'Start job' }).click();
     const dialog = page.getByRole('dialog', { name: 'Send this script to 3 registers?' });
