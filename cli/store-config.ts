@@ -43,7 +43,7 @@ export interface StoreConfig {
   registersScript: string;
 }
 
-/** The store's namespace: `<prefix>/<store id>` (docs/topology.md, "Namespaces"). */
+/** The store's namespace: `<prefix>/<store id>` (docs/topology.md, "Add a store: one command"). */
 export function storeNamespace(input: Pick<StoreConfigInput, 'nsPrefix' | 'store'>): string {
   return `${input.nsPrefix}/${input.store}`;
 }

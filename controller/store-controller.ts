@@ -3,7 +3,7 @@
  * the store's devices from their retained states, sends one script to many devices (one publish
  * per group, or one per device) and follows every targeted device's task through replies and
  * status messages until each has a result or the deadline passes. The submissions in flight are
- * tracked in controller-submissions.ts.
+ * tracked in controller/submissions.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';

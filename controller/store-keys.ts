@@ -29,8 +29,3 @@ export function topicPartsOf(ns: string, key: string): { ns: string; deviceId: s
     throw new Error(`register ${key} has no store (a multi-store controller keys store/id)`);
   return { ns: namespaceOfStore(ns, store), deviceId };
 }
-
-/** A key or id as the API shows it: `{store, deviceId}` with several stores, `{deviceId}` with one. */
-export function presentKey(key: string): { store?: string; deviceId: string } {
-  return splitKey(key);
-}

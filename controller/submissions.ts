@@ -14,7 +14,7 @@ import { topicPartsOf } from './store-keys.ts';
 import type { TargetPlan } from './targets.ts';
 import type { FanoutResult, SubmitOptions } from './types.ts';
 
-/** Default lead of the retained-status recheck before a deadline (controller-recheck.ts). */
+/** Default lead of the retained-status recheck before a deadline (controller/recheck.ts). */
 const RECHECK_LEAD_MS = 2000;
 
 interface Active {
@@ -248,7 +248,7 @@ export class Submissions {
   /**
    * A status this controller missed (dropped by a broker, or known before the submission) ends
    * the wait too: first what the directory already knows, then the retained status topics of the
-   * devices still missing, read again through a fresh subscription (controller-recheck.ts).
+   * devices still missing, read again through a fresh subscription (controller/recheck.ts).
    */
   private recheckMissing(active: Active): void {
     const now = Date.now();

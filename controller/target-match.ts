@@ -1,6 +1,6 @@
 /**
- * Which registers a job's target takes (docs/controller.md, "Targets"): `group`, `devices`,
- * `stores` and `attributes` may be combined, and a register is taken when it matches every
+ * Which registers a job's target takes (docs/controller.md, "Jobs: target, rollout, deadline,
+ * abort, cancel"): `group`, `devices`, `stores` and `attributes` may be combined, and a register is taken when it matches every
  * condition given. Listed devices are keys: a plain id, or `store/id` with several stores (a
  * plain id there matches that id in every store). Pure, over the directory's entries.
  */

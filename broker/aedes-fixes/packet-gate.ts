@@ -18,7 +18,7 @@
  *
  * aedes hands every connection to `new Client(broker, conn)`, which owns `_parser`; the hooks wrap
  * three of its steps (`_parseLength`, `_parseConnect`, `_parseUnsubscribe`; checked at start by
- * internals-guard.ts). test/broker/broker-limits.test.ts and test/broker-conformance-*.test.ts pin them.
+ * internals-guard.ts). test/broker/broker-limits.test.ts and test/broker/broker-conformance-*.test.ts pin them.
  */
 import type { Duplex } from 'node:stream';
 
