@@ -1,8 +1,9 @@
 /**
  * Which registers a job's target takes (docs/controller.md, "Jobs: target, rollout, deadline,
- * abort, cancel"): `group`, `devices`, `stores` and `attributes` may be combined, and a register is taken when it matches every
- * condition given. Listed devices are keys: a plain id, or `store/id` with several stores (a
- * plain id there matches that id in every store). Pure, over the directory's entries.
+ * abort, cancel"): `group`, `devices`, `stores` and `attributes` may be combined, and a register
+ * is taken when it matches every condition given. Listed devices are keys: a plain id, or
+ * `store/id` with several stores (a plain id there matches that id in every store). Pure, over
+ * the directory's entries.
  */
 import { ALL_GROUP } from '../bridge/contract/topics.ts';
 import type { JobTarget } from './job-types.ts';
