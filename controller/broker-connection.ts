@@ -143,7 +143,9 @@ export class QuietWait {
   private timer: NodeJS.Timeout | undefined;
   private finish: (() => void) | undefined;
 
+  /** A new wait ends the one before (resolved at once): one timer, and no wait is left hanging. */
   wait(lastActivity: () => number, quietMs: number, maxMs: number): Promise<void> {
+    this.finish?.();
     const giveUpAt = Date.now() + maxMs;
     return new Promise((resolve) => {
       this.finish = () => {
