@@ -116,6 +116,11 @@ class CommandRun {
     ensureWatchdog();
     try {
       this.cgroup = cgroups?.create(this.mark);
+    } catch (error) {
+      this.settle({ ok: false, error: `no cgroup for the program: ${(error as Error).message}` });
+      return;
+    }
+    try {
       // detached: the program leads its own process group, so a time-out kills what it forked
       // too; the mark reaches what left the group (setsid) and what the watchdog must end. With
       // a cgroup, a shell joins it and then execs the program (task-cgroup.ts).
@@ -129,6 +134,7 @@ class CommandRun {
         env: { ...(this.options.env ?? childEnvironment()), [MARK_VARIABLE]: this.mark },
       });
     } catch (error) {
+      if (this.cgroup !== undefined) void cgroups?.end(this.cgroup);
       this.settle({ ok: false, error: spawnFailure(program, error) });
       return;
     }

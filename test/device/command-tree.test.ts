@@ -5,7 +5,7 @@
  * processes throughout; a process's death has no event to await, so it is polled, bounded.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -165,6 +165,17 @@ describe('with a cgroup per program (--command-cgroup; this machine lets the tes
     expect(pids.filter(alive)).toEqual([]);
     // The run's cgroup is gone, and so is the service's parent cgroup with no run left in it.
     expect(existsSync(cgroups().parent)).toBe(false);
+  });
+
+  it('a cgroup that cannot be created fails the task, saying so, and starts nothing', async () => {
+    // A parent under a plain file (ENOTDIR), through the class's private constructor.
+    const plainFile = join(dir, 'not-a-directory');
+    writeFileSync(plainFile, '');
+    const unusable = new (TaskCgroups as unknown as new (parent: string) => TaskCgroups)(plainFile);
+    const file = join(dir, 'no-cgroup.pids');
+    const result = await sh(`echo $$ >> ${file}`, 20_000, unusable).execute('', never);
+    expect(result).toMatchObject({ ok: false, error: expect.stringMatching(/^no cgroup for the program: /) });
+    expect(existsSync(file)).toBe(false);
   });
 
   it('an honest program sees the service as its parent and its own pid as $$', async () => {
