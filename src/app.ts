@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import { AuthService } from './auth/auth-service.ts';
 import type { DeviceCoreConfig } from './config.ts';
 import type { MqttHealth } from './health.ts';
+import { observeHttpRequests } from './http-metrics-hooks.ts';
 import type { Logger } from './logger.ts';
 import { createDeviceMetrics, createHttpMetrics, METRIC_NAMES } from './metrics.ts';
 import { lazyChildLoggerFactory } from './request-logger.ts';
@@ -157,13 +158,7 @@ async function build(
   const waits = new Waits();
   auth.start();
 
-  // Callback style, not async: this runs for every request, and an async hook costs a promise.
-  app.addHook('onResponse', (request, reply, done) => {
-    // The route pattern, never the raw URL, so label cardinality stays bounded.
-    const route = request.routeOptions.url ?? 'unmatched';
-    httpMetrics?.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
+  if (httpMetrics) observeHttpRequests(app, httpMetrics);
   app.addHook('preClose', async () => {
     waits.abortAll();
   });
