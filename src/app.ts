@@ -5,7 +5,6 @@
  * stops the app's own timers and metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { AuthService } from './auth/auth-service.ts';
 import type { DeviceCoreConfig } from './config.ts';
@@ -21,6 +20,7 @@ import { logoutRoute } from './routes/logout-route.ts';
 import { registerLazyOpenApi, registerOpenApi } from './routes/openapi.ts';
 import { serviceRoutes } from './routes/service-routes.ts';
 import { taskRoutes } from './routes/task-routes.ts';
+import { requestValidatorCompiler } from './routes/validator.ts';
 import { Waits } from './routes/waits.ts';
 import type { TaskQueue } from './tasks/task-queue.ts';
 import type { TlsFiles } from './tls.ts';
@@ -74,11 +74,11 @@ type CompilersFactory = NonNullable<
 const jsonSerializer = () => (data: unknown) => JSON.stringify(data);
 
 /**
- * fastify-type-provider-zod's validator and the JSON serializer as fastify's compiler factories.
+ * The zod request validator (routes/validator.ts) and the JSON serializer as fastify's compiler factories.
  * Typed for ajv's route definitions (schema: unknown); ours are zod schemas.
  */
 const compilers = {
-  buildValidator: () => validatorCompiler,
+  buildValidator: () => requestValidatorCompiler,
   buildSerializer: () => jsonSerializer,
 } as unknown as CompilersFactory;
 
@@ -125,7 +125,7 @@ async function build(
   // docs/api.md: all bodies are JSON; a text/plain body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app, config.maxJsonDepth);
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(requestValidatorCompiler);
   app.setSerializerCompiler(jsonSerializer);
   installErrorHandling(app, bodyLimit);
 
