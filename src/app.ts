@@ -5,11 +5,11 @@
  * stops the app's own timers and metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { AuthService } from './auth/auth-service.ts';
 import type { DeviceCoreConfig } from './config.ts';
 import type { MqttHealth } from './health.ts';
+import { observeHttpRequests } from './http-metrics-hooks.ts';
 import type { Logger } from './logger.ts';
 import { createDeviceMetrics, createHttpMetrics, METRIC_NAMES } from './metrics.ts';
 import { lazyChildLoggerFactory } from './request-logger.ts';
@@ -20,6 +20,7 @@ import { logoutRoute } from './routes/logout-route.ts';
 import { registerLazyOpenApi, registerOpenApi } from './routes/openapi.ts';
 import { serviceRoutes } from './routes/service-routes.ts';
 import { taskRoutes } from './routes/task-routes.ts';
+import { requestValidatorCompiler } from './routes/validator.ts';
 import { Waits } from './routes/waits.ts';
 import type { TaskQueue } from './tasks/task-queue.ts';
 import type { TlsFiles } from './tls.ts';
@@ -73,11 +74,11 @@ type CompilersFactory = NonNullable<
 const jsonSerializer = () => (data: unknown) => JSON.stringify(data);
 
 /**
- * fastify-type-provider-zod's validator and the JSON serializer as fastify's compiler factories.
+ * The zod request validator (routes/validator.ts) and the JSON serializer as fastify's compiler factories.
  * Typed for ajv's route definitions (schema: unknown); ours are zod schemas.
  */
 const compilers = {
-  buildValidator: () => validatorCompiler,
+  buildValidator: () => requestValidatorCompiler,
   buildSerializer: () => jsonSerializer,
 } as unknown as CompilersFactory;
 
@@ -124,7 +125,7 @@ async function build(
   // docs/api.md: all bodies are JSON; a text/plain body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app, config.maxJsonDepth);
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(requestValidatorCompiler);
   app.setSerializerCompiler(jsonSerializer);
   installErrorHandling(app, bodyLimit);
 
@@ -157,13 +158,7 @@ async function build(
   const waits = new Waits();
   auth.start();
 
-  // Callback style, not async: this runs for every request, and an async hook costs a promise.
-  app.addHook('onResponse', (request, reply, done) => {
-    // The route pattern, never the raw URL, so label cardinality stays bounded.
-    const route = request.routeOptions.url ?? 'unmatched';
-    httpMetrics?.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
+  if (httpMetrics) observeHttpRequests(app, httpMetrics);
   app.addHook('preClose', async () => {
     waits.abortAll();
   });

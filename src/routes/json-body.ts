@@ -13,7 +13,7 @@
  *   JSON.parse builds it: a 2 MB body of a million `[` otherwise costs a third of a second of
  *   CPU on a route anyone may call.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { decodeUtf8 } from '../tasks/script-text.ts';
 import { ApiError } from './api-error.ts';
 
@@ -65,18 +65,32 @@ export function jsonBodyText(bytes: Buffer, maxDepth: number): string {
   return text;
 }
 
-/** True when the matched route declares a body schema (authenticate, vendor-script, fm-script). */
-function routeReadsBody(request: FastifyRequest): boolean {
-  const schema = request.routeOptions.schema as { body?: unknown } | undefined;
-  return schema?.body !== undefined;
-}
+/** Set on requests to a route that declares no body schema: their body is never parsed. */
+const kSkipsBody = Symbol('regbridge.skipsBody');
+type MarkedRequest = FastifyRequest & { [kSkipsBody]: boolean };
 
+/**
+ * Call before any route is registered: which routes read a body (authenticate, vendor-script,
+ * fm-script) is fixed when each route is registered, not looked up per request
+ * (`request.routeOptions` builds a fresh object on every read).
+ */
 export function installJsonBodyParser(app: FastifyInstance, maxDepth: number): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.decorateRequest(kSkipsBody, false);
+  const markSkipsBody: onRequestHookHandler = (request, _reply, done) => {
+    (request as MarkedRequest)[kSkipsBody] = true;
+    done();
+  };
+  app.addHook('onRoute', (routeOptions) => {
+    if ((routeOptions.schema as { body?: unknown } | undefined)?.body !== undefined) return;
+    const own = routeOptions.onRequest;
+    routeOptions.onRequest = own === undefined ? [markSkipsBody] : [...[own].flat(), markSkipsBody];
+  });
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
-    if (!routeReadsBody(request)) {
+    // Unmatched requests have no route to read a body: they answer 404 whatever they carry.
+    if ((request as MarkedRequest)[kSkipsBody] || request.is404) {
       done(null, undefined);
       return;
     }

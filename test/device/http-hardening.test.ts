@@ -98,6 +98,18 @@ describe('item 4: authenticate reads a small body, and no route parses a deeply 
     });
     expect(response.statusCode).toBe(200);
   });
+
+  it('an unmatched request never has its body parsed: 404, whatever it carries', async () => {
+    t = await startTestApp();
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/no-such-route',
+      headers: { 'content-type': 'application/json' },
+      payload: '{not json',
+    });
+    expect(response.statusCode).toBe(404);
+    expect(response.json().code).toBe('ROUTE_NOT_FOUND');
+  });
 });
 
 describe('item 5: GET with Content-Type: application/json and no body', () => {

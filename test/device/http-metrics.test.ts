@@ -120,4 +120,27 @@ describe('buildApp and metrics', () => {
       metrics.stop();
     }
   });
+
+  it('labels requests with the route pattern, and unmatched ones "unmatched"', async () => {
+    const queue = newQueue();
+    const registry = createMetricsRegistry();
+    const app = await buildApp({ config, queue, logger, registry });
+    try {
+      expect((await app.inject({ url: '/api/tasks/12345' })).statusCode).toBe(404);
+      expect((await app.inject({ url: '/no/such/route?x=1' })).statusCode).toBe(404);
+      const text = await registry.metrics();
+      expect(text).toContain(
+        'regbridge_http_requests_total{method="GET",route="/api/tasks/:id",status_code="404"} 1',
+      );
+      expect(text).toContain(
+        'regbridge_http_requests_total{method="GET",route="unmatched",status_code="404"} 1',
+      );
+      expect(text).toContain(
+        'regbridge_http_request_duration_seconds_count{method="GET",route="unmatched"} 1',
+      );
+      expect(text).not.toContain('/no/such/route');
+    } finally {
+      await app.close();
+    }
+  });
 });
