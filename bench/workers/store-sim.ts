@@ -13,7 +13,7 @@
  * nothing; counted as `repeats`).
  * argv: `<firstStore> <endStore> <registers> <url,url,url>`. Sends `ready` once every store is
  * connected, subscribed and has published its registers' retained online states; answers
- * `count` with `{executions, repeats}`.
+ * `count` with `{executions, repeats, cpuMs}` (its CPU time since it started).
  */
 import { randomUUID } from 'node:crypto';
 import { connectAsync, type MqttClient } from 'mqtt';
@@ -169,7 +169,10 @@ workerMain(
   },
   {
     onMessage: (message) => {
-      if (message.type === 'count') sendToParent({ type: 'count', executions, repeats });
+      if (message.type === 'count') {
+        const cpu = process.cpuUsage();
+        sendToParent({ type: 'count', executions, repeats, cpuMs: (cpu.user + cpu.system) / 1000 });
+      }
     },
     onStop: async () => {
       await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));
