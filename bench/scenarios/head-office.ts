@@ -1,9 +1,10 @@
 /**
  * Scenario: the head office (docs/topology.md). A three-node NATS JetStream cluster with its
  * MQTT listener is the hub; 500 light simulated stores of 20 registers each are bridged into it
- * (bench/workers/store-sim.ts: one persistent MQTT client per store where its Mosquitto bridge
- * would be, answering for its 20 registers with a reply and three retained statuses each, as
- * the bridge would forward them; no store broker, no register process, no script runs); the
+ * (bench/workers/store-sim.ts: per store, one persistent MQTT client per connection of its
+ * Mosquitto bridge, where that connection would be, answering for its 20 registers with a reply
+ * and three statuses each, not retained at the hub, as `hub-results` forwards them; no store
+ * broker, no register process, no script runs); the
  * head office's controller (`ns: 'stores/+'`, bench/workers/hub-controller.ts) on n3. Figures:
  * the time from a fleet job to all 10,000 registers until the head office has every result
  * (goal < 10 s; median and spread of the rounds), the hub's CPU time per job (three nodes
