@@ -122,7 +122,7 @@ export const storeConfigFlags = {
   ),
   clientId: flag(
     '--client-id <id>',
-    "the bridge's client id at the hub, unique per store (without: store-<id>)",
+    "the bridge's client id at the hub, unique per store (without: store-<id>); its results connection adds -results",
     idValue,
   ),
   out: flag(

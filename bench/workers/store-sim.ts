@@ -1,22 +1,25 @@
 /**
  * Light simulated stores for the head-office scenario (bench/scenarios/head-office.ts). Each
- * store is ONE MQTT client at the hub, standing where a store's Mosquitto bridge would: client id
- * `store-<id>`, persistent session (clean false), QoS 1 subscriptions to exactly the bridge's
- * head-office-to-store topics (cli/store-config.ts), and every node of the hub in its server list
- * (failover like the bridge's `address` list, starting on a node chosen per store). Behind it
- * stand `registers` simulated registers: no store broker, no register processes, no scripts run.
- * For each register a script reaches (its device topic, or group `all`), the store publishes what
- * the register's bridge would have sent up through the bridge: the reply and three retained
- * statuses (queued, started, FINISHED), QoS 1, with a register's idempotency (a requestId seen
- * before republishes the end status, runs nothing; counted as `repeats`).
+ * store is one MQTT client at the hub per connection of its Mosquitto bridge
+ * (bridgeConnections, cli/store-config.ts), standing where that connection would: its client id,
+ * persistent session (clean false), QoS 1 subscriptions to exactly its head-office-to-store
+ * topics, and every node of the hub in its server list (failover like the bridge's `address`
+ * list, starting on a node chosen per store). Behind them stand `registers` simulated registers:
+ * no store broker, no register processes, no scripts run. For each register a script reaches
+ * (its device topic, or group `all`), the store publishes what the register would have sent up
+ * through the bridge: the reply and three statuses (queued, started, FINISHED), QoS 1, each on
+ * the connection whose `out` topics carry it, retained only where that connection keeps the
+ * flag; with a register's idempotency (a requestId seen before republishes the end status, runs
+ * nothing; counted as `repeats`).
  * argv: `<firstStore> <endStore> <registers> <url,url,url>`. Sends `ready` once every store is
  * connected, subscribed and has published its registers' retained online states; answers
- * `count` with `{executions, repeats}`.
+ * `count` with `{executions, repeats, cpuMs}` (its CPU time since it started).
  */
 import { randomUUID } from 'node:crypto';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { SubscribeRetry } from '../../bridge/contract/subscribe-retry.ts';
-import { bridgeTopics } from '../../cli/store-config.ts';
+import { topicMatches } from '../../broker/access-rules.ts';
+import { bridgeConnections } from '../../cli/store-config.ts';
 import { silent as quiet } from '../../test/support/loggers.ts';
 import { sendToParent, workerMain } from '../lib/worker-side.ts';
 
@@ -37,7 +40,7 @@ interface SimTask {
   last: string;
 }
 
-async function startStore(index: number): Promise<MqttClient> {
+async function startStore(index: number): Promise<MqttClient[]> {
   const store = storeId(index);
   const ns = `stores/${store}`;
   const bootId = randomUUID();
@@ -46,18 +49,38 @@ async function startStore(index: number): Promise<MqttClient> {
   const tasks = new Map<string, Map<string, SimTask>>(devices.map((d) => [d, new Map()]));
   let nextTask = 1;
   const rotated = servers.map((_, i) => servers[(index + i) % servers.length]!);
-  const client = await connectAsync({
-    servers: rotated,
-    clientId: `store-${store}`,
-    clean: false,
-    protocolVersion: 4,
-    reconnectPeriod: 1000,
-    connectTimeout: 30_000,
-    keepalive: 30,
-  });
-  client.on('error', () => undefined);
+  const connections = bridgeConnections(ns, `store-${store}`);
+  const links = await Promise.all(
+    connections.map(async (c) => {
+      const client = await connectAsync({
+        servers: rotated,
+        clientId: c.clientId,
+        clean: false,
+        protocolVersion: 4,
+        reconnectPeriod: 1000,
+        connectTimeout: 30_000,
+        keepalive: 30,
+      });
+      client.on('error', () => undefined);
+      return client;
+    }),
+  );
+  const route = new Map<string, { client: MqttClient; retain: boolean }>();
+  const via = (topic: string): { client: MqttClient; retain: boolean } => {
+    // The register retains it at the store; the bridge connection decides whether the hub does.
+    const kind = topic.split('/')[4] ?? '';
+    let found = route.get(kind);
+    if (!found) {
+      const i = connections.findIndex((c) => c.out.some((f) => topicMatches(f, topic)));
+      if (i < 0) throw new Error(`no bridge connection sends ${topic} up`);
+      found = { client: links[i]!, retain: connections[i]!.retain };
+      route.set(kind, found);
+    }
+    return found;
+  };
   const publish = (topic: string, payload: string, retain: boolean): void => {
-    client.publish(topic, payload, { qos: 1, retain }, () => undefined);
+    const { client, retain: keeps } = via(topic);
+    client.publish(topic, payload, { qos: 1, retain: retain && keeps }, () => undefined);
   };
   const run = (deviceId: string, requestId: string, script: string): void => {
     const held = tasks.get(deviceId);
@@ -89,7 +112,7 @@ async function startStore(index: number): Promise<MqttClient> {
     held.set(requestId, { id, seq: 3, last });
     publish(statusTopic, last, true);
   };
-  client.on('message', (topic, payload) => {
+  const onMessage = (topic: string, payload: Buffer): void => {
     let body: { script?: string; requestId?: string };
     try {
       body = JSON.parse(payload.toString()) as typeof body;
@@ -102,17 +125,22 @@ async function startStore(index: number): Promise<MqttClient> {
     if (levels[4] !== 'scripts') return;
     const targets = kind === 'groups' ? (levels[3] === 'all' ? devices : []) : [levels[3] ?? ''];
     for (const deviceId of targets) run(deviceId, body.requestId, body.script);
-  });
-  // nats-server refuses SUBSCRIBEs for a while when many consumers are created at once: sent
-  // again with backoff, as the controller and the registers do.
-  const refused = await new SubscribeRetry(client, quiet).subscribe({
-    filters: bridgeTopics(ns).in,
-    qos: 1,
-    budgetMs: 300_000,
-    alive: () => client.connected,
-  });
-  if (refused.length > 0)
-    throw new Error(`store ${store}: subscriptions refused for 300 s: ${refused.join(', ')}`);
+  };
+  for (const [i, c] of connections.entries()) {
+    const client = links[i]!;
+    client.on('message', onMessage);
+    if (c.in.length === 0) continue;
+    // nats-server refuses SUBSCRIBEs for a while when many consumers are created at once: sent
+    // again with backoff, as the controller and the registers do.
+    const refused = await new SubscribeRetry(client, quiet).subscribe({
+      filters: c.in,
+      qos: 1,
+      budgetMs: 300_000,
+      alive: () => client.connected,
+    });
+    if (refused.length > 0)
+      throw new Error(`store ${store}: subscriptions refused for 300 s: ${refused.join(', ')}`);
+  }
   for (const deviceId of devices) {
     const state = {
       online: true,
@@ -123,12 +151,11 @@ async function startStore(index: number): Promise<MqttClient> {
       startedAt: now,
       groups: [],
     };
-    await client.publishAsync(`${ns}/devices/${deviceId}/state`, JSON.stringify(state), {
-      qos: 1,
-      retain: true,
-    });
+    const topic = `${ns}/devices/${deviceId}/state`;
+    const { client, retain } = via(topic);
+    await client.publishAsync(topic, JSON.stringify(state), { qos: 1, retain });
   }
-  return client;
+  return links;
 }
 
 workerMain(
@@ -136,13 +163,16 @@ workerMain(
     const indexes = Array.from({ length: Number(end) - Number(first) }, (_, i) => Number(first) + i);
     // A few at a time: each new session creates JetStream consumers on every node.
     for (let i = 0; i < indexes.length; i += 10) {
-      clients.push(...(await Promise.all(indexes.slice(i, i + 10).map(startStore))));
+      clients.push(...(await Promise.all(indexes.slice(i, i + 10).map(startStore))).flat());
     }
     sendToParent({ type: 'ready' });
   },
   {
     onMessage: (message) => {
-      if (message.type === 'count') sendToParent({ type: 'count', executions, repeats });
+      if (message.type === 'count') {
+        const cpu = process.cpuUsage();
+        sendToParent({ type: 'count', executions, repeats, cpuMs: (cpu.user + cpu.system) / 1000 });
+      }
     },
     onStop: async () => {
       await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));

@@ -82,12 +82,29 @@ describe('regbridge store-config', () => {
       'bridge_cafile /etc/regbridge/hub-ca.pem',
       'bridge_insecure false',
       'topic stores/042/devices/+/state out 1',
-      'topic stores/042/devices/+/tasks/+/status out 1',
-      'topic stores/042/devices/+/replies/# out 1',
       'topic stores/042/+/+/scripts in 1',
       'topic stores/042/+/+/cancel in 1',
     ])
       expect(lines).toContain(line);
+    // Statuses and replies go up on a second connection that drops their retain flag.
+    const results = lines.slice(lines.indexOf('connection hub-results'));
+    expect(results.length).toBeLessThan(lines.length);
+    for (const line of [
+      'address nats-1:1883 nats-2:1884 nats-3:1883',
+      'remote_clientid store-042-results',
+      'cleansession false',
+      'bridge_outgoing_retain false',
+      'topic stores/042/devices/+/tasks/+/status out 1',
+      'topic stores/042/devices/+/replies/# out 1',
+    ])
+      expect(results).toContain(line);
+    const first = lines.slice(0, lines.indexOf('connection hub-results'));
+    expect(first.filter((l) => l.startsWith('topic '))).toEqual([
+      'topic stores/042/devices/+/state out 1',
+      'topic stores/042/+/+/scripts in 1',
+      'topic stores/042/+/+/cancel in 1',
+    ]);
+    expect(first).not.toContain('bridge_outgoing_retain false');
     // Nothing both ways: a hub without the bridge flag would send it back.
     expect(lines.filter((l) => l.startsWith('topic ') && !/ (in|out) 1$/.test(l))).toEqual([]);
   });
@@ -218,6 +235,20 @@ describe.skipIf(skipWithout(['mosquitto', 'nats-server'], 'store-config with mos
         ['reg-2', 'FINISHED'],
       ]);
       expect(executions([store], 'first')).toEqual({ 's1/reg-1': 1, 's1/reg-2': 1 });
+    });
+
+    it("keeps the registers' states retained at the hub, and no task status", async () => {
+      // Statuses first in one SUBSCRIBE: their retained messages, if any, come before the states'.
+      const watcher = await TestClient.connect(hub.url, [
+        `${store.ns}/devices/+/tasks/+/status`,
+        `${store.ns}/devices/+/state`,
+      ]);
+      try {
+        await watcher.waitForCount((m) => m.retain && m.topic.endsWith('/state'), 2, 'both retained states');
+        expect(watcher.messages.filter((m) => m.topic.endsWith('/status')).map((m) => m.topic)).toEqual([]);
+      } finally {
+        await watcher.close();
+      }
     });
 
     it('finishes a job locally while the WAN link is down and reports it when the link is back', async () => {
