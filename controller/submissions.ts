@@ -183,28 +183,31 @@ export class Submissions {
    * Returns how many registers were asked.
    */
   resendOpen(client: MqttClient): number {
-    const { ns, logger } = this.options;
     let asked = 0;
-    for (const active of this.active.values()) {
-      const { requestId } = active.fanout;
-      for (const { deviceId, bootId } of active.fanout.pendingTargets()) {
-        // Another boot never had the task (tasks live in RAM): the state already ended it FAILURE.
-        if (this.options.directory.device(deviceId)?.bootId !== bootId) continue;
-        asked += 1;
-        const parts = topicPartsOf(ns, deviceId);
-        client.publish(
-          topics.deviceScripts(parts.ns, parts.deviceId),
-          active.payload,
-          { qos: 1 },
-          (error) => {
-            // Still open: the next reconnect, the recheck or the deadline decides.
-            if (error) logger.warn({ deviceId, requestId, err: error.message }, 'resend failed');
-          },
-        );
-      }
-    }
+    for (const active of this.active.values()) asked += this.askAgain(client, active);
     if (asked > 0)
-      logger.info({ registers: asked }, 'reconnected: asked the registers of open results again');
+      this.options.logger.info(
+        { registers: asked },
+        'reconnected: asked the registers of open results again',
+      );
+    return asked;
+  }
+
+  /** Sends `active`'s submission again, unchanged, to its registers still missing. */
+  private askAgain(client: MqttClient, active: Active): number {
+    const { ns, logger } = this.options;
+    const { requestId } = active.fanout;
+    let asked = 0;
+    for (const { deviceId, bootId } of active.fanout.pendingTargets()) {
+      // Another boot never had the task (tasks live in RAM): the state already ended it FAILURE.
+      if (this.options.directory.device(deviceId)?.bootId !== bootId) continue;
+      asked += 1;
+      const parts = topicPartsOf(ns, deviceId);
+      client.publish(topics.deviceScripts(parts.ns, parts.deviceId), active.payload, { qos: 1 }, (error) => {
+        // Still open: the next reconnect, the recheck or the deadline decides.
+        if (error) logger.warn({ deviceId, requestId, err: error.message }, 'resend failed');
+      });
+    }
     return asked;
   }
 
@@ -248,7 +251,8 @@ export class Submissions {
   /**
    * A status this controller missed (dropped by a broker, or known before the submission) ends
    * the wait too: first what the directory already knows, then the retained status topics of the
-   * devices still missing, read again through a fresh subscription (controller/recheck.ts).
+   * devices still missing, read again through a fresh subscription (controller/recheck.ts), and
+   * the submission sent again to them (the same requestId: nothing runs twice).
    */
   private recheckMissing(active: Active): void {
     const now = Date.now();
@@ -266,6 +270,9 @@ export class Submissions {
       'rechecking retained statuses',
     );
     active.rechecked = this.options.recheck.request(client, missing);
+    // A hub that keeps no retained statuses (docs/topology.md) has nothing to send again: the
+    // registers are asked too, and republish their status without running anything again.
+    this.askAgain(client, active);
   }
 
   /** A caller's callback must not break the controller's bookkeeping. */

@@ -20,9 +20,15 @@ describe('controller: an end status the broker dropped', () => {
   /** Status topics whose FINISHED message was dropped on its way to a controller. */
   const dropped: string[] = [];
   const cleanups: Array<() => Promise<unknown>> = [];
+  /** Off: the broker keeps no status retained, as a hub behind `bridge_outgoing_retain false`. */
+  let retainStatuses = true;
 
   beforeAll(async () => {
     aedes = await Aedes.createBroker({
+      authorizePublish: (_client, packet, callback) => {
+        if (!retainStatuses && packet.topic.endsWith('/status')) packet.retain = false;
+        callback(null);
+      },
       authorizeForward: (client, packet) => {
         const toController = client?.id.startsWith('ctl-') ?? false;
         const finished =
@@ -107,5 +113,21 @@ describe('controller: an end status the broker dropped', () => {
     ]);
     // The live FINISHED really was dropped: the result came from the retained message.
     expect(dropped.filter((d) => d.startsWith(controller.clientId))).toHaveLength(1);
+  });
+
+  it('with no status retained, the recheck asks the register again: FINISHED, run once', async () => {
+    retainStatuses = false;
+    try {
+      const { controller, device } = await setup(1000);
+      const deviceId = deviceIdOf(device);
+      const results = await controller.submit('PRINT asked again', { to: [deviceId], deadlineMs: 2000 });
+      expect(results.map((r) => [r.status, r.status === 'FINISHED' ? r.report : JSON.stringify(r)])).toEqual([
+        ['FINISHED', 'asked again'],
+      ]);
+      expect(device.queue.list().map((task) => task.state)).toEqual(['finished']);
+      expect(dropped.filter((d) => d.startsWith(controller.clientId))).toHaveLength(1);
+    } finally {
+      retainStatuses = true;
+    }
   });
 });
