@@ -1,11 +1,7 @@
 /**
- * Scripts arriving on `<ns>/devices/<id>/scripts` and `<ns>/groups/<g>/scripts`
- * (docs/mqtt.md): read the payload, hand the script to the engine's one admission path
- * (TaskQueue.submit: blank, size, UTF-8, requestId, notAfter, queue bound), and answer on the
- * device's own reply topic (replies.ts). The engine's refusals are DomainErrors; here they
- * become reply errors that start with their registered code (`"<CODE>: <message>"`). Only what is
- * MQTT's own is decided here: the retain flag and the payload's JSON shape. Nothing here throws:
- * a bad message is logged and answered, never a crash.
+ * Scripts on `<ns>/devices/<id>/scripts` and `<ns>/groups/<g>/scripts` (docs/mqtt.md): the engine's
+ * one admission path decides (TaskQueue.submit); only the retain flag and JSON shape are decided
+ * here. Refusals are answered on the reply topic as `"<CODE>: <message>"`. Nothing here throws.
  */
 import type { IPublishPacket } from 'mqtt';
 import type { Logger } from 'pino';

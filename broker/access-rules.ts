@@ -1,23 +1,8 @@
 /**
- * The store broker's per-role ACL over docs/mqtt.md topics. `<ns>` may hold several
- * levels (`stores/042`); every rule is a topic filter under it. docs/broker.md has the same table.
- *
- * | role       | publish                                                                  | subscribe (filter must lie within)        |
- * |------------|--------------------------------------------------------------------------|-------------------------------------------|
- * | device     | `<ns>/devices/<self>/state`, `<ns>/devices/<self>/tasks/+/status`,        | `<ns>/devices/<self>/#`, `<ns>/groups/+/scripts`, |
- * |            | `<ns>/devices/<self>/replies/+` (not retained)                           | `<ns>/groups/+/cancel`                    |
- * | controller | `<ns>/devices/+/scripts`, `<ns>/groups/+/scripts`, `<ns>/devices/+/cancel`,| `<ns>/#`                                  |
- * |            | `<ns>/groups/+/cancel`, `<ns>/replies/#` (not retained), and zero-byte    |                                           |
- * |            | retained clears of `<ns>/devices/+/state` and                            |                                           |
- * |            | `<ns>/devices/+/tasks/+/status`                                          |                                           |
- * | observer   | nothing                                                                  | `<ns>/#`                                  |
- *
- * Client ids (contract 6.1): `regbridge_<ns>_<deviceId>` is reserved to that device user, who may
- * use no other (clientIdProblem).
- *
- * A device publishes only under its own subtree (contract 3.1), never under another register's
- * or `<ns>/replies/`, so nothing it sends can speak for another register. A device's last will
- * may only be its own state topic.
+ * The store broker's per-role ACL (device, controller, observer) over docs/mqtt.md topics; the
+ * table is in docs/broker.md. `<ns>` may hold several levels (`stores/042`). A device publishes
+ * only under its own subtree (contract 3.1), so nothing it sends speaks for another register, and
+ * only it may use the client id `regbridge_<ns>_<deviceId>` (contract 6.1).
  */
 import { deviceClientId, deviceClientIdPrefix, ID_PATTERN } from '../bridge/contract/topics.ts';
 import type { BrokerRole } from './users.ts';

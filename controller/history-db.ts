@@ -1,12 +1,8 @@
 /**
- * The controller service's SQLite file (better-sqlite3: embedded, no server): opening it and
- * bringing its schema up to date. Migrations are numbered by SQLite's `user_version`; each runs
- * once, in one transaction with the version bump, so a file is never half migrated. A file made
- * by a newer regbridge (a higher version than this one knows) is refused rather than guessed at.
- *
- * WAL mode with synchronous=NORMAL: a committed write survives the process being killed
- * (SIGKILL), which is what the resume after a restart relies on; only a power loss may lose the
- * last transactions (docs/controller.md, "History").
+ * The controller service's SQLite file (better-sqlite3): opening it and migrating its schema by
+ * `user_version`, each migration in one transaction with its bump; a newer file is refused. WAL
+ * with synchronous=NORMAL: a commit survives SIGKILL, which the resume relies on
+ * (docs/controller.md, "History").
  */
 import Database from 'better-sqlite3';
 import { ownerOnlyFile } from './owner-only-file.ts';

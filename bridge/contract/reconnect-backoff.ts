@@ -1,17 +1,8 @@
 /**
- * Reconnect backoff with jitter for mqtt.js clients (docs/mqtt.md, "Connection, reconnection and
- * what is never lost"; docs/decisions/reconnect-backoff-with-jitter.md). A fixed period made
- * a fleet that lost an overloaded broker come back every second, in lockstep, for ever
- * (docs/benchmarks.md, "nats-server at scale"); here the wait grows on consecutive failures up to
- * a cap, is randomised so a fleet spreads out, and starts again from the first delay once a
- * connection has lasted a while.
- *
- * mqtt.js (5.16) has one fixed `reconnectPeriod` and no backoff hook, but it reads
- * `client.options.reconnectPeriod` each time it arms its reconnect timer, and it arms that timer
- * from several places (the 'close' event, `_cleanUp` after a keepalive time-out, right after a
- * refused CONNACK), some of them before any event we could listen to. So the option always holds
- * the wait to use if the connection or attempt in progress ended now: set when an attempt starts
- * ('reconnect') and when a connection has proved stable.
+ * Reconnect backoff with jitter for mqtt.js clients (docs/mqtt.md;
+ * docs/decisions/reconnect-backoff-with-jitter.md). mqtt.js has one fixed `reconnectPeriod` but
+ * reads `client.options.reconnectPeriod` whenever it arms its timer, from places no event precedes,
+ * so the option always holds the wait to use if what is in progress ended now.
  */
 import type { MqttClient } from 'mqtt';
 

@@ -1,12 +1,7 @@
 /**
- * `GET /api/events`: Server-Sent Events for the dashboard and integrators
- * (docs/controller.md, "Events"). `event: device` carries a register as GET /api/devices lists
- * it, whenever its state changes, and when its tasks changed (last task, queue; at most one per
- * register every 100 ms); `event: job` carries a job as GET /api/jobs lists it, less the script
- * and the target, whenever it changes, plus `result`: the one result that changed, if one did. A comment line every 15 s keeps proxies from closing an idle stream. A client that reads
- * too slowly (its socket buffer full) is disconnected rather than buffered without bound; it
- * reconnects and reads the current state over GET. The events of one event-loop turn go out
- * together, in pieces of 64 KiB (a job to 500 registers makes about 1,000 events).
+ * `GET /api/events`: Server-Sent Events for the dashboard and integrators (docs/controller.md,
+ * "Events"). A heartbeat comment keeps proxies from closing an idle stream; a client that reads
+ * too slowly is disconnected rather than buffered without bound (it reloads over GET).
  */
 import type { ServerResponse } from 'node:http';
 import type { TokenSession } from '../../src/auth/token-store.ts';

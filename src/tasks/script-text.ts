@@ -1,11 +1,6 @@
 /**
- * What a valid script is, wherever it comes from (REST body field, MQTT payload): decided here
- * once, so REST and MQTT can never disagree (docs/decisions/one-admission-path.md).
- *
- * - Text arrives as UTF-8 (contract: all bodies and payloads are UTF-8 JSON). Bytes that are not
- *   valid UTF-8 are refused, never decoded into U+FFFD and run as something else.
- * - A script is not blank: empty or whitespace-only is refused (REST has always refused it).
- * - Its size is its UTF-8 byte length, whatever escaping the JSON used, at most `maxScriptBytes`.
+ * What a valid script is, for REST and MQTT alike (docs/decisions/one-admission-path.md): valid
+ * UTF-8 (never decoded into U+FFFD and run), not blank, and at most `maxScriptBytes` UTF-8 bytes.
  */
 import { isUtf8 } from 'node:buffer';
 import { hash } from 'node:crypto';
