@@ -1,10 +1,7 @@
 /**
- * The `regbridge` commands as `main.ts` sees them before one is chosen: name, help line and the
- * module to load. Only the command that runs (or whose help is asked for) is imported, so
- * `regbridge --help` loads neither zod nor fastify, aedes, mqtt or SQLite, and `serve` none of
- * the controller's modules (docs/decisions/load-only-what-runs.md).
- * test/tooling/footprint.test.ts checks that this index lists the same commands, in the same order, with
- * the same help lines as the commands themselves (cli/commands.ts).
+ * The `regbridge` commands before one is chosen: name, help line, module to load. Only the command
+ * that runs is imported (docs/decisions/load-only-what-runs.md); test/tooling/footprint.test.ts
+ * checks this index against the commands themselves.
  */
 import type { Command } from 'commander';
 

@@ -1,9 +1,7 @@
 /**
- * `regbridge controller`'s flags, declared once (cli/flags.ts): commander options, their
- * REGBRIDGE_<FLAG> variables, help with defaults and the one configuration schema
- * (docs/controller.md, "The controller service"). Validated once with every problem reported at
- * once, then frozen. TLS files are checked here (the shared `--tls-cert`/`--tls-key`,
- * cli/common-flags.ts), so a missing one is a configuration error, and read at start.
+ * `regbridge controller`'s flags, declared once (cli/flags.ts; docs/controller.md): validated once
+ * with every problem reported, then frozen. TLS files are checked here, so a missing one is a
+ * configuration error.
  */
 
 import * as z from 'zod';

@@ -1,10 +1,7 @@
 /**
- * `regbridge demo`: a whole store in one process. An embedded store broker on a free port, N
- * simulated registers (startDevice with --mqtt-url pointing at it, each with its own device
- * credential), and the controller service (`regbridge controller`: API and dashboard) whose
- * first job sends an X report to group `all`. Prints the results and the dashboard's URL and
- * login, then runs until Ctrl-C; with --once it stops after the first job (exit code 0 when
- * every register FINISHED). Everything is stopped before it returns, whatever happened.
+ * `regbridge demo`: a whole store in one process: an embedded broker, N simulated registers and
+ * the controller service, whose first job sends an X report to group `all`. Runs until Ctrl-C, or
+ * with --once stops after that job (exit 0 when every register FINISHED); everything is stopped.
  */
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';

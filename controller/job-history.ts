@@ -1,10 +1,7 @@
 /**
- * Jobs and their results in the SQLite history (controller/history-db.ts). The engine writes
- * the changes of one event-loop turn in one transaction (controller/history-batch.ts); a result
- * is marked sent before its script is published, so a controller killed at any point resumes
- * without a double run (docs/controller.md, "History, restart and resume"). Only jobs still
- * running are held in memory by the engine; everything else is read from here on demand, so
- * history does not grow the heap.
+ * Jobs and their results in the SQLite history (history-db.ts, written through history-batch.ts;
+ * docs/controller.md, "History, restart and resume"). Only running jobs are held in memory by the
+ * engine; everything else is read from here on demand, so history does not grow the heap.
  */
 
 import type Database from 'better-sqlite3';

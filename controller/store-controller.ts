@@ -1,9 +1,7 @@
 /**
- * The store controller: the other end of the MQTT topic contract (docs/mqtt.md). It learns
- * the store's devices from their retained states, sends one script to many devices (one publish
- * per group, or one per device) and follows every targeted device's task through replies and
- * status messages until each has a result or the deadline passes. The submissions in flight are
- * tracked in controller/submissions.ts.
+ * The store controller, the other end of docs/mqtt.md: learns devices from retained states, sends
+ * one script to many (per group or per device) and follows each task through replies and statuses
+ * until a result or the deadline. Submissions in flight are tracked in submissions.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';

@@ -1,9 +1,7 @@
 /**
- * The event stream's routes (docs/controller.md, "Events"): `POST /api/events/ticket` trades the
- * bearer token for a single-use ticket (a browser's EventSource cannot send a header, and a token
- * in a URL reaches logs and histories), and `GET /api/events` opens a stream with a ticket
- * (`?ticket=`) or the Authorization header. A stream ends with its token's session, and each user
- * holds at most `--max-event-streams` of them.
+ * The event stream's routes (docs/controller.md, "Events"): `POST /api/events/ticket` and
+ * `GET /api/events` with a ticket or the Authorization header. A stream ends with its token's
+ * session; each user holds at most `--max-event-streams`.
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import * as z from 'zod';
