@@ -162,9 +162,8 @@ export class DeviceBridge {
   }
 
   /**
-   * Publishes the offline state (retained) and disconnects cleanly (DISCONNECT, so the broker
-   * drops the will), waiting briefly for in-flight QoS 1 messages. Removes the queue listeners and
-   * clears every timer. Stop the queue first, so the aborted task's final status goes out too.
+   * Publishes the offline state and disconnects cleanly (the broker drops the will), waiting briefly
+   * for in-flight messages. Stop the queue first, so the aborted task's final status goes out too.
    */
   async stop(): Promise<void> {
     if (this.phase === 'stopped' || this.phase === 'idle') {

@@ -167,11 +167,8 @@ export class AccessRules {
   }
 
   /**
-   * Why `clientId` is not this user's to use, or undefined when it is (contract 6.1). A register's
-   * client id `regbridge_<ns>_<deviceId>` belongs to the device user `<deviceId>` alone, derived
-   * from the id itself, so it holds before the register ever connected and after a broker
-   * restart; and a device user connects with that id only, so it can hold no one else's (a
-   * controller's, a head office bridge's).
+   * Why `clientId` is not this user's (contract 6.1), or undefined: `regbridge_<ns>_<deviceId>`
+   * belongs to that device user alone, who may use no other id.
    */
   clientIdProblem(role: BrokerRole, name: string, clientId: string): string | undefined {
     if (role === 'device') {

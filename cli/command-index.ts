@@ -100,9 +100,8 @@ export function requestedCommand(args: readonly string[]): IndexedCommand | unde
 }
 
 /**
- * Adds every command to `program`: the requested one whole (its module imported), the others as
- * entries that only list themselves in the help (they are never run: a command line naming one
- * would have loaded it).
+ * Adds every command to `program`: the requested one whole, the others only as help entries
+ * (a command line naming one would have loaded it).
  */
 export async function registerCommands(program: Command, args: readonly string[]): Promise<void> {
   const requested = requestedCommand(args);

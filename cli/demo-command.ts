@@ -16,10 +16,10 @@ import type { Logger } from '../src/logger.ts';
 import { logLevelFlag } from './common-flags.ts';
 import { type RunningControllerService, startControllerService } from './controller-service.ts';
 import { type RunningDevice, startDevice } from './device.ts';
-import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
+import { addFlags, flag, flagSchema, parseFlagsOrReport, switchFlag } from './flags.ts';
 import { renderResults, renderSummary } from './format-table.ts';
 import { cliLogger } from './logging.ts';
-import { onShutdownSignal, reportStartError } from './options.ts';
+import { onShutdownSignal } from './options.ts';
 import { parseServeConfig } from './serve-config.ts';
 
 export const DEMO_SCRIPT = [
@@ -193,13 +193,8 @@ export function registerDemoCommand(program: Command): void {
     );
   addFlags(command, demoFlags);
   command.action(async (_flags: unknown, cmd: Command) => {
-    let options: DemoOptions;
-    try {
-      options = parseFlags(cmd, demoFlags, demoSchema);
-    } catch (error) {
-      reportStartError(cmd, error);
-      return;
-    }
+    const options = parseFlagsOrReport(cmd, demoFlags, demoSchema);
+    if (!options) return;
     const say = (line: string): void => {
       if (!options.json) process.stdout.write(`${line}\n`);
     };

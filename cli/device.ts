@@ -53,9 +53,8 @@ function loopbackFor(host: string): string {
 export interface StartDeviceOptions {
   logger: Logger;
   /**
-   * Ports that were defaulted rather than asked for: when taken (e.g. 1883 by a system
-   * Mosquitto), listen on a free port instead and say so, so `npm start` works anywhere. A port
-   * given explicitly that is taken stays an error naming its flag.
+   * Ports defaulted rather than asked for: when taken, listen on a free one and say so, so
+   * `npm start` works anywhere. A taken explicit port stays an error naming its flag.
    */
   freePortIfTaken?: { http?: boolean; broker?: boolean };
 }

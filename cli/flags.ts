@@ -8,6 +8,7 @@
 import { type Command, Option } from 'commander';
 import * as z from 'zod';
 import { ConfigError, parseConfig } from '../src/config.ts';
+import { reportStartError } from './options.ts';
 
 type ValueDefault = string | number | boolean | readonly string[];
 
@@ -259,6 +260,18 @@ export function parseFlags<S extends z.ZodType>(
   const { input, sources } = flagInput(command, table, options.env);
   const all = { ...input, ...options.input };
   return parseConfig(schema, all, options.extra?.(all) ?? [], labeler(table, sources, command.name()));
+}
+
+/** parseFlags for a command's action: undefined once the problem is reported (exit code 2). */
+export function parseFlagsOrReport<S extends z.ZodType>(
+  ...args: Parameters<typeof parseFlags<S>>
+): Readonly<z.infer<S>> | undefined {
+  try {
+    return parseFlags(...args);
+  } catch (error) {
+    reportStartError(args[0], error);
+    return undefined;
+  }
 }
 
 export { ConfigError };

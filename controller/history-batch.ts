@@ -81,9 +81,8 @@ export class HistoryBatch {
   }
 
   /**
-   * Before a read: commits what is queued, unless the database refused it lately (the retry
-   * writes it; each attempt may wait out the busy time-out). A refusal does not fail the read:
-   * every change announced so far is committed, since announcements wait for their commit.
+   * Before a read: commits what is queued unless the database refused it lately (the retry writes
+   * it); announced changes are committed already, so the read stays consistent.
    */
   flushForRead(): void {
     // A retry waits: the reads do not try the writes again meanwhile.

@@ -10,16 +10,10 @@ import { ownerOnlyFile } from './owner-only-file.ts';
 export type HistoryDb = Database.Database;
 
 /**
- * Every database and statement object this process made, held until it exits. better-sqlite3 12
- * wraps them in node::ObjectWrap, whose destructor aborts the process on Node >= 24.19
- * (`Assertion failed: (env) != nullptr` in RemoveEnvironmentCleanupHook) when the garbage
- * collector frees one outside JavaScript, as an idle collection does: the controller service died
- * so in its container a few seconds after start, on a pragma's throwaway statement. Objects
- * still referenced at exit are freed by Node's cleanup hooks instead, which is safe. Version 13
- * fixes it but needs Node 22 (we support 20.19). So nothing of ours becomes garbage: pragmas
- * that only set go through exec() (no statement object), the rest through prepare() below. They
- * are few (about twenty statements per database; one database per service or `fanout` job).
- * docs/decisions/history-sqlite.md.
+ * Every database and statement object this process made, held until exit: better-sqlite3 12
+ * aborts the process on Node >= 24.19 when the collector frees one (fixed in 13, which needs Node
+ * 22), while cleanup hooks at exit are safe. So pragmas that only set go through exec() and every
+ * statement through prepare() below (docs/decisions/history-sqlite.md).
  */
 const retained = new Set<object>();
 

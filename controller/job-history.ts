@@ -229,18 +229,7 @@ export class JobHistory {
         scriptRef: job.scriptRef ? JSON.stringify(job.scriptRef) : null,
       });
       const seq = Number(info.lastInsertRowid);
-      job.results.forEach((result, position) => {
-        this.statements.insertResult.run(
-          seq,
-          position,
-          ...storeAndId(result.deviceId),
-          result.status,
-          result.sentAt ?? null,
-          result.sentBoot ?? null,
-          attemptsOf(result),
-          result.nextAttemptAt ?? null,
-        );
-      });
+      for (const [position, result] of job.results.entries()) this.insertResult(seq, position, result);
     })();
   }
 
@@ -277,7 +266,10 @@ export class JobHistory {
   addResult(jobId: string, result: StoredResult): void {
     const seq = this.seqOf(jobId);
     if (seq === undefined) return;
-    const position = this.statements.resultCount.get(seq) as number;
+    this.insertResult(seq, this.statements.resultCount.get(seq) as number, result);
+  }
+
+  private insertResult(seq: number, position: number, result: StoredResult): void {
     this.statements.insertResult.run(
       seq,
       position,

@@ -118,12 +118,9 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   readonly droppedReplies: Record<DroppedReply, number> = { forged: 0, not_sent: 0, unknown_request: 0 };
 
   /**
-   * Connects, subscribes to every state, status and reply topic, then waits for the retained
-   * states and statuses to arrive: it resolves once none came for `settleMs` (or `maxSettleMs`
-   * passed), so devices() is populated when start() returns. Rejects when the first connection
-   * fails (refused, bad credentials, time-out) or a subscription is still not granted after
-   * retrying for the connect time-out (a clustered broker refuses for a while after losing a node:
-   * docs/controller.md, "Brokers that refuse for a while").
+   * Connects, subscribes, and resolves once retained states and statuses stop arriving (`settleMs`,
+   * at most `maxSettleMs`), so devices() is populated. Rejects when the first connection fails or a
+   * subscription is still refused after the connect time-out (docs/controller.md).
    */
   async start(): Promise<void> {
     if (this.client) throw new Error('controller already started');
@@ -292,9 +289,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Puts what mqtt.js has written so far on the wire now. mqtt-packet corks the socket for every
-   * packet until process.nextTick, so the scripts a job publishes to 500 registers in one turn
-   * would all wait for the end of that turn (the rest of the HTTP request that started the job).
+   * Puts what mqtt.js has written so far on the wire now: mqtt-packet corks the socket until
+   * process.nextTick, which would hold a job's scripts until the end of the turn.
    */
   flushWrites(): void {
     if (this.client) uncorkAll(this.client);

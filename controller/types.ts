@@ -149,22 +149,14 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
 });
 
 /**
- * The controller subscribes at QoS 0 (its states, statuses, replies and rechecks). Its session is
- * clean, so a QoS 1 subscription would buy nothing a live TCP connection does not give (what
- * came while it was away is read again from the retained topics after a reconnect), and on
- * nats-server every QoS 1 subscription is a replicated JetStream consumer: after the loss of the
- * controller's node, the broker refused the controller's reconnect (CONNECT closed while it
- * deleted the old session's consumers) and its SUBSCRIBEs (consumers not created) for as long as
- * JetStream re-elected leaders (issue 17; docs/topology.md). QoS 0 subscriptions need no consumer.
+ * The controller subscribes at QoS 0: its session is clean, so QoS 1 buys nothing a live
+ * connection does not, and on nats-server every QoS 1 subscription is a JetStream consumer that
+ * blocked reconnects and SUBSCRIBEs after a node loss (docs/topology.md).
  */
 export const CONTROLLER_SUBSCRIBE_QOS = 0;
 
 export interface StoreControllerOptions {
-  /**
-   * mqtt://, mqtts://, ws://, wss://; may carry `NAME:PASSWORD@`. Several brokers (instances of one
-   * cluster) as a comma-separated list or an array: start() tries them in order, later reconnects
-   * go round the list. A URL without credentials uses those of the first URL that has some.
-   */
+  /** Broker URL(s), as DeviceBridgeOptions.url: a list or comma-separated string fails over. */
   url: string | readonly string[];
   /** Override the URLs' credentials. */
   username?: string;
@@ -187,9 +179,8 @@ export interface StoreControllerOptions {
   /** Cap of the reconnect backoff (default 10000 ms; 0: a fixed 1 s, as before). */
   reconnectMaxMs?: number;
   /**
-   * This long before a submission's deadline (at most half of it), the retained status topics of
-   * the devices still missing are read again, so a status the broker dropped still counts
-   * (default 2000 ms; 0: never). docs/controller.md.
+   * This long before a submission's deadline (at most half of it) the missing devices' retained
+   * statuses are read again (recheck.ts; default 2000 ms, 0: never).
    */
   recheckLeadMs?: number;
   /**

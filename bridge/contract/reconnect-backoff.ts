@@ -23,12 +23,9 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 export const RECONNECT_STABLE_MS = 60_000;
 
 /**
- * The wait before attempt `attempt` (1: the first after a lost connection or a failed first attempt),
- * "equal jitter": the ceiling `min(maxMs, firstMs * 2^(attempt-1))` doubles per consecutive
- * failure, and the wait is drawn from [ceiling/2, ceiling). Half is fixed so the waits really
- * grow (full jitter may draw a few milliseconds at any retry); half random so 10,000 registers
- * that lost the same broker at the same instant spread over half a ceiling each round.
- * `random` returns [0, 1) (Math.random; tests inject their own).
+ * The wait before attempt `attempt` (1: the first retry), "equal jitter": drawn from
+ * [ceiling/2, ceiling) with ceiling `min(maxMs, firstMs * 2^(attempt-1))`, so waits really grow
+ * and a fleet that lost the same broker spreads out. `random` returns [0, 1).
  */
 export function reconnectDelay(
   attempt: number,

@@ -29,10 +29,8 @@ interface JobChanges {
 }
 
 /**
- * The events of one job's changes: the job without its results, script (it may be 1 MiB) and
- * target (a list of up to 10,000 ids: repeated in each result's event, a cancel of a job to
- * 7,000 registers made one string of N x N ids), plus `result` for each changed result; the job's
- * own status change last. Each event is O(1) in the job's size; `write` takes them one at a time.
+ * The events of one job's changes: the job without results, script and target (each event stays
+ * O(1) in the job's size), plus `result` per changed result; the status change last.
  */
 function jobEvents(
   { job, results, statusChanged }: JobChanges,
@@ -94,11 +92,8 @@ export class EventStream {
   private closed = false;
   private readonly jobChanges = new Map<string, JobChanges>();
   /**
-   * A job's changes of this turn: one `event: job` per changed result (and one for a change of
-   * the job's own status), each carrying the job as it is when they are written. The job's part is
-   * serialized once per turn instead of once per event: a job to 500 registers makes about 1,000
-   * events, and serializing them was the service's largest cost of a job that the CLI fan-out
-   * does not have (docs/benchmarks.md, scenario 7).
+   * A job's changes of this turn: one `event: job` per changed result (and one for a status
+   * change), with the job's part serialized once per turn rather than per event.
    */
   private readonly onJob = (job: JobSummary, result: JobResult | undefined): void => {
     if (this.clients.size === 0 || this.closed) return;

@@ -8,14 +8,7 @@ import { attributesSchema } from '../../bridge/contract/attributes.ts';
 import { idSchema } from '../../bridge/contract/topics.ts';
 import { apiSchemas, reconnectHealthSchema } from '../../src/routes/schemas.ts';
 import { JOB_OUTCOMES, type JobOutcome } from '../job-query.ts';
-import {
-  JOB_STATUSES,
-  type JobStatus,
-  RESULT_STATUSES,
-  RETRY_ON,
-  type ResultStatus,
-  type RetryOn,
-} from '../job-types.ts';
+import { JOB_STATUSES, RESULT_STATUSES, RETRY_ON, type ResultStatus, type RetryOn } from '../job-types.ts';
 import { cronProblem } from '../job-window.ts';
 
 /** Registers one job may target (a listed target; a group takes what is known). */
@@ -278,7 +271,7 @@ export const resultSchema = named(
   z.object({
     store: z.string().optional().describe('The store (several stores only: --ns stores/+)'),
     deviceId: z.string(),
-    status: z.enum(RESULT_STATUSES as [ResultStatus, ...ResultStatus[]]),
+    status: z.enum(RESULT_STATUSES),
     taskId: z.number().int().optional(),
     report: z.string().optional(),
     error: z.string().optional(),
@@ -406,7 +399,7 @@ const text = z.string().min(1).max(200);
 export const jobListQuerySchema = z.strictObject({
   limit: pageSize.optional(),
   before: z.string().min(1).max(100).optional(),
-  status: z.enum(JOB_STATUSES as [JobStatus, ...JobStatus[]]).optional(),
+  status: z.enum(JOB_STATUSES).optional(),
   outcome: z.enum(JOB_OUTCOMES as [JobOutcome, ...JobOutcome[]]).optional(),
   name: text.optional(),
   createdBy: text.optional(),
@@ -429,7 +422,7 @@ export const resultQuerySchema = z.strictObject({
   before: z.string().min(1).max(20).optional(),
   deviceId: text.optional(),
   store: text.optional(),
-  status: z.enum(RESULT_STATUSES as [ResultStatus, ...ResultStatus[]]).optional(),
+  status: z.enum(RESULT_STATUSES).optional(),
   jobId: text.optional(),
   scriptId: text.optional(),
   from: instant.optional(),
@@ -444,7 +437,7 @@ export const foundResultSchema = named(
     jobName: z.string().optional(),
     store: z.string().optional(),
     deviceId: z.string(),
-    status: z.enum(RESULT_STATUSES as [ResultStatus, ...ResultStatus[]]),
+    status: z.enum(RESULT_STATUSES),
     taskId: z.number().int().optional(),
     sentAt: timestamp.optional(),
     endedAt: timestamp.optional(),

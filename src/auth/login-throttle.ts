@@ -47,9 +47,8 @@ export class LoginThrottle {
   }
 
   /**
-   * A keyed digest of a user name (16 hex characters), equal for equal names during this
-   * process's life: the limits keep it instead of the name (bounded memory whatever a name's
-   * length), and a log line may carry it (the name may be a password typed into the wrong field).
+   * A keyed digest of a user name (16 hex characters, stable for the process): kept instead of the
+   * name, and loggable, since the name may be a mistyped password.
    */
   digest(userName: string): string {
     return createHmac('sha256', this.#digestKey).update(userName, 'utf8').digest('hex').slice(0, 16);

@@ -182,9 +182,8 @@ done
 let watchdog: ChildProcess | undefined;
 
 /**
- * Starts the service's watchdog once (later calls do nothing). It does not keep the service's
- * event loop alive, and it is not in the service's process group, so a signal to that group (a
- * terminal's Ctrl-C) does not take it away while programs still run.
+ * Starts the service's watchdog once: it keeps no event loop alive and is outside the service's
+ * process group, so a Ctrl-C does not take it away while programs still run.
  */
 export function ensureWatchdog(): void {
   if (watchdog || !hasProc) return;

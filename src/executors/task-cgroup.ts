@@ -117,9 +117,8 @@ function populated(directory: string): boolean {
 }
 
 /**
- * Kills the run's cgroup, waits (bounded) until its last process has exited, and removes it.
- * Killed processes exit within milliseconds; one stuck in the kernel (D state) is not waited for
- * longer than `waitMs`, and its directory is then left to the watchdog.
+ * Kills the run's cgroup, waits at most `waitMs` for its processes to exit (one stuck in D state
+ * is left to the watchdog), and removes it.
  */
 export async function endCgroup(directory: string, waitMs = 5000): Promise<void> {
   killCgroup(directory);

@@ -20,11 +20,7 @@ export function decodeUtf8(bytes: Buffer, what: string): string {
   return bytes.toString('utf8');
 }
 
-/**
- * Refuses a script that is blank or too large. `subject` names the script in
- * the message the way its caller knows it: "body field 'vendorScript'" on REST, "the script" on
- * MQTT.
- */
+/** Refuses a blank or too large script; `subject` names it as its caller knows it. */
 export function checkScript(script: string, maxScriptBytes: number, subject: string): void {
   if (script.trim() === '') throw new DomainError('INVALID_REQUEST', `${subject} must not be empty`);
   // Cheap bound first: UTF-8 needs at most 3 bytes per UTF-16 code unit.
