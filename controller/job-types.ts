@@ -91,8 +91,8 @@ export interface Wave {
 }
 
 /** Results retried automatically, only while provably not run (contract 7.5). */
-export type RetryOn = 'OFFLINE' | 'NO_ANSWER' | 'REFUSED';
-export const RETRY_ON: readonly RetryOn[] = ['OFFLINE', 'NO_ANSWER', 'REFUSED'];
+export const RETRY_ON = ['OFFLINE', 'NO_ANSWER', 'REFUSED'] as const;
+export type RetryOn = (typeof RETRY_ON)[number];
 
 export interface RetryRule {
   /** Attempts per register, the first included: 1..10. */
@@ -194,7 +194,8 @@ export interface JobCounts {
 }
 
 /** What a person reads first about an ended job: every result FINISHED, some, or none. */
-export type JobOutcome = 'SUCCEEDED' | 'PARTIAL' | 'FAILED';
+export const JOB_OUTCOMES = ['SUCCEEDED', 'PARTIAL', 'FAILED'] as const;
+export type JobOutcome = (typeof JOB_OUTCOMES)[number];
 
 export interface JobSummary {
   jobId: string;

@@ -11,14 +11,13 @@ import { ApiError } from '../../src/routes/api-error.ts';
 import { errorResponse, errorResponses, jsonResponse } from '../../src/routes/schemas.ts';
 import type { EventStream } from './event-stream.ts';
 import type { EventTickets } from './event-tickets.ts';
+import { securedErrors, security } from './schemas.ts';
 
 export interface EventRoutesOptions {
   auth: AuthService;
   events: EventStream;
   tickets: EventTickets;
 }
-
-const security = [{ bearerAuth: [] }];
 
 const ticketSchema = z.object({
   ticket: z.string(),
@@ -45,9 +44,8 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (
       summary: 'A single-use ticket for GET /api/events?ticket=, valid 30 s',
       security,
       response: {
+        ...securedErrors,
         200: jsonResponse('A ticket for one event stream, bound to this token', ticketSchema),
-        401: errorResponses.unauthorized,
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => tickets.issue(auth.session(request.headers.authorization)),

@@ -6,10 +6,15 @@
 import * as z from 'zod';
 import { attributesSchema } from '../../bridge/contract/attributes.ts';
 import { idSchema } from '../../bridge/contract/topics.ts';
-import { apiSchemas, reconnectHealthSchema } from '../../src/routes/schemas.ts';
-import { JOB_OUTCOMES, type JobOutcome } from '../job-query.ts';
-import { JOB_STATUSES, RESULT_STATUSES, RETRY_ON, type ResultStatus, type RetryOn } from '../job-types.ts';
+import { apiSchemas, errorResponses, reconnectHealthSchema } from '../../src/routes/schemas.ts';
+import { JOB_OUTCOMES, JOB_STATUSES, RESULT_STATUSES, RETRY_ON, type ResultStatus } from '../job-types.ts';
 import { cronProblem } from '../job-window.ts';
+
+/** Every bearer-secured route's OpenAPI security and its shared error answers. */
+export const security = [{ bearerAuth: [] }];
+export const securedErrors = { 401: errorResponses.unauthorized, 500: errorResponses.internal } as const;
+/** With a query, path or body to refuse too (400). */
+export const inputErrors = { 400: errorResponses.invalid, ...securedErrors } as const;
 
 /** Registers one job may target (a listed target; a group takes what is known). */
 export const MAX_TARGET_DEVICES = 10_000;
@@ -104,10 +109,7 @@ export const retrySchema = named(
   z.strictObject({
     maxAttempts: z.number().int().min(1).max(10),
     backoffMs: z.number().int().min(1000).max(MAX_RETRY_WAIT_MS).optional(),
-    on: z
-      .array(z.enum(RETRY_ON as [RetryOn, ...RetryOn[]]))
-      .min(1)
-      .optional(),
+    on: z.array(z.enum(RETRY_ON)).min(1).optional(),
     attemptTimeoutMs: z.number().int().min(1000).max(MAX_RETRY_WAIT_MS).optional(),
   }),
   'Retry',
@@ -400,7 +402,7 @@ export const jobListQuerySchema = z.strictObject({
   limit: pageSize.optional(),
   before: z.string().min(1).max(100).optional(),
   status: z.enum(JOB_STATUSES).optional(),
-  outcome: z.enum(JOB_OUTCOMES as [JobOutcome, ...JobOutcome[]]).optional(),
+  outcome: z.enum(JOB_OUTCOMES).optional(),
   name: text.optional(),
   createdBy: text.optional(),
   scheduleId: text.optional(),
