@@ -20,6 +20,7 @@ import { loadTlsFiles, readPem } from '../src/tls.ts';
 import { VERSION } from '../src/version.ts';
 import { type Component, ComponentList, listenOrFreePort } from './components.ts';
 import { embeddedBroker } from './embedded-broker.ts';
+import { loopbackFor } from './options.ts';
 import type { ServeConfig } from './serve-config.ts';
 
 export interface RunningDevice {
@@ -44,10 +45,6 @@ export class ListenError extends Error {
     super(message);
     this.name = 'ListenError';
   }
-}
-
-function loopbackFor(host: string): string {
-  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 }
 
 export interface StartDeviceOptions {

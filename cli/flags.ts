@@ -32,6 +32,18 @@ export type FlagTable = Record<string, FlagSpec>;
 // biome-ignore lint/suspicious/noExplicitAny: prefault takes the schema's input type, checked by the overloads
 const withDefault = (schema: z.ZodType, value: unknown): any => (schema as any).prefault(value);
 
+/** A string flag value read by `parse`; what it throws is the issue (never echoing the value). */
+export function parsedBy<T>(parse: (text: string) => T) {
+  return z.string().transform((text, ctx): T => {
+    try {
+      return parse(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
+}
+
 /**
  * A flag with a value: `--port <port>`. With `default` (as typed: '60s', '8080', or a function)
  * the field is always set; with `required`, the schema's own message says what is missing;

@@ -48,3 +48,8 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
 export function onReloadSignal(reload: () => void): void {
   process.on('SIGHUP', reload);
 }
+
+/** The address to show for a listen address: a wildcard's loopback. */
+export function loopbackFor(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+}
