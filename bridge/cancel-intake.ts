@@ -5,24 +5,16 @@
  * and answered `TASK_DOES_NOT_EXIST`. Nothing here throws.
  */
 import type { IPublishPacket } from 'mqtt';
-import type { Logger } from 'pino';
 import { coded, DomainError } from '../src/errors.ts';
 import { decodeUtf8 } from '../src/tasks/script-text.ts';
 import { statusOf, type Task } from '../src/tasks/task.ts';
-import type { TaskQueue } from '../src/tasks/task-queue.ts';
-import type { BridgeLink } from './bridge-link.ts';
+import type { DevicePartOptions } from './bridge-link.ts';
 import { decodePayload, deviceCancelSchema, groupCancelSchema } from './contract/topics.ts';
 import { looseRequestId, Replier } from './replies.ts';
 
 export type CancelResult = 'accepted' | 'remembered' | 'refused';
 
-export interface CancelIntakeOptions {
-  ns: string;
-  deviceId: string;
-  queue: TaskQueue;
-  link: BridgeLink;
-  logger: Logger;
-}
+export type CancelIntakeOptions = DevicePartOptions;
 
 export class CancelIntake {
   private readonly options: CancelIntakeOptions;

@@ -4,25 +4,19 @@
  * here. Refusals are answered on the reply topic as `"<CODE>: <message>"`. Nothing here throws.
  */
 import type { IPublishPacket } from 'mqtt';
-import type { Logger } from 'pino';
 import { coded, DomainError } from '../src/errors.ts';
 import { decodeUtf8 } from '../src/tasks/script-text.ts';
 import { statusOf } from '../src/tasks/task.ts';
-import type { SubmitResult, TaskQueue } from '../src/tasks/task-queue.ts';
-import type { BridgeLink } from './bridge-link.ts';
+import type { SubmitResult } from '../src/tasks/task-queue.ts';
+import type { DevicePartOptions } from './bridge-link.ts';
 import { decodePayload, type ScriptSubmission, scriptSubmissionSchema } from './contract/topics.ts';
 import { looseRequestId, Replier } from './replies.ts';
 import type { StatusPublisher } from './status-publisher.ts';
 
 export type IntakeResult = 'accepted' | 'duplicate' | 'refused';
 
-export interface ScriptIntakeOptions {
-  ns: string;
-  deviceId: string;
-  queue: TaskQueue;
+export interface ScriptIntakeOptions extends DevicePartOptions {
   statuses: StatusPublisher;
-  link: BridgeLink;
-  logger: Logger;
 }
 
 export class ScriptIntake {

@@ -4,18 +4,11 @@
  * clears every retained status the queue does not hold, and unsubscribes once they stop coming.
  */
 import type { IPublishPacket } from 'mqtt';
-import type { Logger } from 'pino';
-import type { TaskQueue } from '../src/tasks/task-queue.ts';
-import type { BridgeLink } from './bridge-link.ts';
+import type { DevicePartOptions } from './bridge-link.ts';
 import { BRIDGE_DEFAULTS } from './bridge-options.ts';
 import { topics } from './contract/topics.ts';
 
-export interface StaleSweeperOptions {
-  ns: string;
-  deviceId: string;
-  queue: TaskQueue;
-  link: BridgeLink;
-  logger: Logger;
+export interface StaleSweeperOptions extends DevicePartOptions {
   subscribe(filter: string, done: (error?: Error) => void): void;
   unsubscribe(filter: string): void;
   /** Unsubscribe after this long without a stale message (ms). */
