@@ -43,10 +43,8 @@ export function controllerClientOptions(
 }
 
 /**
- * The controller's reconnects, once its first connection succeeded: the devices' schedule
- * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 60 s connected), so a controller
- * does not press a broker in trouble once a second either. Throws a RangeError for a `maxMs`
- * between 0 and the first delay.
+ * The controller's reconnects after its first connection, on the devices' schedule up to `maxMs`
+ * (reconnect-backoff.ts). Throws a RangeError for a `maxMs` between 0 and the first delay.
  */
 export function controllerBackoff(
   maxMs: number | undefined,

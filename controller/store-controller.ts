@@ -110,10 +110,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Replies this controller dropped (contract 3.1), by reason: `forged` (invalid, or its topic's
-   * deviceId differs from its payload's), `not_sent` (the submission was not sent to that
-   * register), `unknown_request` (no submission of this controller in flight has its requestId:
-   * another controller's, or one that ended).
+   * Replies this controller dropped (contract 3.1), by reason: `forged`, `not_sent` (not sent to
+   * that register), `unknown_request` (no submission of this controller in flight has its requestId).
    */
   readonly droppedReplies: Record<DroppedReply, number> = { forged: 0, not_sent: 0, unknown_request: 0 };
 
@@ -201,10 +199,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Every state, status and reply topic (QoS 0, CONTROLLER_SUBSCRIBE_QOS), one SUBSCRIBE
-   * each, retried with backoff while refused or failed: for `budgetMs` at start(), for as long as
-   * the connection lasts after a reconnect (the retained states and statuses then bring the
-   * directory up to date). Resolves with the filters not granted.
+   * Every state, status and reply topic, one SUBSCRIBE each, retried while refused: for `budgetMs`
+   * at start(), while the connection lasts after a reconnect. Resolves with the filters not granted.
    */
   private subscribeAll(client: MqttClient, budgetMs?: number): Promise<string[]> {
     const retry = this.subscriptions;
@@ -263,10 +259,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Sends `script` once per group (`'all'`, `{group}`) or once per device (an id list) and
-   * resolves with one result per targeted device, in target order. Targets of a group are the
-   * devices known online with that group now; known offline ones are OFFLINE. Listed ids that are
-   * unknown or offline are OFFLINE and get nothing.
+   * Sends `script` once per group or once per listed device (targets.ts) and resolves with one
+   * result per targeted device, in target order.
    */
   async submit(script: string, options: SubmitOptions): Promise<FanoutResult[]> {
     const client = this.client;
@@ -305,10 +299,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Asks a device to cancel the queued task of `requestId` (`<ns>/devices/<id>/cancel`, QoS 1,
-   * not retained; the device cancel rule of docs/mqtt.md). A task already running is never cut;
-   * the outcome shows in the task's status topic; the device's answer comes on its reply topic
-   * and never ends a result (controller/fanout.ts). Fire and forget: a failed publish is logged.
+   * Asks a device to cancel the queued task of `requestId` (docs/mqtt.md; a running task is never
+   * cut). Its answer never ends a result (fanout.ts). Fire and forget: a failed publish is logged.
    */
   cancel(deviceId: string, requestId: string): void {
     const client = this.client;

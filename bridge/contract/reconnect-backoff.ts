@@ -69,10 +69,8 @@ export interface ReconnectBackoffOptions extends BackoffSchedule {
 }
 
 /**
- * What is wrong with a schedule, or undefined. A cap between 0 and the first delay would make
- * every wait shorter than the first one asked for, and the schedule could never grow: 0 is the
- * explicit "no backoff", the CLI refuses the rest (cli/common-flags.ts, mqttReconnectMaxFlag),
- * and so does the library, so both callers get the same rule.
+ * What is wrong with a schedule, or undefined: a cap between 0 ("no backoff") and the first delay
+ * could never let the waits grow. The CLI and the library share this rule.
  */
 export function backoffScheduleProblem(schedule: BackoffSchedule): string | undefined {
   const { firstMs, maxMs } = schedule;
