@@ -60,37 +60,19 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
     getTask: (id) => o.queue.get(id),
     ...(o.maxStatusesInFlight !== undefined && { maxInFlight: o.maxStatusesInFlight }),
   });
-  const intake = new ScriptIntake({
-    ns: o.ns,
-    deviceId: o.deviceId,
-    queue: o.queue,
-    statuses,
-    link,
-    logger,
-  });
-  const cancels = new CancelIntake({
-    ns: o.ns,
-    deviceId: o.deviceId,
-    queue: o.queue,
-    link,
-    logger,
-  });
-  const sweeper = new StaleStatusSweeper({
-    ns: o.ns,
-    deviceId: o.deviceId,
-    queue: o.queue,
-    link,
-    logger,
-    subscribe: (filter, done) => {
-      const client = input.client();
-      if (!client) return;
-      // QoS 0: only the retained messages matter; nothing to acknowledge or keep in the session.
-      void subscribeEach(client, [filter], logger, 0).then((refused) =>
-        done(refused.length > 0 ? new Error(`subscription to ${filter} failed`) : undefined),
-      );
-    },
-    unsubscribe: (filter) => input.client()?.unsubscribe(filter),
-  });
+  const own = { ns: o.ns, deviceId: o.deviceId, queue: o.queue, link, logger };
+  const intake = new ScriptIntake({ ...own, statuses });
+  const cancels = new CancelIntake(own);
+  const ownStatuses = (filter: string, done: (error?: Error) => void): void => {
+    const client = input.client();
+    if (!client) return;
+    // QoS 0: only the retained messages matter; nothing to acknowledge or keep in the session.
+    void subscribeEach(client, [filter], logger, 0).then((refused) =>
+      done(refused.length > 0 ? new Error(`subscription to ${filter} failed`) : undefined),
+    );
+  };
+  const unsubscribe = (filter: string): void => void input.client()?.unsubscribe(filter);
+  const sweeper = new StaleStatusSweeper({ ...own, subscribe: ownStatuses, unsubscribe });
   const presence = new PresenceGuard({
     bootId,
     online: () => input.connected() && link.online,
@@ -108,14 +90,6 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
       if (client) void subscribeEach(client, [topics.state(o.ns, o.deviceId)], logger, 0);
     },
   });
-  const ownStatuses = (filter: string, done: (error?: Error) => void): void => {
-    const client = input.client();
-    if (!client) return;
-    // QoS 0: only the retained messages matter; nothing to acknowledge or keep in the session.
-    void subscribeEach(client, [filter], logger, 0).then((refused) =>
-      done(refused.length > 0 ? new Error(`subscription to ${filter} failed`) : undefined),
-    );
-  };
   const audit = input.auditRetained
     ? new RetainedStatusAudit({
         bootId,
@@ -125,7 +99,7 @@ export function createBridgeParts(input: BridgePartsInput): BridgeParts {
         online: () => input.connected() && link.online,
         busy: () => sweeper.sweeping,
         subscribe: ownStatuses,
-        unsubscribe: (filter) => input.client()?.unsubscribe(filter),
+        unsubscribe,
         republish: (task) => statuses.publish(task),
       })
     : undefined;

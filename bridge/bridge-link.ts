@@ -4,6 +4,8 @@
  * mqtt.js so each part stays small and testable on its own.
  */
 import type { IPublishPacket } from 'mqtt';
+import type { Logger } from 'pino';
+import type { TaskQueue } from '../src/tasks/task-queue.ts';
 
 export type OutKind = 'state' | 'status' | 'clear' | 'reply';
 
@@ -29,4 +31,13 @@ export interface BridgeLink {
     kind: OutKind,
     onDone?: (error?: Error) => void,
   ): void;
+}
+
+/** What the device's intakes and stale sweeper share: the device, its queue, the link, the log. */
+export interface DevicePartOptions {
+  ns: string;
+  deviceId: string;
+  queue: TaskQueue;
+  link: BridgeLink;
+  logger: Logger;
 }

@@ -9,10 +9,9 @@ import { RECONNECT_STABLE_MS } from './contract/reconnect-backoff.ts';
 
 export interface DeviceBridgeOptions {
   /**
-   * mqtt://host:port | mqtts:// | ws:// ; may carry user:pass (never logged nor shown in health).
-   * Several brokers (instances of one cluster) as a comma-separated list or an array: the bridge
-   * starts with the first and tries the next at every reconnect attempt (docs/mqtt.md,
-   * "Several brokers"). A URL without credentials uses those of the first URL that has some.
+   * mqtt://, mqtts://, ws://; may carry user:pass (never logged). Several brokers, as a list or comma
+   * separated, are failed over at every reconnect (docs/mqtt.md, "Several brokers"); a URL without
+   * credentials uses the first URL's that has some.
    */
   url: string | readonly string[];
   /** PEM CA certificate(s) trusted for mqtts:// and wss:// brokers besides the system's (`--mqtt-ca`). */
@@ -23,11 +22,7 @@ export interface DeviceBridgeOptions {
   /** Override the URLs' credentials (all of them). */
   username?: string;
   password?: string;
-  /**
-   * Default 4 (MQTT 3.1.1); 5 also answers on the response topic with correlation data and
-   * refuses live retained scripts; 'auto' uses 5 where the broker accepts it, else 3.1.1
-   * (bridge/protocol-negotiation.ts).
-   */
+  /** Default 4 (MQTT 3.1.1); 'auto': 5 where the broker accepts it (protocol-negotiation.ts). */
   protocolVersion?: 4 | 5 | 'auto';
   ns: string;
   deviceId: string;
@@ -45,23 +40,17 @@ export interface DeviceBridgeOptions {
   clientId?: string;
   /** start() resolves after this long even if the broker is unreachable; retries go on. Default 5000. */
   startTimeoutMs?: number;
-  /**
-   * The first retry after a lost connection waits up to this long (at least half of it), default
-   * 1000 ms; consecutive failures double it up to `reconnectMaxMs` (bridge/contract/reconnect-backoff.ts).
-   */
+  /** The first retry's wait (default 1000 ms), doubled per failure up to `reconnectMaxMs`. */
   reconnectPeriodMs?: number;
   /** The longest wait between attempts (`--mqtt-reconnect-max`), default 30000 ms; 0: always `reconnectPeriodMs`, no jitter. */
   reconnectMaxMs?: number;
   /** A connection that lasts this long resets the backoff to the first wait; default 60000 ms. */
   reconnectStableMs?: number;
-  /**
-   * At most this many status and clear messages wait for the broker's PUBACK (default 1000);
-   * beyond that statuses are coalesced per task until acknowledgements come back (docs/mqtt.md).
-   */
+  /** Status and clear messages awaiting a PUBACK (default 1000); beyond, coalesced per task. */
   maxStatusesInFlight?: number;
   /**
-   * Read the retained end statuses back a moment after tasks end and publish again what the broker
-   * did not store (bridge/status-audit.ts). Default: on with several broker URLs, off with one.
+   * Read retained end statuses back and republish what was lost (status-audit.ts). Default: on
+   * with several broker URLs.
    */
   auditRetained?: boolean;
   /** `startedAt` of the state message; default: when start() was called. */
@@ -74,10 +63,7 @@ export const BRIDGE_DEFAULTS = Object.freeze({
   startTimeoutMs: 5000,
   reconnectPeriodMs: 1000,
   reconnectMaxMs: 30_000,
-  /**
-   * A connection that lasted this long resets the reconnect backoff (ms): past the 45 s in which
-   * a 30 s keepalive notices a dead connection (docs/decisions/reconnect-backoff-with-jitter.md).
-   */
+  /** Past the 45 s in which a 30 s keepalive notices a dead connection. */
   reconnectStableMs: RECONNECT_STABLE_MS,
   maxStatusesInFlight: 1000,
   /** The stale sweeper unsubscribes after this long without a stale status (ms)... */

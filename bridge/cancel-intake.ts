@@ -1,34 +1,20 @@
 /**
- * Cancels arriving on `<ns>/devices/<id>/cancel` and `<ns>/groups/<g>/cancel` (docs/api.md,
- * "Cancel"): read the payload (a device topic names exactly one of `id` / `requestId`, a group topic a
- * `requestId` only), let the engine cancel (TaskQueue.cancel / cancelRequest: the queued task
- * ends FAILURE `CANCELLED`, mirrored like any end; a running one is never cut), and answer on the
- * device's own reply topic (replies.ts) with `{deviceId, requestId?, id, status}` or
- * `{deviceId, requestId?, error: "<CODE>: ..."}`.
- *
- * A cancel for a requestId the device has not seen is remembered by the engine, so a script that
- * arrives later with it creates no task; it is answered `TASK_DOES_NOT_EXIST: ...` (no task has
- * that requestId yet) with a message saying the cancel is remembered. Nothing here throws.
+ * Cancels on `<ns>/devices/<id>/cancel` and `<ns>/groups/<g>/cancel` (docs/api.md, "Cancel"):
+ * read the payload, let the engine cancel (a running task is never cut), and answer on the
+ * device's reply topic (replies.ts). A cancel for an unseen requestId is remembered by the engine
+ * and answered `TASK_DOES_NOT_EXIST`. Nothing here throws.
  */
 import type { IPublishPacket } from 'mqtt';
-import type { Logger } from 'pino';
 import { coded, DomainError } from '../src/errors.ts';
 import { decodeUtf8 } from '../src/tasks/script-text.ts';
 import { statusOf, type Task } from '../src/tasks/task.ts';
-import type { TaskQueue } from '../src/tasks/task-queue.ts';
-import type { BridgeLink } from './bridge-link.ts';
+import type { DevicePartOptions } from './bridge-link.ts';
 import { decodePayload, deviceCancelSchema, groupCancelSchema } from './contract/topics.ts';
 import { looseRequestId, Replier } from './replies.ts';
 
 export type CancelResult = 'accepted' | 'remembered' | 'refused';
 
-export interface CancelIntakeOptions {
-  ns: string;
-  deviceId: string;
-  queue: TaskQueue;
-  link: BridgeLink;
-  logger: Logger;
-}
+export type CancelIntakeOptions = DevicePartOptions;
 
 export class CancelIntake {
   private readonly options: CancelIntakeOptions;

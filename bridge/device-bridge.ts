@@ -1,16 +1,7 @@
 /**
- * The device side of docs/mqtt.md: connects the task queue to an MQTT broker (mqtt.js 5).
- * - state: retained QoS 1 online message on every (re)connect; the last will (and a clean
- *   shutdown) says offline;
- * - task statuses: one retained QoS 1 message per transition (StatusPublisher);
- * - scripts: intake from the device topic and every group topic (ScriptIntake);
- * - cancels: the device's and its groups' cancel topics (CancelIntake, docs/api.md);
- * - stale status topics of earlier boots are cleared once per boot (StaleStatusSweeper).
- * The bridge is built whole by its constructor (bridge-components.ts builds its components and
- * routes incoming messages to them); start() connects; start()'s wait for the first connection is
- * first-connect.ts; the queue's task events reach the parts through task-event-feed.ts, the
- * subscriptions are command-subscriptions.ts, /health and the backlog bridge-health.ts.
- * docs/mqtt.md describes the behaviour for users.
+ * The device side of docs/mqtt.md: connects the task queue to an MQTT broker (mqtt.js 5) with a
+ * retained online state and last will, task statuses, script and cancel intake, and a sweep of
+ * stale status topics. bridge-components.ts builds the parts and routes messages to them.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -171,9 +162,8 @@ export class DeviceBridge {
   }
 
   /**
-   * Publishes the offline state (retained) and disconnects cleanly (DISCONNECT, so the broker
-   * drops the will), waiting briefly for in-flight QoS 1 messages. Removes the queue listeners and
-   * clears every timer. Stop the queue first, so the aborted task's final status goes out too.
+   * Publishes the offline state and disconnects cleanly (the broker drops the will), waiting briefly
+   * for in-flight messages. Stop the queue first, so the aborted task's final status goes out too.
    */
   async stop(): Promise<void> {
     if (this.phase === 'stopped' || this.phase === 'idle') {

@@ -101,11 +101,8 @@ export class MqttLink implements BridgeLink {
   }
 
   /**
-   * The callback mqtt.js keeps with a QoS 1 message until its PUBACK. Built here, apart from
-   * publish(), so it holds only these three values: a closure made inside publish() would keep
-   * that call's whole scope (client, payload, options, the send function) alive as long, and at
-   * thousands of messages a second all of it reached V8's old generation (docs/benchmarks.md,
-   * "Heap under floods").
+   * The callback mqtt.js keeps with a QoS 1 message until its PUBACK, built apart from publish() so
+   * it holds only these values, not that call's whole scope.
    */
   private completion(
     topic: string,
@@ -120,12 +117,9 @@ export class MqttLink implements BridgeLink {
   }
 
   /**
-   * On every 'close'. Replies not acknowledged when a connection drops are forgotten instead of
-   * being resent on the next one: a broker that refuses a publish may close the connection
-   * (aedes, and the store broker's ACL for a replyTo outside what a device may publish to: 3.1.1
-   * has no other way to say no), and resending that reply at every reconnect would cut the device
-   * off for good. A reply answers one request; the requester repeats it with the same requestId
-   * and is answered again (idempotency, docs/mqtt.md). Statuses and state are kept.
+   * On every 'close': unacknowledged replies are forgotten, not resent, since a broker refusing a
+   * publish may close the connection and a resend would cut the device off for good. The requester
+   * repeats with the same requestId (docs/mqtt.md). Statuses and state are kept.
    */
   connectionLost(): void {
     this.connected = false;

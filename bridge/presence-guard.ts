@@ -1,10 +1,7 @@
 /**
- * Keeps a device's retained state right when a broker publishes its last will late. When a store
- * broker instance crashes, the surviving instances publish the wills it stored once its heartbeat
- * has been missing for minutes (aedes, docs/broker.md), also for devices that have long since
- * reconnected to another instance: the broker would then hold `online: false` for a device that
- * is online. So the device listens to its own state topic and answers an offline state of its
- * own boot, received while it is connected, by publishing its online state again.
+ * Keeps a device's retained state right when a broker publishes its last will late (surviving
+ * aedes instances publish a crashed one's wills minutes later, docs/broker.md): an offline state
+ * of its own boot, received while connected, is answered by publishing online again.
  */
 import type { Logger } from 'pino';
 import { stateSchema } from './contract/topics.ts';

@@ -1,16 +1,8 @@
 /**
- * `--mqtt-protocol auto` (docs/mqtt.md, "MQTT 5 or 3.1.1"): the device bridge connects with MQTT 5
- * when the broker accepts it, so a retained script is refused wherever the broker can say so
- * (Retain As Published), and falls back to 3.1.1 when it does not. A broker says no in one of two
- * ways: a CONNACK refusing the protocol (3.1.1 code 1 "unacceptable protocol version", MQTT 5
- * 0x84 "unsupported protocol version"), or closing the connection without any CONNACK (aedes
- * 1.x, and any broker that cannot parse a level-5 CONNECT). A connection that fails for network
- * or TLS reasons (an error with a system code: ECONNREFUSED, a certificate error) says nothing
- * about the protocol and changes nothing.
- *
- * The choice is remembered per broker URL for the life of the process: with a list of brokers
- * (failover) each one is tried with MQTT 5 first. The switch edits the mqtt.js client's options,
- * which it reads again at every reconnect (mqtt 5 `MqttClient._reconnect`).
+ * `--mqtt-protocol auto` (docs/mqtt.md, "MQTT 5 or 3.1.1"): connect with MQTT 5 and fall back to
+ * 3.1.1 when the broker refuses the protocol in its CONNACK or closes without one (aedes 1.x);
+ * network and TLS errors change nothing. The choice is kept per broker URL for the process's life
+ * and applied by editing the options mqtt.js reads at every reconnect.
  */
 import { ErrorWithReasonCode, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';

@@ -1,10 +1,8 @@
 /**
- * Answers to what controllers send a device (scripts, cancels; docs/mqtt.md): every one goes to
- * the device's own `<ns>/devices/<deviceId>/replies/<requestId>` (QoS 1, not retained), so no
- * register can answer for another (the store broker lets a device publish only under its own
- * subtree). A submission's `replyTo` and an MQTT 5 response topic are ignored; a submission
- * without a requestId gets no reply. A refusal is answered from a payload that may be invalid,
- * so its requestId is read leniently first.
+ * Answers to scripts and cancels (docs/mqtt.md) go to the device's own
+ * `<ns>/devices/<deviceId>/replies/<requestId>` (QoS 1, not retained), so no register answers for
+ * another; `replyTo` and MQTT 5 response topics are ignored. A refusal's payload may be invalid,
+ * so its requestId is read leniently.
  */
 import type { Logger } from 'pino';
 import type { TaskStatus } from '../src/tasks/task.ts';

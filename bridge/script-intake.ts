@@ -1,32 +1,22 @@
 /**
- * Scripts arriving on `<ns>/devices/<id>/scripts` and `<ns>/groups/<g>/scripts`
- * (docs/mqtt.md): read the payload, hand the script to the engine's one admission path
- * (TaskQueue.submit: blank, size, UTF-8, requestId, notAfter, queue bound), and answer on the
- * device's own reply topic (replies.ts). The engine's refusals are DomainErrors; here they
- * become reply errors that start with their registered code (`"<CODE>: <message>"`). Only what is
- * MQTT's own is decided here: the retain flag and the payload's JSON shape. Nothing here throws:
- * a bad message is logged and answered, never a crash.
+ * Scripts on `<ns>/devices/<id>/scripts` and `<ns>/groups/<g>/scripts` (docs/mqtt.md): the engine's
+ * one admission path decides (TaskQueue.submit); only the retain flag and JSON shape are decided
+ * here. Refusals are answered on the reply topic as `"<CODE>: <message>"`. Nothing here throws.
  */
 import type { IPublishPacket } from 'mqtt';
-import type { Logger } from 'pino';
 import { coded, DomainError } from '../src/errors.ts';
 import { decodeUtf8 } from '../src/tasks/script-text.ts';
 import { statusOf } from '../src/tasks/task.ts';
-import type { SubmitResult, TaskQueue } from '../src/tasks/task-queue.ts';
-import type { BridgeLink } from './bridge-link.ts';
+import type { SubmitResult } from '../src/tasks/task-queue.ts';
+import type { DevicePartOptions } from './bridge-link.ts';
 import { decodePayload, type ScriptSubmission, scriptSubmissionSchema } from './contract/topics.ts';
 import { looseRequestId, Replier } from './replies.ts';
 import type { StatusPublisher } from './status-publisher.ts';
 
 export type IntakeResult = 'accepted' | 'duplicate' | 'refused';
 
-export interface ScriptIntakeOptions {
-  ns: string;
-  deviceId: string;
-  queue: TaskQueue;
+export interface ScriptIntakeOptions extends DevicePartOptions {
   statuses: StatusPublisher;
-  link: BridgeLink;
-  logger: Logger;
 }
 
 export class ScriptIntake {

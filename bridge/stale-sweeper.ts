@@ -1,26 +1,14 @@
 /**
- * Clears status topics left on the broker by earlier boots of this device.
- *
- * Task ids of an earlier boot answer TASK_DOES_NOT_EXIST after a restart (docs/api.md),
- * and the broker should hold at most `--retain` + queued task topics per device (docs/mqtt.md), so
- * their retained status messages are stale. Once per boot, after the first connect, the bridge
- * subscribes to its own `tasks/+/status` filter, clears every retained status whose task the
- * queue does not hold, and unsubscribes once the retained messages stop coming (a quiet period,
- * capped), so it does not receive its own status traffic for the rest of the boot.
+ * Clears status topics left on the broker by earlier boots of this device (their tasks answer
+ * TASK_DOES_NOT_EXIST, docs/api.md): once per boot it subscribes to its own `tasks/+/status`,
+ * clears every retained status the queue does not hold, and unsubscribes once they stop coming.
  */
 import type { IPublishPacket } from 'mqtt';
-import type { Logger } from 'pino';
-import type { TaskQueue } from '../src/tasks/task-queue.ts';
-import type { BridgeLink } from './bridge-link.ts';
+import type { DevicePartOptions } from './bridge-link.ts';
 import { BRIDGE_DEFAULTS } from './bridge-options.ts';
 import { topics } from './contract/topics.ts';
 
-export interface StaleSweeperOptions {
-  ns: string;
-  deviceId: string;
-  queue: TaskQueue;
-  link: BridgeLink;
-  logger: Logger;
+export interface StaleSweeperOptions extends DevicePartOptions {
   subscribe(filter: string, done: (error?: Error) => void): void;
   unsubscribe(filter: string): void;
   /** Unsubscribe after this long without a stale message (ms). */

@@ -1,13 +1,9 @@
 /**
  * Makes sure the broker stored the device's retained online state (docs/mqtt.md, "Several
- * brokers"). A PUBACK does not say that: nats-server 2.9 acknowledges a retained PUBLISH whose
- * copy it failed to store in JetStream ("unable to store retained message ... timeout") while its
- * cluster creates or re-elects the MQTT streams, and the register would stay invisible to every
- * controller that subscribes later. So after every connect the device reads its state back: once
- * the state is acknowledged it subscribes to its own state topic afresh, and the broker sends the
- * retained message ([MQTT-3.8.4-3]). Not there in time: the state and the status of every held
- * task are published again, with backoff, for as long as the connection lasts; once read back
- * after such a retry, the statuses are published once more (the broker stores again).
+ * brokers"): a clustered broker (nats-server 2.9) may acknowledge a retained PUBLISH it failed to
+ * store. After every connect the device subscribes to its own state topic, which resends the
+ * retained message ([MQTT-3.8.4-3]); if it is not there in time, the state and held statuses are
+ * published again, with backoff.
  */
 import type { Logger } from 'pino';
 import { type Backoff, backoffDelay } from './contract/subscribe-retry.ts';

@@ -1,12 +1,8 @@
 /**
- * Makes sure the broker stored the device's end statuses (docs/mqtt.md, "Several brokers"). A
- * clustered broker may acknowledge a retained status it failed to store: nats-server 2.9 does so
- * while JetStream re-elects the leader of its retained-message stream after a node loss, also
- * for devices that never lost their own connection. So a moment after tasks end (2 s after the
- * first of a burst), the device reads its own retained statuses back (one QoS 0 SUBSCRIBE to
- * `<ns>/devices/<id>/tasks/+/status`, unsubscribed once they stop coming) and publishes again the
- * status of every held, ended task whose retained status is missing or not its end status. On by
- * default with several broker URLs (a cluster), off with one (`auditRetained`).
+ * Makes sure the broker stored the device's end statuses (docs/mqtt.md, "Several brokers"): a
+ * clustered broker may acknowledge a retained status it failed to store. Shortly after tasks end
+ * the device reads its retained statuses back and republishes every held, ended task whose status
+ * is missing or stale. On by default with several broker URLs (`auditRetained`).
  */
 import type { IPublishPacket } from 'mqtt';
 import type { Logger } from 'pino';

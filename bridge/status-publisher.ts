@@ -1,20 +1,9 @@
 /**
  * Mirrors every task transition to `<ns>/devices/<id>/tasks/<taskId>/status` (docs/mqtt.md):
- * retained, QoS 1, one message per transition (queued, started, ended), each with this boot's
- * `bootId` and a `seq` that grows by one per status message published during the boot.
- *
- * Nothing unbounded is ever handed to mqtt.js. A status goes out at once only while the broker
- * is reachable and fewer than `maxInFlight` of this publisher's messages (statuses and clears)
- * wait for their PUBACK. Otherwise the publisher only remembers *which* held tasks have a status
- * not yet sent (`dirty`) and which evicted tasks still have a retained message to clear
- * (`pendingClears`), and sends them, in their latest state, as acknowledgements come back (or on
- * the next connect). So under broker backpressure (tasks ending faster than the broker
- * acknowledges) or while offline, a task's intermediate transitions may be skipped, but its
- * latest status and every eviction clear are always delivered, and `seq` still grows by one per
- * message sent. Memory stays bounded by the queue's own bounds: `dirty` holds held tasks only,
- * and no new task's status goes out while clears are owed, so the tasks with a retained message
- * on the broker (held, or evicted and not yet cleared) never exceed the held tasks by more than
- * the in-flight window. docs/mqtt.md, "Backpressure".
+ * retained, QoS 1, with this boot's `bootId` and a `seq` growing by one per message. At most
+ * `maxInFlight` messages wait for a PUBACK; beyond that only *which* tasks are owed a status or a
+ * clear is remembered and their latest state sent later, so memory stays bounded by the queue
+ * (docs/mqtt.md, "Backpressure").
  */
 import type { Logger } from 'pino';
 import { type Task, toTaskBody } from '../src/tasks/task.ts';

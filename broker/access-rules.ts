@@ -1,23 +1,8 @@
 /**
- * The store broker's per-role ACL over docs/mqtt.md topics. `<ns>` may hold several
- * levels (`stores/042`); every rule is a topic filter under it. docs/broker.md has the same table.
- *
- * | role       | publish                                                                  | subscribe (filter must lie within)        |
- * |------------|--------------------------------------------------------------------------|-------------------------------------------|
- * | device     | `<ns>/devices/<self>/state`, `<ns>/devices/<self>/tasks/+/status`,        | `<ns>/devices/<self>/#`, `<ns>/groups/+/scripts`, |
- * |            | `<ns>/devices/<self>/replies/+` (not retained)                           | `<ns>/groups/+/cancel`                    |
- * | controller | `<ns>/devices/+/scripts`, `<ns>/groups/+/scripts`, `<ns>/devices/+/cancel`,| `<ns>/#`                                  |
- * |            | `<ns>/groups/+/cancel`, `<ns>/replies/#` (not retained), and zero-byte    |                                           |
- * |            | retained clears of `<ns>/devices/+/state` and                            |                                           |
- * |            | `<ns>/devices/+/tasks/+/status`                                          |                                           |
- * | observer   | nothing                                                                  | `<ns>/#`                                  |
- *
- * Client ids (contract 6.1): `regbridge_<ns>_<deviceId>` is reserved to that device user, who may
- * use no other (clientIdProblem).
- *
- * A device publishes only under its own subtree (contract 3.1), never under another register's
- * or `<ns>/replies/`, so nothing it sends can speak for another register. A device's last will
- * may only be its own state topic.
+ * The store broker's per-role ACL (device, controller, observer) over docs/mqtt.md topics; the
+ * table is in docs/broker.md. `<ns>` may hold several levels (`stores/042`). A device publishes
+ * only under its own subtree (contract 3.1), so nothing it sends speaks for another register, and
+ * only it may use the client id `regbridge_<ns>_<deviceId>` (contract 6.1).
  */
 import { deviceClientId, deviceClientIdPrefix, ID_PATTERN } from '../bridge/contract/topics.ts';
 import type { BrokerRole } from './users.ts';
@@ -182,11 +167,8 @@ export class AccessRules {
   }
 
   /**
-   * Why `clientId` is not this user's to use, or undefined when it is (contract 6.1). A register's
-   * client id `regbridge_<ns>_<deviceId>` belongs to the device user `<deviceId>` alone, derived
-   * from the id itself, so it holds before the register ever connected and after a broker
-   * restart; and a device user connects with that id only, so it can hold no one else's (a
-   * controller's, a head office bridge's).
+   * Why `clientId` is not this user's (contract 6.1), or undefined: `regbridge_<ns>_<deviceId>`
+   * belongs to that device user alone, who may use no other id.
    */
   clientIdProblem(role: BrokerRole, name: string, clientId: string): string | undefined {
     if (role === 'device') {

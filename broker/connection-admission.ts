@@ -1,11 +1,8 @@
 /**
- * The store broker's admission of a connection, whichever listener it came from (docs/broker.md,
- * "Security"). Before login a connection counts against its address only
- * (`--max-pending-per-address`): past it, the connection is closed before any byte is read.
- * `--max-connections` caps the clients logged in: past it a login is answered CONNACK 3 "server
- * unavailable" (a takeover of a logged-in client id is not a new client). So idle sockets from one
- * machine cannot lock registers out. Every connection gets the packet gate on its parser
- * (broker/aedes-fixes/packet-gate.ts).
+ * The store broker's admission of a connection from any listener (docs/broker.md, "Security"):
+ * before login it counts against its address (`--max-pending-per-address`), after it against
+ * `--max-connections` (CONNACK 3), so idle sockets cannot lock registers out. Every connection
+ * gets the packet gate (broker/aedes-fixes/packet-gate.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';

@@ -1,9 +1,7 @@
 /**
- * Who a connecting client of the store broker is (docs/broker.md, "Connecting: users, passwords,
- * CONNACK codes"): the device named by a verified client certificate's CN, an anonymous
- * controller where allowed, or a user by name and password, with failed logins limited per
- * address and per user name (src/auth/login-throttle.ts, the REST API's rule: the name's limit
- * slows, it never locks: docs/decisions/login-lockout.md). A refusal is an error carrying its CONNACK code.
+ * Who a connecting client of the store broker is (docs/broker.md, "Connecting"): a device by its
+ * client certificate's CN, an anonymous controller where allowed, or a user by password, with
+ * failed logins limited as for REST (src/auth/login-throttle.ts). A refusal carries its CONNACK code.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { TLSSocket } from 'node:tls';

@@ -1,9 +1,8 @@
 /**
- * What a logged-in register may hold in the store broker (contract 6.1, "Nothing unbounded after
- * login either"), checked in authorizePublish: at most `maxRetainedStatuses` retained task
- * statuses per device (a new one beyond is refused; clears free a place), a status whose `report`
- * is at most `maxReportBytes` (UTF-8), and a state whose `version` is at most 64 characters. Counts live in memory: after a restart they start from
- * what devices publish again (they republish every held task on reconnect).
+ * What a logged-in register may hold in the store broker (contract 6.1), checked in
+ * authorizePublish: at most `maxRetainedStatuses` retained statuses, reports of at most
+ * `maxReportBytes`, a `version` of at most 64 characters. Counts live in memory: devices republish
+ * every held task on reconnect.
  */
 
 /** Contract 6.1: the `version` of a device's state. */

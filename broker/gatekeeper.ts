@@ -49,11 +49,9 @@ export interface BrokerStats {
 }
 
 /**
- * Where a denied PUBLISH goes. aedes can only refuse a publish by closing the connection, and
- * mqtt.js then resends the unacknowledged QoS 1/2 message after every reconnect: a loop. So a
- * denied publish is acknowledged as usual and dropped instead, which [MQTT-3.3.5-2] allows, by
- * diverting it (emptied, not retained) to this `$SYS` topic: no client may subscribe to `$SYS`
- * and `#` never matches it ([MQTT-4.7.2-1]).
+ * Where a denied PUBLISH goes: aedes can refuse only by closing, which makes mqtt.js resend for
+ * ever, so it is acknowledged and dropped ([MQTT-3.3.5-2]) by diverting it, emptied, to `$SYS`,
+ * which no client may subscribe to ([MQTT-4.7.2-1]).
  */
 export const DENIED_PUBLISH_TOPIC = '$SYS/regbridge/publish-denied';
 
@@ -74,9 +72,8 @@ export class Gatekeeper {
   /** Clients whose CONNECT carried a zero-length client id (aedes has made one up by now). */
   readonly #emptyIds = new WeakSet<Client>();
   /**
-   * Client id of a persistent session -> the user who made it (contract: a persistent session
-   * belongs to its user). Set when a CleanSession 0 client is ready, dropped when the owner starts
-   * clean (which discards the session).
+   * Client id of a persistent session -> the user who made it (a session belongs to its user); dropped
+   * when the owner starts clean.
    */
   readonly #sessionOwners = new Map<string, string>();
   /** Connected client id -> the client and who owns it, to stop one user taking over another's id. */

@@ -4,13 +4,7 @@
  */
 import type { Command } from 'commander';
 import * as z from 'zod';
-import {
-  type BrokerUser,
-  DEFAULT_BROKER_LIMITS,
-  loadUsersFile,
-  parseUserSpec,
-  StoreBroker,
-} from '../broker/store-broker.ts';
+import { DEFAULT_BROKER_LIMITS, loadUsersFile, parseUserSpec, StoreBroker } from '../broker/store-broker.ts';
 import { port, positiveDuration, wholeNumber } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import {
@@ -25,29 +19,15 @@ import {
 } from './broker-limit-flags.ts';
 import { brokerTlsFlags, brokerTlsOption, brokerTlsProblems } from './broker-tls-flags.ts';
 import { hostValue, logLevelFlag, nsFlag } from './common-flags.ts';
-import { addFlags, booleanValue, flag, flagSchema, parseFlags, repeatableFlag } from './flags.ts';
+import { addFlags, booleanValue, flag, flagSchema, parsedBy, parseFlags, repeatableFlag } from './flags.ts';
 import { cliLogger } from './logging.ts';
 import { onShutdownSignal, reportStartError } from './options.ts';
 
 /** Messages never echo the spec: it holds a password. */
-const userSpec = z.string().transform((spec, ctx): BrokerUser => {
-  try {
-    return parseUserSpec(spec);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return z.NEVER;
-  }
-});
+const userSpec = parsedBy(parseUserSpec);
 
 /** The path is kept: SIGHUP reads the file again. */
-const usersFile = z.string().transform((path, ctx): { path: string; users: BrokerUser[] } => {
-  try {
-    return { path, users: loadUsersFile(path) };
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return z.NEVER;
-  }
-});
+const usersFile = parsedBy((path) => ({ path, users: loadUsersFile(path) }));
 
 export const brokerFlags = {
   port: flag('--port <port>', 'MQTT TCP port (0 picks a free one)', port, { default: '1883' }),

@@ -1,10 +1,7 @@
 /**
- * The `regbridge` commands as `main.ts` sees them before one is chosen: name, help line and the
- * module to load. Only the command that runs (or whose help is asked for) is imported, so
- * `regbridge --help` loads neither zod nor fastify, aedes, mqtt or SQLite, and `serve` none of
- * the controller's modules (docs/decisions/load-only-what-runs.md).
- * test/tooling/footprint.test.ts checks that this index lists the same commands, in the same order, with
- * the same help lines as the commands themselves (cli/commands.ts).
+ * The `regbridge` commands before one is chosen: name, help line, module to load. Only the command
+ * that runs is imported (docs/decisions/load-only-what-runs.md); test/tooling/footprint.test.ts
+ * checks this index against the commands themselves.
  */
 import type { Command } from 'commander';
 
@@ -103,9 +100,8 @@ export function requestedCommand(args: readonly string[]): IndexedCommand | unde
 }
 
 /**
- * Adds every command to `program`: the requested one whole (its module imported), the others as
- * entries that only list themselves in the help (they are never run: a command line naming one
- * would have loaded it).
+ * Adds every command to `program`: the requested one whole, the others only as help entries
+ * (a command line naming one would have loaded it).
  */
 export async function registerCommands(program: Command, args: readonly string[]): Promise<void> {
   const requested = requestedCommand(args);

@@ -54,8 +54,7 @@ export function requiredMqttUrlFlag(help: string, missing: string) {
 
 /**
  * `--mqtt-reconnect-max`: the cap of an MQTT client's reconnect backoff
- * (bridge/contract/reconnect-backoff.ts). The waits start at `firstMs` (at least half of it) and
- * double, randomised, on consecutive failures up to this; 0 keeps the fixed period of old.
+ * (bridge/contract/reconnect-backoff.ts); 0 keeps a fixed period.
  */
 export function mqttReconnectMaxFlag(firstMs: number, defaultMs: number) {
   const first = `${firstMs / 1000}s`;
@@ -88,10 +87,7 @@ function pemFile(kind: PemKind) {
 
 /**
  * `--tls-cert FILE --tls-key FILE`, the one declaration of a server's certificate and key
- * (docs/security.md, "Deploying with TLS"): HTTPS instead of HTTP on `serve`'s and the
- * controller service's `--port`, MQTT over TLS on `broker`'s `--tls-port` and `serve`'s
- * `--broker-tls-port`. Paths are checked here; tlsProblems() checks the pair; the command reads
- * the files at start (src/tls.ts).
+ * (docs/security.md, "Deploying with TLS"); tlsProblems() checks the pair, src/tls.ts reads it.
  */
 export function tlsFlags(purpose = 'serve HTTPS instead of HTTP') {
   return {

@@ -18,12 +18,8 @@ import { startControllerService } from './controller-service.ts';
 import { addFlags, flagInput, labeler } from './flags.ts';
 import { cliLogger } from './logging.ts';
 import { oidcSettingsOf } from './oidc-flags.ts';
-import { onReloadSignal, onShutdownSignal, reportStartError } from './options.ts';
+import { loopbackFor, onReloadSignal, onShutdownSignal, reportStartError } from './options.ts';
 import { scrubServiceEnvironment } from './scrub-environment.ts';
-
-function shown(host: string): string {
-  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-}
 
 export function registerControllerCommand(program: Command): void {
   const command = program
@@ -79,10 +75,12 @@ export function registerControllerCommand(program: Command): void {
         }
       });
       const scheme = config.tlsCert ? 'https' : 'http';
-      console.log(`regbridge controller listening on ${scheme}://${shown(config.host)}:${service.httpPort}`);
+      console.log(
+        `regbridge controller listening on ${scheme}://${loopbackFor(config.host)}:${service.httpPort}`,
+      );
       if (service.brokerPort !== undefined) {
         console.log(
-          `embedded MQTT broker on mqtt://${shown(config.brokerHost)}:${service.brokerPort} (namespace ${config.ns})`,
+          `embedded MQTT broker on mqtt://${loopbackFor(config.brokerHost)}:${service.brokerPort} (namespace ${config.ns})`,
         );
       }
       for (const fallback of service.portFallbacks)

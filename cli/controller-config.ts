@@ -1,18 +1,16 @@
 /**
- * `regbridge controller`'s flags, declared once (cli/flags.ts): commander options, their
- * REGBRIDGE_<FLAG> variables, help with defaults and the one configuration schema
- * (docs/controller.md, "The controller service"). Validated once with every problem reported at
- * once, then frozen. TLS files are checked here (the shared `--tls-cert`/`--tls-key`,
- * cli/common-flags.ts), so a missing one is a configuration error, and read at start.
+ * `regbridge controller`'s flags, declared once (cli/flags.ts; docs/controller.md): validated once
+ * with every problem reported, then frozen. TLS files are checked here, so a missing one is a
+ * configuration error.
  */
 
 import * as z from 'zod';
 import { isMultiStore, storeLinkTopicSchema } from '../bridge/contract/store-namespace.ts';
-import { type BrokerUser, parseUserSpec } from '../broker/store-broker.ts';
+import { parseUserSpec } from '../broker/store-broker.ts';
 import { APPROVAL_MODES, SCRIPT_DIALECTS } from '../controller/script-intake.ts';
 import { DEFAULT_MAX_EVENT_STREAMS } from '../controller/service/event-stream.ts';
 import { CONTROLLER_DEFAULTS } from '../controller/types.ts';
-import { type ControllerUser, loadControllerUsersFile, parseControllerUser } from '../controller/users.ts';
+import { loadControllerUsersFile, parseControllerUser } from '../controller/users.ts';
 import { port, userSpecSchema, wholeNumber } from '../src/config.ts';
 import { restAuthFlags } from './auth-flags.ts';
 import { maxSessionInflightFlag } from './broker-limit-flags.ts';
@@ -26,37 +24,18 @@ import {
   tlsFlags,
   tlsProblems,
 } from './common-flags.ts';
-import { flag, flagSchema, repeatableFlag } from './flags.ts';
+import { flag, flagSchema, parsedBy, repeatableFlag } from './flags.ts';
 import { oidcFlags, oidcProblems } from './oidc-flags.ts';
 
 /** Messages never echo the spec: it holds a password. */
-const brokerUserSpec = z.string().transform((spec, ctx): BrokerUser => {
-  try {
-    return parseUserSpec(spec);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return z.NEVER;
-  }
-});
+const brokerUserSpec = parsedBy(parseUserSpec);
 
 /** `--user NAME:PASSWORD[:ROLE[:SCOPE]]`; messages never echo the spec. */
-const controllerUserSpec = z.string().transform((spec, ctx): ControllerUser => {
-  try {
-    return parseControllerUser(spec);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return z.NEVER;
-  }
-});
+const controllerUserSpec = parsedBy(parseControllerUser);
 
 /** `--users FILE`: read once here so its problems are reported with the others; SIGHUP reads it again. */
-const usersFileSchema = z.string().transform((path, ctx) => {
-  try {
-    loadControllerUsersFile(path);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return z.NEVER;
-  }
+const usersFileSchema = parsedBy((path) => {
+  loadControllerUsersFile(path);
   return path;
 });
 

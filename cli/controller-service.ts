@@ -39,7 +39,7 @@ import { type WebhookOptions, Webhooks } from '../controller/webhooks.ts';
 import { closeHttpApp } from '../src/http-close.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
-import { StartError } from './options.ts';
+import { loopbackFor, StartError } from './options.ts';
 
 /** The dashboard's static files (served at `/`). */
 export const DASHBOARD_DIR = fileURLToPath(new URL('../controller/dashboard/', import.meta.url));
@@ -131,10 +131,6 @@ function asBrokerUsers(users: readonly ControllerUser[]): BrokerUser[] {
     password: u.password,
     role: u.role === 'viewer' ? ('observer' as const) : ('controller' as const),
   }));
-}
-
-function loopback(host: string): string {
-  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 }
 
 function bind(port: number, host: string): Promise<Server> {
@@ -274,7 +270,7 @@ export async function startControllerService(
       const started = broker;
       cleanup.push(() => started.stop());
       await broker.start();
-      url = `mqtt://${loopback(settings.brokerHost)}:${broker.port}`;
+      url = `mqtt://${loopbackFor(settings.brokerHost)}:${broker.port}`;
       credentials = own;
       ownBrokerUser = { ...own, role: 'controller' };
     }

@@ -1,10 +1,7 @@
 /**
- * `regbridge demo`: a whole store in one process. An embedded store broker on a free port, N
- * simulated registers (startDevice with --mqtt-url pointing at it, each with its own device
- * credential), and the controller service (`regbridge controller`: API and dashboard) whose
- * first job sends an X report to group `all`. Prints the results and the dashboard's URL and
- * login, then runs until Ctrl-C; with --once it stops after the first job (exit code 0 when
- * every register FINISHED). Everything is stopped before it returns, whatever happened.
+ * `regbridge demo`: a whole store in one process: an embedded broker, N simulated registers and
+ * the controller service, whose first job sends an X report to group `all`. Runs until Ctrl-C, or
+ * with --once stops after that job (exit 0 when every register FINISHED); everything is stopped.
  */
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
@@ -19,10 +16,10 @@ import type { Logger } from '../src/logger.ts';
 import { logLevelFlag } from './common-flags.ts';
 import { type RunningControllerService, startControllerService } from './controller-service.ts';
 import { type RunningDevice, startDevice } from './device.ts';
-import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
+import { addFlags, flag, flagSchema, parseFlagsOrReport, switchFlag } from './flags.ts';
 import { renderResults, renderSummary } from './format-table.ts';
 import { cliLogger } from './logging.ts';
-import { onShutdownSignal, reportStartError } from './options.ts';
+import { onShutdownSignal } from './options.ts';
 import { parseServeConfig } from './serve-config.ts';
 
 export const DEMO_SCRIPT = [
@@ -196,13 +193,8 @@ export function registerDemoCommand(program: Command): void {
     );
   addFlags(command, demoFlags);
   command.action(async (_flags: unknown, cmd: Command) => {
-    let options: DemoOptions;
-    try {
-      options = parseFlags(cmd, demoFlags, demoSchema);
-    } catch (error) {
-      reportStartError(cmd, error);
-      return;
-    }
+    const options = parseFlagsOrReport(cmd, demoFlags, demoSchema);
+    if (!options) return;
     const say = (line: string): void => {
       if (!options.json) process.stdout.write(`${line}\n`);
     };

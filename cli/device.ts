@@ -20,6 +20,7 @@ import { loadTlsFiles, readPem } from '../src/tls.ts';
 import { VERSION } from '../src/version.ts';
 import { type Component, ComponentList, listenOrFreePort } from './components.ts';
 import { embeddedBroker } from './embedded-broker.ts';
+import { loopbackFor } from './options.ts';
 import type { ServeConfig } from './serve-config.ts';
 
 export interface RunningDevice {
@@ -46,16 +47,11 @@ export class ListenError extends Error {
   }
 }
 
-function loopbackFor(host: string): string {
-  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-}
-
 export interface StartDeviceOptions {
   logger: Logger;
   /**
-   * Ports that were defaulted rather than asked for: when taken (e.g. 1883 by a system
-   * Mosquitto), listen on a free port instead and say so, so `npm start` works anywhere. A port
-   * given explicitly that is taken stays an error naming its flag.
+   * Ports defaulted rather than asked for: when taken, listen on a free one and say so, so
+   * `npm start` works anywhere. A taken explicit port stays an error naming its flag.
    */
   freePortIfTaken?: { http?: boolean; broker?: boolean };
 }

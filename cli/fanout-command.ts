@@ -14,24 +14,17 @@ import { renderRef } from '../controller/script-intake.ts';
 import { ScriptLibrary } from '../controller/script-library.ts';
 import type { StoreController } from '../controller/store-controller.ts';
 import { parseTarget } from '../controller/targets.ts';
-import { type FanoutResult, type FanoutTarget, summarize } from '../controller/types.ts';
+import { type FanoutResult, summarize } from '../controller/types.ts';
 import { ConfigError, positiveDuration, wholeNumber } from '../src/config.ts';
 import { connectionFlags, controllerFor } from './controller-flags.ts';
 import { fanoutAsJob, wantsJob } from './fanout-job.ts';
-import { addFlags, flag, flagSchema, parseFlags, repeatableFlag, switchFlag } from './flags.ts';
+import { addFlags, flag, flagSchema, parsedBy, parseFlags, repeatableFlag, switchFlag } from './flags.ts';
 import { renderResults, renderSummary } from './format-table.ts';
 import { cliLogger } from './logging.ts';
 import { reportStartError } from './options.ts';
 import { noDevicesHint } from './watch-command.ts';
 
-const targetSchema = z.string().transform((spec, ctx): FanoutTarget => {
-  try {
-    return parseTarget(spec);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return z.NEVER;
-  }
-});
+const targetSchema = parsedBy(parseTarget);
 
 /** 0..1, e.g. 0.5. */
 const ratioValue = z.union([z.number(), z.string()]).transform((value, ctx) => {

@@ -1,32 +1,14 @@
 /**
- * One declaration per command's flags (docs/decisions/flag-tables.md).
- * A command declares a table `{ configKey: flag(...) }`; from it are derived:
- *   - the commander options (`addFlags`), with help text showing the default and the variable;
- *   - the `REGBRIDGE_<FLAG>` environment names (`envNames`), read here, not by commander;
- *   - the zod schema of the command's configuration (`flagSchema`), defaults included;
- *   - the mapping from parsed flags to the schema's input, and the error labels (`parseFlags`).
- * A default is written once, in the table, in the form a user types it ('60s', '8080'); the
- * schema parses it like a typed value (zod `prefault`), so help and schema cannot disagree
- * (test/cli/cli-flags.test.ts checks it for every command).
- *
- * Adding a command (the `controller` service and `hash-password` do it this way):
- *
- *   export const myFlags = {
- *     port: flag('--port <port>', 'HTTP port (0 picks a free one)', portValue, { default: '8090' }),
- *     users: flag('--user <NAME:PASSWORD>', 'a user', userSpecSchema, { repeatable: true }),
- *     json: switchFlag('--json', 'print JSON'),
- *     logLevel: logLevelFlag('info'),
- *   } satisfies FlagTable;
- *   export const mySchema = flagSchema(myFlags);   // add .superRefine or pass extra problems if needed
- *   const command = addFlags(program.command('mine'), myFlags);
- *   command.action(async (_flags, cmd: Command) => {
- *     const config = parseFlags(cmd, myFlags, mySchema);   // ConfigError: reportStartError(cmd, error)
- *   });
- * Then list the command in test/cli/cli-flags.test.ts (help defaults == schema defaults).
+ * One declaration per command's flags (docs/decisions/flag-tables.md): a table
+ * `{ configKey: flag(...) }` yields the commander options (`addFlags`), the `REGBRIDGE_<FLAG>`
+ * environment names (`envNames`), the zod schema with defaults (`flagSchema`) and the parsing
+ * (`parseFlags`). A default is written once, as a user types it, so help and schema cannot
+ * disagree; list a new command in test/cli/cli-flags.test.ts, which checks that.
  */
 import { type Command, Option } from 'commander';
 import * as z from 'zod';
 import { ConfigError, parseConfig } from '../src/config.ts';
+import { reportStartError } from './options.ts';
 
 type ValueDefault = string | number | boolean | readonly string[];
 
@@ -49,6 +31,18 @@ export type FlagTable = Record<string, FlagSpec>;
 
 // biome-ignore lint/suspicious/noExplicitAny: prefault takes the schema's input type, checked by the overloads
 const withDefault = (schema: z.ZodType, value: unknown): any => (schema as any).prefault(value);
+
+/** A string flag value read by `parse`; what it throws is the issue (never echoing the value). */
+export function parsedBy<T>(parse: (text: string) => T) {
+  return z.string().transform((text, ctx): T => {
+    try {
+      return parse(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
+}
 
 /**
  * A flag with a value: `--port <port>`. With `default` (as typed: '60s', '8080', or a function)
@@ -278,6 +272,18 @@ export function parseFlags<S extends z.ZodType>(
   const { input, sources } = flagInput(command, table, options.env);
   const all = { ...input, ...options.input };
   return parseConfig(schema, all, options.extra?.(all) ?? [], labeler(table, sources, command.name()));
+}
+
+/** parseFlags for a command's action: undefined once the problem is reported (exit code 2). */
+export function parseFlagsOrReport<S extends z.ZodType>(
+  ...args: Parameters<typeof parseFlags<S>>
+): Readonly<z.infer<S>> | undefined {
+  try {
+    return parseFlags(...args);
+  } catch (error) {
+    reportStartError(args[0], error);
+    return undefined;
+  }
 }
 
 export { ConfigError };

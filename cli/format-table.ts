@@ -93,9 +93,8 @@ function clock(iso: string | undefined, now: Date): string {
 }
 
 /**
- * When the device itself last reported, by its own clock: the latest of its online state's
- * `startedAt` and its newest task's times. Not when this watcher received it: retained messages
- * all arrive at once, so `watch --once` would show the current time on every row.
+ * When the device last reported by its own clock (state `startedAt`, newest task times), not
+ * when received: retained messages all arrive at once.
  */
 export function reportedAt(entry: DeviceEntry, latest: TaskView | undefined): string | undefined {
   const times = [entry.startedAt, latest?.finishedAt, latest?.startedAt, latest?.queuedAt].filter(

@@ -5,8 +5,7 @@
  */
 import type { Command } from 'commander';
 import { hashPassword } from '../src/auth/password-hash.ts';
-import { addFlags, type FlagTable, flagSchema, parseFlags } from './flags.ts';
-import { reportStartError } from './options.ts';
+import { addFlags, type FlagTable, flagSchema, parseFlagsOrReport } from './flags.ts';
 
 export const hashPasswordFlags = {} satisfies FlagTable;
 const hashPasswordSchema = flagSchema(hashPasswordFlags);
@@ -55,12 +54,7 @@ export function registerHashPasswordCommand(program: Command): void {
     .command('hash-password')
     .description('read a password on stdin and print its scrypt hash for a users file (NAME:HASH:ROLE)');
   addFlags(command, hashPasswordFlags).action(async (_flags: unknown, cmd: Command) => {
-    try {
-      parseFlags(cmd, hashPasswordFlags, hashPasswordSchema);
-    } catch (error) {
-      reportStartError(cmd, error);
-      return;
-    }
+    if (!parseFlagsOrReport(cmd, hashPasswordFlags, hashPasswordSchema)) return;
     const password = process.stdin.isTTY ? await fromTerminal() : await fromPipe();
     if (!password) {
       console.error('regbridge hash-password: no password given (an empty password is not allowed)');

@@ -1,12 +1,8 @@
 /**
- * `serve --heap-growth <percent>` (docs/decisions/heap-growth.md): how far V8 lets the old
- * generation grow past what the last full collection left live before it runs the next one,
- * i.e. V8's `--heap-growing-percent`.
- *
- * Why a device sets it: V8 picks that growth itself from how fast the program promotes objects,
- * and under an MQTT flood on a machine with a large heap limit it lets the heap grow to several
- * times its live size. The flag is read by V8 at every full collection, so it can be set once the
- * process runs (no restart, no NODE_OPTIONS); the heap limit itself is untouched.
+ * `serve --heap-growth <percent>` (docs/decisions/heap-growth.md): V8's `--heap-growing-percent`,
+ * how far the old generation may grow past the last full collection's live size. Under an MQTT
+ * flood V8 otherwise lets a large-limit heap grow to several times its live size; the flag is read
+ * at every full collection, so it can be set at run time.
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -6,8 +6,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { BackupTargetExists, backupHistory } from '../controller/history-backup.ts';
-import { addFlags, type FlagTable, flag, flagSchema, parseFlags } from './flags.ts';
-import { reportStartError } from './options.ts';
+import { addFlags, type FlagTable, flag, flagSchema, parseFlagsOrReport } from './flags.ts';
 
 export const historyBackupFlags = {
   db: flag('--db <file>', "the controller's SQLite history", z.string().min(1), {
@@ -25,13 +24,8 @@ export function registerHistoryBackupCommand(program: Command): void {
     .command('history-backup')
     .description("copy the controller's history while it runs (SQLite online backup)");
   addFlags(command, historyBackupFlags).action(async (_flags: unknown, cmd: Command) => {
-    let config: z.infer<typeof historyBackupSchema>;
-    try {
-      config = parseFlags(cmd, historyBackupFlags, historyBackupSchema);
-    } catch (error) {
-      reportStartError(cmd, error);
-      return;
-    }
+    const config = parseFlagsOrReport(cmd, historyBackupFlags, historyBackupSchema);
+    if (!config) return;
     try {
       const pages = await backupHistory(config.db, config.out!);
       console.log(`copied ${config.db} to ${config.out} (${pages} pages)`);

@@ -12,18 +12,12 @@ export class StartError extends Error {
 
 /** Prints configuration problems (all at once) without a stack and sets exit code 2. */
 export function reportStartError(command: Command, error: unknown): void {
-  if (error instanceof ConfigError) {
-    console.error(`regbridge ${command.name()}: ${error.message}`);
-  } else if (
-    error instanceof Error &&
-    ['ListenError', 'BrokerListenError', 'StartError'].includes(error.name)
-  ) {
-    console.error(`regbridge ${command.name()}: ${error.message}`);
-  } else {
-    console.error(
-      `regbridge ${command.name()}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-    );
-  }
+  const plain =
+    error instanceof ConfigError ||
+    (error instanceof Error && ['ListenError', 'BrokerListenError', 'StartError'].includes(error.name));
+  const text =
+    error instanceof Error ? (plain ? error.message : (error.stack ?? error.message)) : String(error);
+  console.error(`regbridge ${command.name()}: ${text}`);
   process.exitCode = 2;
 }
 
@@ -53,4 +47,9 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
  */
 export function onReloadSignal(reload: () => void): void {
   process.on('SIGHUP', reload);
+}
+
+/** The address to show for a listen address: a wildcard's loopback. */
+export function loopbackFor(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 }

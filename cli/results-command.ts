@@ -11,9 +11,8 @@ import { Agent, type Dispatcher, request } from 'undici';
 import * as z from 'zod';
 import { RESULT_STATUSES } from '../controller/job-types.ts';
 import { readPem } from '../src/tls.ts';
-import { addFlags, type FlagTable, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
+import { addFlags, type FlagTable, flag, flagSchema, parseFlagsOrReport, switchFlag } from './flags.ts';
 import { firstLine, renderTable, sanitize } from './format-table.ts';
-import { reportStartError } from './options.ts';
 import { runFlags } from './run-command.ts';
 
 export const EXIT_OK = 0;
@@ -42,7 +41,7 @@ export const resultsFlags = {
   status: flag(
     '--status <status>',
     `only results with this status (${RESULT_STATUSES.join(', ')})`,
-    z.enum(RESULT_STATUSES as [string, ...string[]]),
+    z.enum(RESULT_STATUSES),
   ),
   jobId: flag('--job-id <id>', 'only this job', filterText),
   scriptId: flag('--script-id <id>', 'only jobs started from this library script', filterText),
@@ -69,13 +68,8 @@ export function registerResultsCommand(program: Command): void {
     .command('results')
     .description("search a controller service's job results: a table, or CSV with --csv");
   addFlags(command, resultsFlags).action(async (_flags: unknown, cmd: Command) => {
-    let config: ResultsConfig;
-    try {
-      config = parseFlags(cmd, resultsFlags, resultsSchema);
-    } catch (error) {
-      reportStartError(cmd, error);
-      return;
-    }
+    const config = parseFlagsOrReport(cmd, resultsFlags, resultsSchema);
+    if (!config) return;
     process.exitCode = await searchResults(config, {
       out: process.stdout,
       err: (text) => process.stderr.write(text),

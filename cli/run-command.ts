@@ -12,10 +12,9 @@ import { positiveDuration, userSpecSchema } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
 import { caFileFlag, logLevelFlag } from './common-flags.ts';
-import { addFlags, flag, flagSchema, parseFlags, switchFlag } from './flags.ts';
+import { addFlags, flag, flagSchema, parseFlagsOrReport, switchFlag } from './flags.ts';
 import { sanitize } from './format-table.ts';
 import { cliLogger } from './logging.ts';
-import { reportStartError } from './options.ts';
 
 export const EXIT_FINISHED = 0;
 export const EXIT_FAILURE = 1;
@@ -54,13 +53,8 @@ export function registerRunCommand(program: Command): void {
     )
     .argument('<file>', 'script file, or - to read it from stdin');
   addFlags(command, runFlags).action(async (file: string, _flags: unknown, cmd: Command) => {
-    let config: RunConfig;
-    try {
-      config = parseFlags(cmd, runFlags, runConfigSchema, { input: { file } });
-    } catch (error) {
-      reportStartError(cmd, error);
-      return;
-    }
+    const config = parseFlagsOrReport(cmd, runFlags, runConfigSchema, { input: { file } });
+    if (!config) return;
     process.exitCode = await runScript(config, {
       readStdin: () => readStream(process.stdin),
       out: (text) => process.stdout.write(text),

@@ -1,12 +1,8 @@
 /**
- * Once the configuration is read, the service's own settings (`REGBRIDGE_*`: passwords among
- * them) leave its environment (docs/security.md, "command executor"). Deleting them from
- * process.env is not enough: /proc/<pid>/environ shows the environment block the process was
- * started with, which any process of the same user may read (a `command` executor's program
- * through /proc/$PPID/environ). So their values are also overwritten in that block, through
- * /proc/self/mem (a process may always write its own memory); node has no prctl() to make the
- * process undumpable instead. Linux only; elsewhere, or if /proc refuses, only process.env is
- * cleaned and the caller is told.
+ * Once the configuration is read, the service's `REGBRIDGE_*` settings (passwords among them)
+ * leave its environment (docs/security.md): /proc/<pid>/environ shows the start-up block to
+ * processes of the same user, so the values are also overwritten there via /proc/self/mem.
+ * Linux only; elsewhere only process.env is cleaned and the caller is told.
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 

@@ -5,7 +5,7 @@ import { startDevice } from './device.ts';
 import { addFlags, booleanValue, flagInput, labeler } from './flags.ts';
 import { applyHeapGrowth } from './heap-growth.ts';
 import { cliLogger } from './logging.ts';
-import { onReloadSignal, onShutdownSignal, reportStartError } from './options.ts';
+import { loopbackFor, onReloadSignal, onShutdownSignal, reportStartError } from './options.ts';
 import { scrubServiceEnvironment } from './scrub-environment.ts';
 import { type ServeConfig, serveConfigSchema, serveCrossProblems, serveFlags } from './serve-config.ts';
 
@@ -64,14 +64,13 @@ export function registerServeCommand(program: Command): void {
       });
       // Its users come from flags and variables only: there is no file to read again.
       onReloadSignal(() => logger.info('SIGHUP: serve has no users file to reload; ignored'));
-      const shown = (host: string): string => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
       // A wildcard address is reachable from other machines too: say so, not only the loopback URL.
       const where = (host: string, port: number | undefined): string =>
         host === '0.0.0.0' || host === '::'
           ? ` (all interfaces: ${host === '::' ? '[::]' : host}:${port})`
           : '';
-      const shownHost = shown(config.host);
-      const shownBrokerHost = shown(config.brokerHost);
+      const shownHost = loopbackFor(config.host);
+      const shownBrokerHost = loopbackFor(config.brokerHost);
       const scheme = config.tlsCert ? 'https' : 'http';
       console.log(
         `regbridge device ${config.deviceId} listening on ${scheme}://${shownHost}:${device.httpPort}${where(config.host, device.httpPort)}`,

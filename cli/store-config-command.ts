@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { ID_PATTERN, namespaceSchema } from '../bridge/contract/topics.ts';
-import { addFlags, type FlagTable, flag, flagSchema, parseFlags } from './flags.ts';
-import { reportStartError } from './options.ts';
+import { addFlags, type FlagTable, flag, flagSchema, parseFlagsOrReport } from './flags.ts';
 import { type StoreConfigInput, splitHostPort, storeConfig } from './store-config.ts';
 
 const idValue = z.string().regex(ID_PATTERN, 'must match [A-Za-z0-9_-]{1,64}');
@@ -156,13 +155,8 @@ export function registerStoreConfigCommand(program: Command): void {
       "generate a store's configuration: its Mosquitto store broker bridged to the hub, its registers",
     );
   addFlags(command, storeConfigFlags).action(async (_flags: unknown, cmd: Command) => {
-    let config: StoreConfigFlags;
-    try {
-      config = parseFlags(cmd, storeConfigFlags, storeConfigSchema);
-    } catch (error) {
-      reportStartError(cmd, error);
-      return;
-    }
+    const config = parseFlagsOrReport(cmd, storeConfigFlags, storeConfigSchema);
+    if (!config) return;
     const { out, ...input } = config;
     const generated = storeConfig(input as StoreConfigInput);
     if (out === undefined) {

@@ -5,14 +5,13 @@
  * discovery and exits (scripts, tests).
  */
 import type { Command } from 'commander';
-import type { z } from 'zod';
 import type { StoreController } from '../controller/store-controller.ts';
 import type { DeviceEntry, TaskView } from '../controller/types.ts';
 import { connectionFlags, controllerFor } from './controller-flags.ts';
-import { addFlags, flagSchema, parseFlags, switchFlag } from './flags.ts';
+import { addFlags, flagSchema, parseFlagsOrReport, switchFlag } from './flags.ts';
 import { type DeviceRow, firstLine, renderDevices, reportedAt } from './format-table.ts';
 import { cliLogger } from './logging.ts';
-import { onShutdownSignal, reportStartError } from './options.ts';
+import { onShutdownSignal } from './options.ts';
 
 export const watchFlags = {
   ...connectionFlags,
@@ -108,13 +107,8 @@ export function registerWatchCommand(program: Command): void {
     );
   addFlags(command, watchFlags);
   command.action(async (_flags: unknown, cmd: Command) => {
-    let config: z.infer<typeof watchSchema>;
-    try {
-      config = parseFlags(cmd, watchFlags, watchSchema);
-    } catch (error) {
-      reportStartError(cmd, error);
-      return;
-    }
+    const config = parseFlagsOrReport(cmd, watchFlags, watchSchema);
+    if (!config) return;
     const controller = controllerFor(config, cliLogger(config.logLevel));
     try {
       await controller.start();

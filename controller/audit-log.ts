@@ -1,10 +1,7 @@
 /**
- * The controller service's audit trail, in the SQLite history: who did what, from where.
- * Actions: `login`, `login_failed`, `job_created`, `job_cancelled`, `job_aborted` (the engine,
- * user `system`), `job_completed`, `job_paused` (a person, or `system` at a wave's end),
- * `job_resumed`, `schedule_created`, `schedule_changed`, `schedule_deleted`, `schedule_missed`,
- * `history_purged` (--history-days), `webhook_created`, `webhook_deleted`. Details are short human-readable text; passwords and tokens
- * never reach it.
+ * The controller service's audit trail in the SQLite history: who did what, from where (the
+ * actions are AuditAction). Details are short human-readable text; passwords and tokens never
+ * reach it.
  */
 import type Database from 'better-sqlite3';
 import { type HistoryDb, prepare } from './history-db.ts';

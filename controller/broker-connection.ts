@@ -43,10 +43,8 @@ export function controllerClientOptions(
 }
 
 /**
- * The controller's reconnects, once its first connection succeeded: the devices' schedule
- * (0.5-1 s, doubling, randomised, up to `maxMs`; reset after 60 s connected), so a controller
- * does not press a broker in trouble once a second either. Throws a RangeError for a `maxMs`
- * between 0 and the first delay.
+ * The controller's reconnects after its first connection, on the devices' schedule up to `maxMs`
+ * (reconnect-backoff.ts). Throws a RangeError for a `maxMs` between 0 and the first delay.
  */
 export function controllerBackoff(
   maxMs: number | undefined,
@@ -169,11 +167,9 @@ export class QuietWait {
 }
 
 /**
- * Ends a client the controller is done with: its listeners go (one error listener stays while it
- * closes: an unhandled 'error' event would crash the process). Without a connection, or with
- * packets not yet acknowledged (a QoS 1 script or cancel, a SUBSCRIBE), it forces: mqtt.js
- * otherwise waits for their acks, for ever if the connection is gone or goes (its reconnects are
- * stopped; a lost connection does not count as an ack) or the broker never answers.
+ * Ends a client the controller is done with, keeping one error listener while it closes. Without
+ * a connection or with unacknowledged packets it forces: mqtt.js would otherwise wait for acks
+ * that may never come.
  */
 export async function endClient(client: MqttClient): Promise<void> {
   for (const event of ['message', 'connect', 'reconnect', 'offline', 'error'] as const)

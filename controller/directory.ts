@@ -1,19 +1,9 @@
 /**
- * The controller's picture of the store, built only from retained and live messages on the
- * state and status topics (docs/mqtt.md). Pure: no MQTT, no timers, so every ordering rule
- * is unit-tested directly.
- *
- * Ordering rules (docs/mqtt.md: `bootId` + `seq` order a device's messages):
- * - States: a state from a boot this directory has seen superseded is ignored. (A crashed boot's
- *   last will can reach the broker after the restarted device's online state when the new boot
- *   uses another client id; it must not mark the live device offline.) Within one boot the
- *   latest state wins: a reconnecting device republishes `online: true` after its will.
- * - Statuses are ordered per task: for one task, a message from the same bootId with a seq not
- *   above the one already applied is ignored, so a task never moves backwards. Ordering per
- *   task rather than per device matters on subscribe: brokers replay retained status topics in
- *   topic order, not seq order, and a device-wide cursor would drop older tasks' end statuses.
- *   Task ids are never reused (docs/api.md), so a message for the same id from another
- *   boot is only taken when it comes from the device's current boot.
+ * The controller's picture of the store from retained and live state and status messages
+ * (docs/mqtt.md; `bootId` + `seq` order a device's messages). Pure, so every ordering rule is
+ * unit-tested. A state from a superseded boot is ignored (a crashed boot's late will must not mark
+ * the live device offline). Statuses are ordered per task, not per device: brokers replay retained
+ * topics in topic order, and a device-wide cursor would drop older tasks' end statuses.
  */
 
 import type { DeviceState, StatusMessage } from '../bridge/contract/topics.ts';
@@ -44,9 +34,8 @@ const _everyField: Record<
 void _everyField;
 
 /**
- * A view built field by field. Object spread of the decoded messages cost about 20 µs per status
- * on the bench machine (two per message), a third of the controller's time at 10,000 registers
- * (docs/benchmarks.md, "Fan-out at scale"); this costs well under 1 µs.
+ * A view built field by field: object spread of the decoded messages cost a third of the
+ * controller's time at scale (docs/benchmarks.md, "Fan-out at scale").
  */
 export function copyView(
   message: StatusMessage,

@@ -1,9 +1,6 @@
 /**
- * Timers shared by everything due at the same millisecond. A job sends one submission per
- * register, all with the job's deadline: 500 registers made 1,000 timers (deadline and recheck)
- * set and cleared per job, about 15 ms of a job's event loop on this machine
- * (docs/benchmarks.md, scenario 7). Sent in one turn, they share one or two milliseconds, so one
- * or two timers.
+ * Timers shared by everything due at the same millisecond: a job's submissions share its deadline,
+ * so one or two timers serve hundreds of registers instead of one each.
  */
 export class DueTimers<T> {
   private readonly slots = new Map<number, { timer: NodeJS.Timeout; items: Set<T> }>();

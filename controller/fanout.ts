@@ -1,22 +1,9 @@
 /**
- * One submission's bookkeeping: which devices were targeted, what each answered, and each
- * device's final result. Pure (the controller feeds it messages and the clock), so the rules are
- * unit-tested without a broker.
- *
- * Rules, chosen where docs/mqtt.md is silent:
- * - A target is pinned to the bootId it had when the script was sent. Only replies and status
- *   messages of that boot count.
- * - The device comes back with another bootId before the task ended: FAILURE
- *   `device restarted (new bootId)` at once. Tasks live in RAM only (docs/api.md), so the
- *   earlier task is gone and waiting for the deadline would only delay the same verdict.
- * - The device goes offline (`online: false`, same boot) mid-run: keep waiting. A last will
- *   also fires on a network loss while the process and its task live on, and the device
- *   republishes every status after reconnecting. If it never comes back: NO_ANSWER at the
- *   deadline, with `device went offline` in `detail`.
- * - A refusal of the script (on the device's reply topic) is FAILURE with the device's error and
- *   no taskId. Answers to a cancel share that topic (contract 3.1): their refusals
- *   (TASK_RUNNING, TASK_ENDED, TASK_DOES_NOT_EXIST) never end a result.
- * - Replies never end a task: only a status message carries the report or error.
+ * One submission's bookkeeping: targets, their answers and final results. Pure (fed messages and
+ * the clock), so its rules, chosen where docs/mqtt.md is silent, are unit-tested without a broker:
+ * only the bootId a target had when sent counts; a new boot before the end is FAILURE at once
+ * (tasks live in RAM); offline mid-run keeps waiting (a will also fires on a network loss); a
+ * refused script is FAILURE, refused cancels (same reply topic, contract 3.1) end nothing.
  */
 
 import type { Reply } from '../bridge/contract/topics.ts';

@@ -1,18 +1,9 @@
 /**
- * Write-behind of the job engine's history changes (docs/decisions/history-write-window.md:
- * history writes, one transaction per window). Results written within `commitIntervalMs` go in
- * ONE SQLite transaction, then the events announcing them are emitted, in order: nothing is
- * announced before it is committed. A job's status (ended, aborted, cancelled) and an
- * announcement with nothing to write go out at the end of the turn instead. A caller that needs
- * the changes on disk at once flushes: a job before publishing its script (a result is marked
- * sent before it is sent, so a controller killed at any point resumes without a double run), and
- * every read for the API.
- *
- * A refused commit keeps its writes and writes them again later (retryLater).
- *
- * A job to 500 registers makes about 1,000 changes. One transaction each cost about 0.1 ms of the
- * event loop apiece; one per event-loop turn still made 50-100 commits per job, each rewriting
- * the same result pages to the WAL (docs/benchmarks.md, "Controller service").
+ * Write-behind of the job engine's history changes (docs/decisions/history-write-window.md):
+ * results written within `commitIntervalMs` go in one SQLite transaction, and their events are
+ * emitted after it commits, so nothing is announced before it is on disk. A caller that needs the
+ * changes on disk at once (before publishing a script, before an API read) flushes. A refused
+ * commit keeps its writes and retries them (retryLater).
  */
 import type { Logger } from '../src/logger.ts';
 import type { JobHistory, JobState } from './job-history.ts';
@@ -90,9 +81,8 @@ export class HistoryBatch {
   }
 
   /**
-   * Before a read: commits what is queued, unless the database refused it lately (the retry
-   * writes it; each attempt may wait out the busy time-out). A refusal does not fail the read:
-   * every change announced so far is committed, since announcements wait for their commit.
+   * Before a read: commits what is queued unless the database refused it lately (the retry writes
+   * it); announced changes are committed already, so the read stays consistent.
    */
   flushForRead(): void {
     // A retry waits: the reads do not try the writes again meanwhile.

@@ -1,12 +1,8 @@
 /**
- * The controller service's SQLite file (better-sqlite3: embedded, no server): opening it and
- * bringing its schema up to date. Migrations are numbered by SQLite's `user_version`; each runs
- * once, in one transaction with the version bump, so a file is never half migrated. A file made
- * by a newer regbridge (a higher version than this one knows) is refused rather than guessed at.
- *
- * WAL mode with synchronous=NORMAL: a committed write survives the process being killed
- * (SIGKILL), which is what the resume after a restart relies on; only a power loss may lose the
- * last transactions (docs/controller.md, "History").
+ * The controller service's SQLite file (better-sqlite3): opening it and migrating its schema by
+ * `user_version`, each migration in one transaction with its bump; a newer file is refused. WAL
+ * with synchronous=NORMAL: a commit survives SIGKILL, which the resume relies on
+ * (docs/controller.md, "History").
  */
 import Database from 'better-sqlite3';
 import { ownerOnlyFile } from './owner-only-file.ts';
@@ -14,16 +10,10 @@ import { ownerOnlyFile } from './owner-only-file.ts';
 export type HistoryDb = Database.Database;
 
 /**
- * Every database and statement object this process made, held until it exits. better-sqlite3 12
- * wraps them in node::ObjectWrap, whose destructor aborts the process on Node >= 24.19
- * (`Assertion failed: (env) != nullptr` in RemoveEnvironmentCleanupHook) when the garbage
- * collector frees one outside JavaScript, as an idle collection does: the controller service died
- * so in its container a few seconds after start, on a pragma's throwaway statement. Objects
- * still referenced at exit are freed by Node's cleanup hooks instead, which is safe. Version 13
- * fixes it but needs Node 22 (we support 20.19). So nothing of ours becomes garbage: pragmas
- * that only set go through exec() (no statement object), the rest through prepare() below. They
- * are few (about twenty statements per database; one database per service or `fanout` job).
- * docs/decisions/history-sqlite.md.
+ * Every database and statement object this process made, held until exit: better-sqlite3 12
+ * aborts the process on Node >= 24.19 when the collector frees one (fixed in 13, which needs Node
+ * 22), while cleanup hooks at exit are safe. So pragmas that only set go through exec() and every
+ * statement through prepare() below (docs/decisions/history-sqlite.md).
  */
 const retained = new Set<object>();
 

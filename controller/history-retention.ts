@@ -1,10 +1,7 @@
 /**
- * Keeping the history to `--history-days` (docs/controller.md, "Retention and backup"): once at
- * start and then once a day, jobs that ended more than N days ago are deleted with their results
- * (the text index follows by trigger), so are webhook deliveries that ended (DELIVERED or FAILED)
- * for events more than N days old, and the purge is audited. New history files use
- * `auto_vacuum = INCREMENTAL` (history-db.ts), so the pages freed are given back to the file
- * system a few at a time after each purge, never by a VACUUM that would stop the service
+ * Keeping the history to `--history-days` (docs/controller.md, "Retention and backup"): at start
+ * and daily, old ended jobs, their results and ended webhook deliveries are deleted and the purge
+ * audited; freed pages go back by incremental vacuum, never a blocking VACUUM
  * (docs/decisions/history-retention.md).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';

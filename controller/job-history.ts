@@ -1,10 +1,7 @@
 /**
- * Jobs and their results in the SQLite history (controller/history-db.ts). The engine writes
- * the changes of one event-loop turn in one transaction (controller/history-batch.ts); a result
- * is marked sent before its script is published, so a controller killed at any point resumes
- * without a double run (docs/controller.md, "History, restart and resume"). Only jobs still
- * running are held in memory by the engine; everything else is read from here on demand, so
- * history does not grow the heap.
+ * Jobs and their results in the SQLite history (history-db.ts, written through history-batch.ts;
+ * docs/controller.md, "History, restart and resume"). Only running jobs are held in memory by the
+ * engine; everything else is read from here on demand, so history does not grow the heap.
  */
 
 import type Database from 'better-sqlite3';
@@ -232,18 +229,7 @@ export class JobHistory {
         scriptRef: job.scriptRef ? JSON.stringify(job.scriptRef) : null,
       });
       const seq = Number(info.lastInsertRowid);
-      job.results.forEach((result, position) => {
-        this.statements.insertResult.run(
-          seq,
-          position,
-          ...storeAndId(result.deviceId),
-          result.status,
-          result.sentAt ?? null,
-          result.sentBoot ?? null,
-          attemptsOf(result),
-          result.nextAttemptAt ?? null,
-        );
-      });
+      for (const [position, result] of job.results.entries()) this.insertResult(seq, position, result);
     })();
   }
 
@@ -280,7 +266,10 @@ export class JobHistory {
   addResult(jobId: string, result: StoredResult): void {
     const seq = this.seqOf(jobId);
     if (seq === undefined) return;
-    const position = this.statements.resultCount.get(seq) as number;
+    this.insertResult(seq, this.statements.resultCount.get(seq) as number, result);
+  }
+
+  private insertResult(seq: number, position: number, result: StoredResult): void {
     this.statements.insertResult.run(
       seq,
       position,

@@ -3,10 +3,7 @@
  * `jobs`. An ended job's outcome is read from its results (every one FINISHED: SUCCEEDED; some:
  * PARTIAL; none: FAILED), each test an indexed look-up of the job's results.
  */
-import { type JobStatus, RESULT_STATUSES } from './job-types.ts';
-
-export type JobOutcome = 'SUCCEEDED' | 'PARTIAL' | 'FAILED';
-export const JOB_OUTCOMES: readonly JobOutcome[] = ['SUCCEEDED', 'PARTIAL', 'FAILED'];
+import { type JobOutcome, type JobStatus, RESULT_STATUSES } from './job-types.ts';
 
 export interface JobQuery {
   status?: JobStatus;
@@ -14,7 +11,6 @@ export interface JobQuery {
   /** A substring of the name, any case (ASCII letters). */
   name?: string;
   createdBy?: string;
-  /** Schedules and library scripts come with their features; until then no job has either. */
   scheduleId?: string;
   scriptId?: string;
   /** createdAt, from inclusive, to exclusive (ISO-8601 UTC, as stored). */
@@ -39,40 +35,26 @@ const OUTCOME_SQL: Record<JobOutcome, string> = {
   FAILED: `NOT ${SOME_FINISHED}`,
 };
 
+/** The filters that are one condition on a column each, with the value as its parameter. */
+const COLUMN_FILTERS: readonly [keyof JobQuery, string][] = [
+  ['status', 'status = ?'],
+  // instr() rather than LIKE: % and _ in the text are plain characters.
+  ['name', 'instr(lower(name), lower(?)) > 0'],
+  ['createdBy', 'created_by = ?'],
+  ['scheduleId', 'schedule_id = ?'],
+  ['scriptId', "json_extract(script_ref, '$.scriptId') = ?"],
+  ['from', 'created_at >= ?'],
+  ['to', 'created_at < ?'],
+];
+
 export function jobConditions(query: JobQuery): { conditions: string[]; params: unknown[] } {
   const conditions: string[] = [];
   const params: unknown[] = [];
-  if (query.status !== undefined) {
-    conditions.push('status = ?');
-    params.push(query.status);
+  for (const [key, condition] of COLUMN_FILTERS) {
+    if (query[key] === undefined) continue;
+    conditions.push(condition);
+    params.push(query[key]);
   }
-  if (query.outcome !== undefined) {
-    conditions.push('ended_at IS NOT NULL', OUTCOME_SQL[query.outcome]);
-  }
-  if (query.name !== undefined) {
-    // instr() rather than LIKE: % and _ in the text are plain characters.
-    conditions.push('instr(lower(name), lower(?)) > 0');
-    params.push(query.name);
-  }
-  if (query.createdBy !== undefined) {
-    conditions.push('created_by = ?');
-    params.push(query.createdBy);
-  }
-  if (query.scheduleId !== undefined) {
-    conditions.push('schedule_id = ?');
-    params.push(query.scheduleId);
-  }
-  if (query.scriptId !== undefined) {
-    conditions.push("json_extract(script_ref, '$.scriptId') = ?");
-    params.push(query.scriptId);
-  }
-  if (query.from !== undefined) {
-    conditions.push('created_at >= ?');
-    params.push(query.from);
-  }
-  if (query.to !== undefined) {
-    conditions.push('created_at < ?');
-    params.push(query.to);
-  }
+  if (query.outcome !== undefined) conditions.push('ended_at IS NOT NULL', OUTCOME_SQL[query.outcome]);
   return { conditions, params };
 }

@@ -8,7 +8,7 @@
  * Every job status, in one list (contract 7.5): the ones a job may still leave first, the ended
  * ones after. A new status is added here and in ENDED_JOB_STATUSES when it ends a job.
  */
-export const JOB_STATUSES: readonly [JobStatusName, ...JobStatusName[]] = [
+export const JOB_STATUSES = [
   'WAITING_FOR_APPROVAL',
   'SCHEDULED',
   'WAITING_FOR_WINDOW',
@@ -18,18 +18,8 @@ export const JOB_STATUSES: readonly [JobStatusName, ...JobStatusName[]] = [
   'ABORTED',
   'CANCELLED',
   'DENIED',
-];
-type JobStatusName =
-  | 'WAITING_FOR_APPROVAL'
-  | 'SCHEDULED'
-  | 'WAITING_FOR_WINDOW'
-  | 'PAUSED'
-  | 'IN_PROGRESS'
-  | 'COMPLETED'
-  | 'ABORTED'
-  | 'CANCELLED'
-  | 'DENIED';
-export type JobStatus = JobStatusName;
+] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
 /** Statuses after which nothing more happens to a job. */
 export const ENDED_JOB_STATUSES: readonly JobStatus[] = ['COMPLETED', 'ABORTED', 'CANCELLED', 'DENIED'];
 /**
@@ -43,15 +33,6 @@ export const OPEN_JOB_STATUSES: readonly JobStatus[] = JOB_STATUSES.filter(
 export function jobEnded(status: JobStatus): boolean {
   return ENDED_JOB_STATUSES.includes(status);
 }
-export type ResultStatus =
-  | 'PENDING'
-  | 'RUNNING'
-  | 'FINISHED'
-  | 'FAILURE'
-  | 'OFFLINE'
-  | 'NO_ANSWER'
-  | 'CANCELLED';
-
 /** The library script a job was rendered from (docs/controller.md, "Script library"). */
 export interface ScriptRef {
   scriptId: string;
@@ -66,7 +47,7 @@ export interface Approval {
   at: string;
   comment?: string;
 }
-export const RESULT_STATUSES: readonly ResultStatus[] = [
+export const RESULT_STATUSES = [
   'PENDING',
   'RUNNING',
   'FINISHED',
@@ -74,7 +55,8 @@ export const RESULT_STATUSES: readonly ResultStatus[] = [
   'OFFLINE',
   'NO_ANSWER',
   'CANCELLED',
-];
+] as const;
+export type ResultStatus = (typeof RESULT_STATUSES)[number];
 
 /** A result that will not change any more. */
 export function resultEnded(status: ResultStatus): boolean {
@@ -109,8 +91,8 @@ export interface Wave {
 }
 
 /** Results retried automatically, only while provably not run (contract 7.5). */
-export type RetryOn = 'OFFLINE' | 'NO_ANSWER' | 'REFUSED';
-export const RETRY_ON: readonly RetryOn[] = ['OFFLINE', 'NO_ANSWER', 'REFUSED'];
+export const RETRY_ON = ['OFFLINE', 'NO_ANSWER', 'REFUSED'] as const;
+export type RetryOn = (typeof RETRY_ON)[number];
 
 export interface RetryRule {
   /** Attempts per register, the first included: 1..10. */
@@ -212,7 +194,8 @@ export interface JobCounts {
 }
 
 /** What a person reads first about an ended job: every result FINISHED, some, or none. */
-export type JobOutcome = 'SUCCEEDED' | 'PARTIAL' | 'FAILED';
+export const JOB_OUTCOMES = ['SUCCEEDED', 'PARTIAL', 'FAILED'] as const;
+export type JobOutcome = (typeof JOB_OUTCOMES)[number];
 
 export interface JobSummary {
   jobId: string;
@@ -258,9 +241,8 @@ const COUNT_KEY: Record<ResultStatus, keyof JobCounts> = {
 };
 
 /**
- * The outcome of an ended job (endedAt set: no result open any more; undefined before, also while
- * a cancelled job waits for the scripts already running): SUCCEEDED when every result is
- * FINISHED, FAILED when none is, PARTIAL otherwise. A job with no result is FAILED: nothing ran.
+ * The outcome of an ended job (undefined until endedAt): SUCCEEDED when every result FINISHED,
+ * FAILED when none did (or there is none), PARTIAL otherwise.
  */
 export function jobOutcome(job: { endedAt?: string | undefined; counts: JobCounts }): JobOutcome | undefined {
   if (job.endedAt === undefined) return undefined;
@@ -291,9 +273,8 @@ export function countResults(results: Iterable<{ status: ResultStatus }>): JobCo
 }
 
 /**
- * The requestId of every send of a job to one register (contract: unique to (job, device)), so
- * a resend after a restart is recognised by the device and runs nothing again. Ids hold no `:`,
- * so the store's and the register's stay apart.
+ * The requestId of every send of a job to one register (unique to (job, device)), so a resend
+ * after a restart runs nothing again.
  */
 export function requestIdFor(jobId: string, deviceId: string): string {
   // A key `store/id` (several stores) becomes `store:id`: a requestId is a topic level, no `/`.
@@ -303,7 +284,7 @@ export function requestIdFor(jobId: string, deviceId: string): string {
 /** A result without the engine's bookkeeping, for the API. */
 export function publicResult(result: StoredResult): JobResult {
   const { sentBoot: _sentBoot, ...rest } = result;
-  return { ...rest, attempts: rest.attempts ?? (rest.sentAt !== undefined ? 1 : 0) };
+  return { ...rest, attempts: attemptsOf(result) };
 }
 
 /** Attempts of a result as stored before attempts were counted: 1 once sent. */

@@ -1,15 +1,8 @@
 /**
- * The controller's second look before NO_ANSWER. A broker may drop messages to a subscriber that
- * falls behind (mosquitto's default `max_queued_messages 1000` does, with hundreds of registers
- * answering at once), but the device's statuses are retained (docs/mqtt.md), so the result
- * is still on the broker. Shortly before a submission's deadline the controller subscribes afresh
- * to `<ns>/devices/<id>/tasks/+/status` of each device still missing: a new subscription, or one
- * replacing an identical filter, makes the broker send the matching retained messages again
- * ([MQTT-3.3.1-6], [MQTT-3.8.4-3]), and they are handled like live ones. docs/controller.md.
- *
- * Filters are reference-counted over the submissions that asked for them and unsubscribed when
- * the last one ends; meanwhile a live status may arrive twice (once per matching subscription),
- * which the directory ignores (same seq).
+ * The controller's second look before NO_ANSWER: a broker may drop messages to a slow subscriber,
+ * but statuses are retained, so shortly before the deadline it subscribes afresh to the missing
+ * devices' status topics and the broker resends them ([MQTT-3.3.1-6], [MQTT-3.8.4-3]).
+ * Filters are reference-counted over submissions; a duplicate live status is ignored (same seq).
  */
 import type { ISubscriptionMap, MqttClient } from 'mqtt';
 import { topics } from '../bridge/contract/topics.ts';

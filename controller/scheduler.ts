@@ -1,12 +1,8 @@
 /**
- * Schedules of the controller service (contract 7.4; docs/controller.md, "Schedules"): each
- * enabled schedule creates a job (carrying its scheduleId) at every match of its cron, in its IANA
- * time zone (croner: a skipped local time runs at the first valid instant after it, a repeated
- * one once). Fire times are handled in order from the last one stored, so a restarted controller
- * catches up: a run missed while it was down runs once when at most misfireGraceMs late, any other
- * is recorded as missed (audit `schedule_missed`, event `schedule.missed`). A run's job is created
- * with an idempotency key of (schedule, fire time), stored with the job in one transaction: a
- * controller killed between the two writes finds it and runs nothing twice.
+ * Schedules (contract 7.4; docs/controller.md, "Schedules"): a job at every cron match in the
+ * schedule's IANA time zone (croner). A restarted controller catches up in order: a missed run at
+ * most misfireGraceMs late runs once, others are recorded as missed. Each run's job carries an
+ * idempotency key (schedule, fire time) written in one transaction, so nothing runs twice.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';

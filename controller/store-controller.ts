@@ -1,9 +1,7 @@
 /**
- * The store controller: the other end of the MQTT topic contract (docs/mqtt.md). It learns
- * the store's devices from their retained states, sends one script to many devices (one publish
- * per group, or one per device) and follows every targeted device's task through replies and
- * status messages until each has a result or the deadline passes. The submissions in flight are
- * tracked in controller/submissions.ts.
+ * The store controller, the other end of docs/mqtt.md: learns devices from retained states, sends
+ * one script to many (per group or per device) and follows each task through replies and statuses
+ * until a result or the deadline. Submissions in flight are tracked in submissions.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -112,20 +110,15 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Replies this controller dropped (contract 3.1), by reason: `forged` (invalid, or its topic's
-   * deviceId differs from its payload's), `not_sent` (the submission was not sent to that
-   * register), `unknown_request` (no submission of this controller in flight has its requestId:
-   * another controller's, or one that ended).
+   * Replies this controller dropped (contract 3.1), by reason: `forged`, `not_sent` (not sent to
+   * that register), `unknown_request` (no submission of this controller in flight has its requestId).
    */
   readonly droppedReplies: Record<DroppedReply, number> = { forged: 0, not_sent: 0, unknown_request: 0 };
 
   /**
-   * Connects, subscribes to every state, status and reply topic, then waits for the retained
-   * states and statuses to arrive: it resolves once none came for `settleMs` (or `maxSettleMs`
-   * passed), so devices() is populated when start() returns. Rejects when the first connection
-   * fails (refused, bad credentials, time-out) or a subscription is still not granted after
-   * retrying for the connect time-out (a clustered broker refuses for a while after losing a node:
-   * docs/controller.md, "Brokers that refuse for a while").
+   * Connects, subscribes, and resolves once retained states and statuses stop arriving (`settleMs`,
+   * at most `maxSettleMs`), so devices() is populated. Rejects when the first connection fails or a
+   * subscription is still refused after the connect time-out (docs/controller.md).
    */
   async start(): Promise<void> {
     if (this.client) throw new Error('controller already started');
@@ -206,10 +199,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Every state, status and reply topic (QoS 0, CONTROLLER_SUBSCRIBE_QOS), one SUBSCRIBE
-   * each, retried with backoff while refused or failed: for `budgetMs` at start(), for as long as
-   * the connection lasts after a reconnect (the retained states and statuses then bring the
-   * directory up to date). Resolves with the filters not granted.
+   * Every state, status and reply topic, one SUBSCRIBE each, retried while refused: for `budgetMs`
+   * at start(), while the connection lasts after a reconnect. Resolves with the filters not granted.
    */
   private subscribeAll(client: MqttClient, budgetMs?: number): Promise<string[]> {
     const retry = this.subscriptions;
@@ -268,10 +259,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Sends `script` once per group (`'all'`, `{group}`) or once per device (an id list) and
-   * resolves with one result per targeted device, in target order. Targets of a group are the
-   * devices known online with that group now; known offline ones are OFFLINE. Listed ids that are
-   * unknown or offline are OFFLINE and get nothing.
+   * Sends `script` once per group or once per listed device (targets.ts) and resolves with one
+   * result per targeted device, in target order.
    */
   async submit(script: string, options: SubmitOptions): Promise<FanoutResult[]> {
     const client = this.client;
@@ -294,9 +283,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Puts what mqtt.js has written so far on the wire now. mqtt-packet corks the socket for every
-   * packet until process.nextTick, so the scripts a job publishes to 500 registers in one turn
-   * would all wait for the end of that turn (the rest of the HTTP request that started the job).
+   * Puts what mqtt.js has written so far on the wire now: mqtt-packet corks the socket until
+   * process.nextTick, which would hold a job's scripts until the end of the turn.
    */
   flushWrites(): void {
     if (this.client) uncorkAll(this.client);
@@ -311,10 +299,8 @@ export class StoreController extends EventEmitter<ControllerEvents> {
   }
 
   /**
-   * Asks a device to cancel the queued task of `requestId` (`<ns>/devices/<id>/cancel`, QoS 1,
-   * not retained; the device cancel rule of docs/mqtt.md). A task already running is never cut;
-   * the outcome shows in the task's status topic; the device's answer comes on its reply topic
-   * and never ends a result (controller/fanout.ts). Fire and forget: a failed publish is logged.
+   * Asks a device to cancel the queued task of `requestId` (docs/mqtt.md; a running task is never
+   * cut). Its answer never ends a result (fanout.ts). Fire and forget: a failed publish is logged.
    */
   cancel(deviceId: string, requestId: string): void {
     const client = this.client;

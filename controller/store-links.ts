@@ -1,10 +1,7 @@
 /**
- * What a head-office controller hears of each store's link (`--store-link-topic`): the bridge
- * that carries a store into the hub can publish its connection state on a topic under the store's
- * namespace, as Mosquitto's bridge notifications do (`notification_topic stores/042/link/state`:
- * retained `1` when connected, `0` when the link is lost, also as its will on the far side). A store
- * whose link is down keeps its registers' last retained states at the hub, all online: only this
- * tells the head office the store went silent (docs/controller.md, "Many stores").
+ * A head-office controller's view of each store's link (`--store-link-topic`), as Mosquitto bridge
+ * notifications publish it (retained `1`/`0`). A store whose link is down keeps its registers'
+ * retained states at the hub, all online: only this says it went silent (docs/controller.md).
  */
 
 export interface StoreLink {

@@ -176,11 +176,8 @@ export class Submissions {
 
   /**
    * After a reconnect: the same submission (same requestId) again to each register whose result
-   * is still open, on its own topic. A register that has the task answers again and republishes
-   * its status without running anything (docs/mqtt.md, idempotency); one the script never reached
-   * runs it now. A clustered hub may have acknowledged a retained status it never stored while a
-   * node was lost (docs/topology.md), so the retained topics alone cannot be trusted then.
-   * Returns how many registers were asked.
+   * is open. One that has the task answers again without running it (docs/mqtt.md, idempotency); a
+   * clustered hub may have lost retained statuses (docs/topology.md). Returns how many were asked.
    */
   resendOpen(client: MqttClient): number {
     let asked = 0;
@@ -249,10 +246,9 @@ export class Submissions {
   }
 
   /**
-   * A status this controller missed (dropped by a broker, or known before the submission) ends
-   * the wait too: first what the directory already knows, then the retained status topics of the
-   * devices still missing, read again through a fresh subscription (controller/recheck.ts), and
-   * the submission sent again to them (the same requestId: nothing runs twice).
+   * A status this controller missed ends the wait too: first what the directory knows, then the
+   * retained statuses read again through a fresh subscription (recheck.ts), and the submission
+   * sent again to the registers still missing (the same requestId: nothing runs twice).
    */
   private recheckMissing(active: Active): void {
     const now = Date.now();

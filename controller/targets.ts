@@ -1,10 +1,8 @@
 /**
- * Which devices a submission targets, decided from the directory at send time (pure).
- * - `'all'` and `{group}`: the devices known online in that group get the script through ONE
- *   publish to the group topic; known offline ones are OFFLINE. Every device is in group `all`
- *   (docs/mqtt.md). A device first seen offline has no known groups (its last will
- *   carries none), so it only counts for `all`.
- * - An id list: one publish per online id; unknown or offline ids are OFFLINE.
+ * Which devices a submission targets, decided from the directory at send time (pure). `'all'` and
+ * `{group}`: one publish to the group topic for the known-online devices (a device first seen
+ * offline has no known groups, so only counts for `all`); an id list: one publish per online id.
+ * Known-offline and unknown ids are OFFLINE.
  */
 
 import { ALL_GROUP, assertId, ID_PATTERN } from '../bridge/contract/topics.ts';

@@ -104,14 +104,16 @@ export interface FanoutSummary {
   noAnswer: number;
 }
 
+const SUMMARY_KEY = {
+  FINISHED: 'finished',
+  FAILURE: 'failed',
+  OFFLINE: 'offline',
+  NO_ANSWER: 'noAnswer',
+} as const;
+
 export function summarize(results: readonly FanoutResult[]): FanoutSummary {
   const summary: FanoutSummary = { finished: 0, failed: 0, offline: 0, noAnswer: 0 };
-  for (const result of results) {
-    if (result.status === 'FINISHED') summary.finished += 1;
-    else if (result.status === 'FAILURE') summary.failed += 1;
-    else if (result.status === 'OFFLINE') summary.offline += 1;
-    else summary.noAnswer += 1;
-  }
+  for (const result of results) summary[SUMMARY_KEY[result.status]] += 1;
   return summary;
 }
 
@@ -127,10 +129,7 @@ export interface ControllerEvents {
   /** One targeted device's final result of a submission. */
   result: [requestId: string, result: FanoutResult];
   connection: [state: ConnectionState];
-  /**
-   * Reconnected and subscribed again: the registers of results still open were sent their
-   * submission again (same requestId; controller/submissions.ts resendOpen), `registers` of them.
-   */
+  /** Reconnected: `registers` with open results were sent their submission again (resendOpen). */
   reasked: [registers: number];
 }
 
@@ -141,30 +140,19 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   connectTimeoutMs: 10_000,
   /** The first wait before a reconnect attempt (ms; at least half of it, randomised). */
   reconnectFirstMs: 1000,
-  /**
-   * The longest wait between reconnect attempts (ms). Shorter than the devices' 30 s: one
-   * controller per store makes no herd, and its jobs' results wait for it to be back.
-   */
+  /** Shorter than the devices' 30 s: one controller per store makes no herd, and jobs wait for it. */
   reconnectMaxMs: 10_000,
 });
 
 /**
- * The controller subscribes at QoS 0 (its states, statuses, replies and rechecks). Its session is
- * clean, so a QoS 1 subscription would buy nothing a live TCP connection does not give (what
- * came while it was away is read again from the retained topics after a reconnect), and on
- * nats-server every QoS 1 subscription is a replicated JetStream consumer: after the loss of the
- * controller's node, the broker refused the controller's reconnect (CONNECT closed while it
- * deleted the old session's consumers) and its SUBSCRIBEs (consumers not created) for as long as
- * JetStream re-elected leaders (issue 17; docs/topology.md). QoS 0 subscriptions need no consumer.
+ * The controller subscribes at QoS 0: its session is clean, so QoS 1 buys nothing a live
+ * connection does not, and on nats-server every QoS 1 subscription is a JetStream consumer that
+ * blocked reconnects and SUBSCRIBEs after a node loss (docs/topology.md).
  */
 export const CONTROLLER_SUBSCRIBE_QOS = 0;
 
 export interface StoreControllerOptions {
-  /**
-   * mqtt://, mqtts://, ws://, wss://; may carry `NAME:PASSWORD@`. Several brokers (instances of one
-   * cluster) as a comma-separated list or an array: start() tries them in order, later reconnects
-   * go round the list. A URL without credentials uses those of the first URL that has some.
-   */
+  /** Broker URL(s), as DeviceBridgeOptions.url: a list or comma-separated string fails over. */
   url: string | readonly string[];
   /** Override the URLs' credentials. */
   username?: string;
@@ -179,22 +167,12 @@ export interface StoreControllerOptions {
   settleMs?: number;
   /** ...or after this long in any case (default 5000 ms). */
   maxSettleMs?: number;
-  /**
-   * First connection attempt (default 10000 ms). Later reconnects wait 0.5-1 s, then twice as
-   * long after each failed attempt, randomised, up to `reconnectMaxMs` (bridge/contract/reconnect-backoff.ts).
-   */
+  /** First connection attempt (default 10000 ms); reconnects back off up to `reconnectMaxMs`. */
   connectTimeoutMs?: number;
   /** Cap of the reconnect backoff (default 10000 ms; 0: a fixed 1 s, as before). */
   reconnectMaxMs?: number;
-  /**
-   * This long before a submission's deadline (at most half of it), the retained status topics of
-   * the devices still missing are read again, so a status the broker dropped still counts
-   * (default 2000 ms; 0: never). docs/controller.md.
-   */
+  /** Rereads missing statuses this long before a deadline (recheck.ts; default 2000 ms, 0: never). */
   recheckLeadMs?: number;
-  /**
-   * With several stores: a topic under each store's namespace (`link/state`) where the store's
-   * link to this broker publishes its state (controller/store-links.ts). Default: none.
-   */
+  /** With several stores: the topic under each store's namespace where its link publishes its state. */
   storeLinkTopic?: string;
 }

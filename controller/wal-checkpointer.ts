@@ -1,17 +1,8 @@
 /**
- * Checkpoints the history's write-ahead log from a worker thread, so that the service's event
- * loop never waits for one (docs/decisions/history-sqlite.md).
- *
- * With SQLite's default (`wal_autocheckpoint`, 1,000 pages), the commit that fills the WAL runs
- * the checkpoint itself: it copies the pages into the database file and, with
- * `synchronous=NORMAL`, waits for two fsyncs. A job to 500 registers fills the WAL every few
- * jobs, and those commits took 50-100 ms instead of 5-10 on the bench machine: the whole
- * service (statuses, the event stream, the API) stood still meanwhile, mid-job
- * (docs/benchmarks.md, "Controller service"). Here the main connection never checkpoints while
- * the worker runs; the worker's own connection runs `wal_checkpoint(PASSIVE)` every
- * `intervalMs` (a passive checkpoint never blocks the writer: it copies what no reader needs and
- * leaves the rest for the next round). Should the worker fail, the main connection checkpoints
- * again as SQLite does by default, so the WAL never grows without bound.
+ * Checkpoints the history's write-ahead log from a worker thread (`wal_checkpoint(PASSIVE)` every
+ * `intervalMs`), so the event loop never waits for the fsyncs of SQLite's automatic checkpoint
+ * (docs/decisions/history-sqlite.md). Should the worker fail, the main connection checkpoints
+ * again as by default, so the WAL never grows without bound.
  */
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';

@@ -1,10 +1,7 @@
 /**
- * What the controller announces to webhooks (docs/controller.md, "Webhooks"): a job created (from
- * the audit trail, which records it once, not again when a restart resumes it), a job ended
- * (completed with its outcome, aborted, cancelled: the first change that carries `endedAt`), and
- * a register going offline or online (a change of a register already known, not its first sight
- * at start), a job starting to wait for approval, and a schedule's run missed. Each becomes a
- * delivery row; nothing here waits for a receiver.
+ * What the controller announces to webhooks (docs/controller.md, "Webhooks"): jobs created (from
+ * the audit trail, so not again on resume), ended, waiting for approval; registers going offline
+ * or online; missed schedule runs. Each becomes a delivery row; nothing here waits for a receiver.
  */
 
 import type { AuditEntry } from './audit-log.ts';

@@ -1,11 +1,7 @@
 /**
- * Webhooks (docs/controller.md, "Webhooks"): subscriptions stored in the history, and their
- * deliveries, each a row written before anything is sent, so a restart resumes them. Each
- * delivery is a JSON POST signed as the Standard Webhooks specification says (the
- * `standardwebhooks` package: `webhook-id`, `webhook-timestamp`, `webhook-signature` v1
- * HMAC-SHA256); one without a 2xx within the time-out is tried again with exponential backoff
- * for 24 hours, with the same `webhook-id`. Sends run beside the engine and never hold it up:
- * emit() only inserts rows; a receiver that hangs or fails costs its own retries only.
+ * Webhooks (docs/controller.md, "Webhooks"): subscriptions and deliveries stored in the history,
+ * each delivery written before it is sent so a restart resumes it. Signed per Standard Webhooks
+ * (`standardwebhooks`), retried with backoff for 24 hours; sends never hold the engine up.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';

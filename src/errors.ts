@@ -1,12 +1,7 @@
 /**
- * The one registry of error codes (docs/api.md, docs/mqtt.md): the REST API's codes with
- * their HTTP statuses, and the task engine's domain codes, which REST answers with a status and
- * MQTT with a reply whose `error` starts with the code. docs/errors.md lists the same codes;
- * test/docs/errors-docs.test.ts keeps the two in step.
- *
- * The engine (src/tasks) throws DomainError, which knows nothing of HTTP: the REST layer
- * (src/routes/api-error.ts) turns it into a status, headers and the contract's error body, the
- * MQTT bridge into `"<CODE>: <message>"`.
+ * The one registry of error codes (docs/api.md, docs/mqtt.md), kept in step with docs/errors.md
+ * by test/docs/errors-docs.test.ts. The engine throws DomainError, which knows nothing of HTTP;
+ * REST (src/routes/api-error.ts) maps it to a status, MQTT to `"<CODE>: <message>"`.
  */
 
 /** Where MQTT carries a code: a refused script, a refused cancel, or the `error` of a task. */

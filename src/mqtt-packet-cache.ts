@@ -1,10 +1,7 @@
 /**
- * Switches off mqtt-packet's packet-id cache (its documented `writeToStream.cacheNumbers`): the
- * codec of both mqtt.js and aedes otherwise keeps a 2-byte Buffer for each of the 65,536 packet
- * ids in every process that speaks MQTT, a large part of an idle device's heap
- * (docs/decisions/mqtt-packet-cache-off.md). Called before the first packet is written (the
- * broker's, the bridge's and the controller's constructors); mqtt-packet is reached through the
- * packages that depend on it, so the copy they use is the one switched off.
+ * Switches off mqtt-packet's documented packet-id cache (`writeToStream.cacheNumbers`), 65,536
+ * Buffers in every process that speaks MQTT (docs/decisions/mqtt-packet-cache-off.md). Called
+ * before the first packet is written, on the copy mqtt.js and aedes actually use.
  */
 import { createRequire } from 'node:module';
 

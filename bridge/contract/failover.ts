@@ -1,13 +1,8 @@
 /**
  * Failover between several brokers (`--mqtt-url mqtt://a:1883,mqtt://b:1883`, docs/mqtt.md):
- * mqtt.js connections that try the next broker of the list at every reconnect attempt, round
- * robin, each with its own protocol, path and credentials.
- *
- * Why not mqtt.js' own `servers` option: it rotates host, port and protocol only, keeps the first
- * server's `hostname` (the TCP stream builder sets it once and prefers it to `host` afterwards)
- * and TLS `servername`, and one set of credentials for all. Here the client's options are pointed
- * at the next broker on mqtt.js' 'reconnect' event, which it emits right before it builds the
- * next socket from those options (mqtt 5 `MqttClient._reconnect`).
+ * round robin, each broker with its own protocol, path and credentials. mqtt.js' own `servers`
+ * keeps the first hostname, TLS servername and credentials, so here the options are repointed on
+ * 'reconnect', which mqtt.js emits right before it builds the next socket.
  */
 import type { IClientOptions, MqttClient, MqttProtocol } from 'mqtt';
 import type { BrokerEndpoint } from './broker-url.ts';

@@ -1,8 +1,7 @@
 /**
- * How MQTT clients log. mqtt.js logs every packet through the `debug` package, and each call
- * costs even with DEBUG unset: 1-2% of a bridge's CPU and about 1% of the store controller's during a fan-out to
- * 10,000 registers (docs/benchmarks.md, "Fan-out at scale"). Clients get a no-op `log` unless
- * DEBUG asks for mqtt.js's log (`DEBUG=mqttjs*` or `*`), which then works as before.
+ * How MQTT clients log: mqtt.js logs every packet through `debug`, at a cost even with DEBUG unset
+ * (docs/benchmarks.md, "Fan-out at scale"), so clients get a no-op `log` unless DEBUG asks for
+ * mqtt.js's log (`DEBUG=mqttjs*` or `*`).
  */
 import type { IClientOptions, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';

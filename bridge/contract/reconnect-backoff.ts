@@ -1,17 +1,8 @@
 /**
- * Reconnect backoff with jitter for mqtt.js clients (docs/mqtt.md, "Connection, reconnection and
- * what is never lost"; docs/decisions/reconnect-backoff-with-jitter.md). A fixed period made
- * a fleet that lost an overloaded broker come back every second, in lockstep, for ever
- * (docs/benchmarks.md, "nats-server at scale"); here the wait grows on consecutive failures up to
- * a cap, is randomised so a fleet spreads out, and starts again from the first delay once a
- * connection has lasted a while.
- *
- * mqtt.js (5.16) has one fixed `reconnectPeriod` and no backoff hook, but it reads
- * `client.options.reconnectPeriod` each time it arms its reconnect timer, and it arms that timer
- * from several places (the 'close' event, `_cleanUp` after a keepalive time-out, right after a
- * refused CONNACK), some of them before any event we could listen to. So the option always holds
- * the wait to use if the connection or attempt in progress ended now: set when an attempt starts
- * ('reconnect') and when a connection has proved stable.
+ * Reconnect backoff with jitter for mqtt.js clients (docs/mqtt.md;
+ * docs/decisions/reconnect-backoff-with-jitter.md). mqtt.js has one fixed `reconnectPeriod` but
+ * reads `client.options.reconnectPeriod` whenever it arms its timer, from places no event precedes,
+ * so the option always holds the wait to use if what is in progress ended now.
  */
 import type { MqttClient } from 'mqtt';
 
@@ -32,12 +23,9 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 export const RECONNECT_STABLE_MS = 60_000;
 
 /**
- * The wait before attempt `attempt` (1: the first after a lost connection or a failed first attempt),
- * "equal jitter": the ceiling `min(maxMs, firstMs * 2^(attempt-1))` doubles per consecutive
- * failure, and the wait is drawn from [ceiling/2, ceiling). Half is fixed so the waits really
- * grow (full jitter may draw a few milliseconds at any retry); half random so 10,000 registers
- * that lost the same broker at the same instant spread over half a ceiling each round.
- * `random` returns [0, 1) (Math.random; tests inject their own).
+ * The wait before attempt `attempt` (1: the first retry), "equal jitter": drawn from
+ * [ceiling/2, ceiling) with ceiling `min(maxMs, firstMs * 2^(attempt-1))`, so waits really grow
+ * and a fleet that lost the same broker spreads out. `random` returns [0, 1).
  */
 export function reconnectDelay(
   attempt: number,
@@ -81,10 +69,8 @@ export interface ReconnectBackoffOptions extends BackoffSchedule {
 }
 
 /**
- * What is wrong with a schedule, or undefined. A cap between 0 and the first delay would make
- * every wait shorter than the first one asked for, and the schedule could never grow: 0 is the
- * explicit "no backoff", the CLI refuses the rest (cli/common-flags.ts, mqttReconnectMaxFlag),
- * and so does the library, so both callers get the same rule.
+ * What is wrong with a schedule, or undefined: a cap between 0 ("no backoff") and the first delay
+ * could never let the waits grow. The CLI and the library share this rule.
  */
 export function backoffScheduleProblem(schedule: BackoffSchedule): string | undefined {
   const { firstMs, maxMs } = schedule;

@@ -1,12 +1,8 @@
 /**
- * SUBSCRIBE until granted, with backoff (docs/mqtt.md, "Several brokers"). A clustered broker
- * refuses or fails a subscription for a while after losing a node: nats-server's MQTT listener
- * answers 0x80 while JetStream re-elects the leader that must create the subscription's durable
- * consumer ("timeout for request type CC", docs/topology.md). Such a refusal is retried, each
- * filter on its own, for as long as the connection it was sent on lasts and the time budget
- * allows: the device and a running controller retry without a budget, the controller's start()
- * until its connect time-out. Used by the device bridge and the store controller; mqtt.js is a
- * type here only (the `regbridge/contract` entry loads zod only).
+ * SUBSCRIBE until granted, with backoff (docs/mqtt.md, "Several brokers"): a clustered broker
+ * refuses subscriptions for a while after losing a node (docs/topology.md). Each filter is retried
+ * while its connection lasts and the time budget allows. mqtt.js is a type here only (the
+ * `regbridge/contract` entry loads zod only).
  */
 import type { MqttClient } from 'mqtt';
 

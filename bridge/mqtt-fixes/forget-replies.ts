@@ -1,14 +1,9 @@
 /**
- * Works around: mqtt.js 5 resends every unacknowledged QoS 1 message after a reconnect and has no
- * way to withdraw one, so a reply a broker refused by closing the connection (3.1.1 has no other
- * way to say no) was resent at every reconnect and cut the device off for good. Upstream: a
- * feature request, docs/upstream/mqtt-js-withdraw.md.
- * Delete when: mqtt.js can withdraw an unacknowledged publish (then call that), or no broker a
- * device talks to can refuse a reply.
- *
- * Touches the client's `outgoing` table (public in mqtt.js' types, undocumented); the documented
- * `outgoingStore` and `messageIdProvider` are released with it. assertMqttInternals() checks them
- * when the bridge takes the client, and throws naming what is missing.
+ * Works around: mqtt.js 5 resends every unacknowledged QoS 1 message after a reconnect and cannot
+ * withdraw one, so a reply a broker refused by closing the connection cut the device off for good.
+ * Upstream: docs/upstream/mqtt-js-withdraw.md.
+ * Delete when: mqtt.js can withdraw an unacknowledged publish, or no broker can refuse a reply.
+ * Touches the client's `outgoing` table; assertMqttInternals() checks it is there.
  */
 import type { MqttClient } from 'mqtt';
 

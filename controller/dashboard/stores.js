@@ -1,9 +1,6 @@
-// The Stores page (/stores) of a controller serving several stores (--ns 'stores/+'): each store
-// with its registers, how many are online, when one was last heard of, its link, and a "Silent"
-// marker in words (a store with no register online, or whose link is down). GET /api/stores is
-// read when the page opens, again at most every 2 s while register events arrive (their state
-// changes are what moves the counts), and every 15 s while a store page is open (a link's state
-// comes with no event): nothing is read while no store page is shown
+// The Stores page (/stores) of a multi-store controller: each store's registers, how many are
+// online, its link and a "Silent" marker. GET /api/stores is read on open, at most every 2 s
+// while register events arrive, and every 15 s for link states, never while hidden
 // (docs/decisions/dashboard-stores.md).
 import { api } from './api.js';
 import { $, el, when } from './dom.js';

@@ -1,9 +1,7 @@
 /**
- * Logging in to the controller service: `GET`/`POST /api/authenticate` as on the device
- * (docs/api.md), every success and failure written to the audit trail with the caller's
- * address; `POST /api/logout`; and the bearer check of every other `/api` route. A token is
- * taken from the Authorization header only, never from a URL (logs and histories keep URLs):
- * the event stream has tickets (event-routes.ts).
+ * Logging in to the controller service (docs/api.md): `/api/authenticate` with every attempt
+ * audited, `POST /api/logout`, and the bearer check of the other `/api` routes, from the
+ * Authorization header only (URLs reach logs; the event stream has tickets).
  */
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';

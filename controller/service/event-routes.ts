@@ -1,9 +1,7 @@
 /**
- * The event stream's routes (docs/controller.md, "Events"): `POST /api/events/ticket` trades the
- * bearer token for a single-use ticket (a browser's EventSource cannot send a header, and a token
- * in a URL reaches logs and histories), and `GET /api/events` opens a stream with a ticket
- * (`?ticket=`) or the Authorization header. A stream ends with its token's session, and each user
- * holds at most `--max-event-streams` of them.
+ * The event stream's routes (docs/controller.md, "Events"): `POST /api/events/ticket` and
+ * `GET /api/events` with a ticket or the Authorization header. A stream ends with its token's
+ * session; each user holds at most `--max-event-streams`.
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import * as z from 'zod';
@@ -13,14 +11,13 @@ import { ApiError } from '../../src/routes/api-error.ts';
 import { errorResponse, errorResponses, jsonResponse } from '../../src/routes/schemas.ts';
 import type { EventStream } from './event-stream.ts';
 import type { EventTickets } from './event-tickets.ts';
+import { securedErrors, security } from './schemas.ts';
 
 export interface EventRoutesOptions {
   auth: AuthService;
   events: EventStream;
   tickets: EventTickets;
 }
-
-const security = [{ bearerAuth: [] }];
 
 const ticketSchema = z.object({
   ticket: z.string(),
@@ -47,9 +44,8 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (
       summary: 'A single-use ticket for GET /api/events?ticket=, valid 30 s',
       security,
       response: {
+        ...securedErrors,
         200: jsonResponse('A ticket for one event stream, bound to this token', ticketSchema),
-        401: errorResponses.unauthorized,
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => tickets.issue(auth.session(request.headers.authorization)),

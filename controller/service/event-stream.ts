@@ -1,12 +1,7 @@
 /**
- * `GET /api/events`: Server-Sent Events for the dashboard and integrators
- * (docs/controller.md, "Events"). `event: device` carries a register as GET /api/devices lists
- * it, whenever its state changes, and when its tasks changed (last task, queue; at most one per
- * register every 100 ms); `event: job` carries a job as GET /api/jobs lists it, less the script
- * and the target, whenever it changes, plus `result`: the one result that changed, if one did. A comment line every 15 s keeps proxies from closing an idle stream. A client that reads
- * too slowly (its socket buffer full) is disconnected rather than buffered without bound; it
- * reconnects and reads the current state over GET. The events of one event-loop turn go out
- * together, in pieces of 64 KiB (a job to 500 registers makes about 1,000 events).
+ * `GET /api/events`: Server-Sent Events for the dashboard and integrators (docs/controller.md,
+ * "Events"). A heartbeat comment keeps proxies from closing an idle stream; a client that reads
+ * too slowly is disconnected rather than buffered without bound (it reloads over GET).
  */
 import type { ServerResponse } from 'node:http';
 import type { TokenSession } from '../../src/auth/token-store.ts';
@@ -34,10 +29,8 @@ interface JobChanges {
 }
 
 /**
- * The events of one job's changes: the job without its results, script (it may be 1 MiB) and
- * target (a list of up to 10,000 ids: repeated in each result's event, a cancel of a job to
- * 7,000 registers made one string of N x N ids), plus `result` for each changed result; the job's
- * own status change last. Each event is O(1) in the job's size; `write` takes them one at a time.
+ * The events of one job's changes: the job without results, script and target (each event stays
+ * O(1) in the job's size), plus `result` per changed result; the status change last.
  */
 function jobEvents(
   { job, results, statusChanged }: JobChanges,
@@ -99,11 +92,8 @@ export class EventStream {
   private closed = false;
   private readonly jobChanges = new Map<string, JobChanges>();
   /**
-   * A job's changes of this turn: one `event: job` per changed result (and one for a change of
-   * the job's own status), each carrying the job as it is when they are written. The job's part is
-   * serialized once per turn instead of once per event: a job to 500 registers makes about 1,000
-   * events, and serializing them was the service's largest cost of a job that the CLI fan-out
-   * does not have (docs/benchmarks.md, scenario 7).
+   * A job's changes of this turn: one `event: job` per changed result (and one for a status
+   * change), with the job's part serialized once per turn rather than per event.
    */
   private readonly onJob = (job: JobSummary, result: JobResult | undefined): void => {
     if (this.clients.size === 0 || this.closed) return;

@@ -1,9 +1,7 @@
 /**
- * Single-use tickets of the event stream (docs/controller.md, "Events"): a browser's EventSource
- * cannot send an Authorization header, and a bearer token in a URL reaches logs and histories.
- * `POST /api/events/ticket` trades the bearer token for a ticket valid TICKET_TTL_SECONDS that
- * opens one stream, bound to the token's session (it ends when the token does). Only a ticket's
- * sha256 is kept; the store holds at most `max` tickets, dropping the oldest.
+ * Single-use tickets of the event stream (docs/controller.md, "Events"): an EventSource cannot send
+ * an Authorization header and a token in a URL reaches logs. A ticket opens one stream bound to
+ * its token's session; only its sha256 is kept, at most `max` of them.
  */
 import { hash, randomBytes } from 'node:crypto';
 import type { TokenSession } from '../../src/auth/token-store.ts';

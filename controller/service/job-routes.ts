@@ -24,6 +24,7 @@ import { MAX_SCRIPT_BYTES } from './limits.ts';
 import {
   DEFAULT_PAGE,
   decisionBodySchema,
+  inputErrors,
   jobIdParamsSchema,
   jobListQuerySchema,
   jobListSchema,
@@ -31,6 +32,8 @@ import {
   jobSchema,
   jobSpecSchema,
   rerunSchema,
+  securedErrors,
+  security,
 } from './schemas.ts';
 import { problemsError, renderedOrThrow } from './script-routes.ts';
 import { countsByStore } from './store-bodies.ts';
@@ -44,7 +47,6 @@ export interface JobRoutesOptions {
   approval: ApprovalMode;
 }
 
-const security = [{ bearerAuth: [] }];
 const notFound = errorResponse('JOB_DOES_NOT_EXIST: no job with this id');
 
 function jobEnded(jobId: string, status: string): ApiError {
@@ -69,19 +71,18 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, op
       headers: idempotencyHeadersSchema,
       body: jobSpecSchema,
       response: {
+        ...securedErrors,
         201: jsonResponse('Created; its Location is /api/jobs/<jobId>', jobSchema),
         200: jsonResponse('The same Idempotency-Key and request again: the first job', jobSchema),
         400: errorResponse(
           'INVALID_REQUEST: a malformed body; INVALID_PARAMS: the scriptRef cannot be rendered; INVALID_SCRIPT: lines the simulator refuses (problems)',
         ),
-        401: errorResponses.unauthorized,
         404: errorResponse('SCRIPT_DOES_NOT_EXIST: the scriptRef names no library script'),
         409: errorResponse(
           'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used for another request; SCRIPT_ARCHIVED: the scriptRef is archived',
         ),
         413: errorResponses.tooLarge,
         415: errorResponses.mediaType,
-        500: errorResponses.internal,
       },
     },
     handler: async (request, reply) => {
@@ -133,11 +134,9 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, op
       security,
       querystring: jobListQuerySchema,
       response: {
+        ...inputErrors,
         200: jsonResponse('Jobs, newest first', jobListSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         404: errorResponse('JOB_DOES_NOT_EXIST: ?before= names no job'),
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => {
@@ -156,11 +155,9 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, op
       params: jobIdParamsSchema,
       querystring: jobQuerySchema,
       response: {
+        ...inputErrors,
         200: jsonResponse('The job', jobSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         404: notFound,
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => {
@@ -192,14 +189,13 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, op
         security,
         params: jobIdParamsSchema,
         response: {
+          ...securedErrors,
           200: jsonResponse(`The job, now ${now}`, jobSchema),
-          401: errorResponses.unauthorized,
           404: notFound,
           403: errorResponse(
             'FORBIDDEN: the role may not; OUT_OF_SCOPE: the job reaches registers outside your scope',
           ),
           409: errorResponse('JOB_ENDED: the job had already ended'),
-          500: errorResponses.internal,
         },
       },
       handler: async (request) => {
@@ -226,15 +222,13 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, op
       params: jobIdParamsSchema,
       body: rerunSchema,
       response: {
+        ...inputErrors,
         201: jsonResponse(
           'Created; rerunOf names the first job; its Location is /api/jobs/<jobId>',
           jobSchema,
         ),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         404: notFound,
         409: errorResponse('JOB_NOT_ENDED: the job is still open'),
-        500: errorResponses.internal,
       },
     },
     handler: async (request, reply) => {
@@ -280,16 +274,14 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (app, op
         params: jobIdParamsSchema,
         body: decisionBodySchema,
         response: {
+          ...inputErrors,
           200: jsonResponse(
             decision === 'approve' ? 'The job, now IN_PROGRESS' : 'The job, now DENIED',
             jobSchema,
           ),
-          400: errorResponses.invalid,
-          401: errorResponses.unauthorized,
           403: errorResponse("FORBIDDEN: the role may not decide; SELF_APPROVAL: the job's creator may not"),
           404: notFound,
           409: errorResponse('JOB_NOT_WAITING: the job is not waiting for approval'),
-          500: errorResponses.internal,
         },
       },
       handler: async (request) => {

@@ -1,10 +1,8 @@
 /**
- * Single sign-on routes (docs/controller.md, "Single sign-on"): `GET /api/oidc` tells the
- * dashboard whether it is on; `GET /api/oidc/login` sends the browser to the identity provider;
- * `GET /api/oidc/callback` takes its answer and sends the browser to the dashboard with a
- * one-time hand-over code in the fragment; `POST /api/oidc/session` trades that code for a
- * normal bearer token. A cookie (HttpOnly, path /api/oidc) binds all three to the browser that
- * began, so nobody can sign a victim into the attacker's account. No token is put in a URL.
+ * Single sign-on routes (docs/controller.md, "Single sign-on"): status, login, callback (which
+ * hands the dashboard a one-time code in the fragment) and the session exchange for a bearer
+ * token. An HttpOnly cookie binds them to the browser that began, against login CSRF; no token is
+ * ever put in a URL.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';

@@ -20,6 +20,9 @@ import {
   auditQuerySchema,
   DEFAULT_PAGE,
   deviceListSchema,
+  inputErrors,
+  securedErrors,
+  security,
   serviceHealthSchema,
   storeListSchema,
 } from './schemas.ts';
@@ -35,8 +38,6 @@ export interface ReadRoutesOptions {
   jobCount: () => number;
 }
 
-const security = [{ bearerAuth: [] }];
-
 export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, options) => {
   const { auth, engine, directory, audit, registry } = options;
 
@@ -49,9 +50,8 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
         summary: 'Every register known from its retained state, online or not, by deviceId',
         security,
         response: {
+          ...securedErrors,
           200: jsonResponse('Registers', deviceListSchema),
-          401: errorResponses.unauthorized,
-          500: errorResponses.internal,
         },
       },
       handler: async (request) => {
@@ -72,9 +72,8 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
           'The stores of a controller for several stores (--ns stores/+), by store: registers known and online, last heard of, link (--store-link-topic), silent (none online, or link down); [] with one store',
         security,
         response: {
+          ...securedErrors,
           200: jsonResponse('Stores', storeListSchema),
-          401: errorResponses.unauthorized,
-          500: errorResponses.internal,
         },
       },
       handler: async (request) => {
@@ -95,10 +94,8 @@ export const readRoutes: FastifyPluginAsyncZod<ReadRoutesOptions> = async (app, 
         security,
         querystring: auditQuerySchema,
         response: {
+          ...inputErrors,
           200: jsonResponse('Entries', auditListSchema),
-          400: errorResponses.invalid,
-          401: errorResponses.unauthorized,
-          500: errorResponses.internal,
         },
       },
       handler: async (request) => {

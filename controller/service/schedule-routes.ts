@@ -18,14 +18,13 @@ import {
   schedulePatchSchema,
   scheduleSchema,
 } from './schedule-schemas.ts';
-import { DEFAULT_PAGE, jobSchema } from './schemas.ts';
+import { DEFAULT_PAGE, inputErrors, jobSchema, security } from './schemas.ts';
 
 export interface ScheduleRoutesOptions {
   auth: AuthService;
   scheduler: Scheduler;
 }
 
-const security = [{ bearerAuth: [] }];
 const notFound = errorResponse('SCHEDULE_DOES_NOT_EXIST: no schedule with this id');
 
 function scheduleDoesNotExist(scheduleId: string): ApiError {
@@ -48,10 +47,8 @@ export const scheduleRoutes: FastifyPluginAsyncZod<ScheduleRoutesOptions> = asyn
       security,
       body: scheduleInputSchema,
       response: {
+        ...inputErrors,
         201: jsonResponse('Created; its Location is /api/schedules/<scheduleId>', scheduleSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
-        500: errorResponses.internal,
       },
     },
     handler: async (request, reply) => {

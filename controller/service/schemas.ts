@@ -6,17 +6,15 @@
 import * as z from 'zod';
 import { attributesSchema } from '../../bridge/contract/attributes.ts';
 import { idSchema } from '../../bridge/contract/topics.ts';
-import { apiSchemas, reconnectHealthSchema } from '../../src/routes/schemas.ts';
-import { JOB_OUTCOMES, type JobOutcome } from '../job-query.ts';
-import {
-  JOB_STATUSES,
-  type JobStatus,
-  RESULT_STATUSES,
-  RETRY_ON,
-  type ResultStatus,
-  type RetryOn,
-} from '../job-types.ts';
+import { apiSchemas, errorResponses, reconnectHealthSchema } from '../../src/routes/schemas.ts';
+import { JOB_OUTCOMES, JOB_STATUSES, RESULT_STATUSES, RETRY_ON, type ResultStatus } from '../job-types.ts';
 import { cronProblem } from '../job-window.ts';
+
+/** Every bearer-secured route's OpenAPI security and its shared error answers. */
+export const security = [{ bearerAuth: [] }];
+export const securedErrors = { 401: errorResponses.unauthorized, 500: errorResponses.internal } as const;
+/** With a query, path or body to refuse too (400). */
+export const inputErrors = { 400: errorResponses.invalid, ...securedErrors } as const;
 
 /** Registers one job may target (a listed target; a group takes what is known). */
 export const MAX_TARGET_DEVICES = 10_000;
@@ -111,10 +109,7 @@ export const retrySchema = named(
   z.strictObject({
     maxAttempts: z.number().int().min(1).max(10),
     backoffMs: z.number().int().min(1000).max(MAX_RETRY_WAIT_MS).optional(),
-    on: z
-      .array(z.enum(RETRY_ON as [RetryOn, ...RetryOn[]]))
-      .min(1)
-      .optional(),
+    on: z.array(z.enum(RETRY_ON)).min(1).optional(),
     attemptTimeoutMs: z.number().int().min(1000).max(MAX_RETRY_WAIT_MS).optional(),
   }),
   'Retry',
@@ -278,7 +273,7 @@ export const resultSchema = named(
   z.object({
     store: z.string().optional().describe('The store (several stores only: --ns stores/+)'),
     deviceId: z.string(),
-    status: z.enum(RESULT_STATUSES as [ResultStatus, ...ResultStatus[]]),
+    status: z.enum(RESULT_STATUSES),
     taskId: z.number().int().optional(),
     report: z.string().optional(),
     error: z.string().optional(),
@@ -406,8 +401,8 @@ const text = z.string().min(1).max(200);
 export const jobListQuerySchema = z.strictObject({
   limit: pageSize.optional(),
   before: z.string().min(1).max(100).optional(),
-  status: z.enum(JOB_STATUSES as [JobStatus, ...JobStatus[]]).optional(),
-  outcome: z.enum(JOB_OUTCOMES as [JobOutcome, ...JobOutcome[]]).optional(),
+  status: z.enum(JOB_STATUSES).optional(),
+  outcome: z.enum(JOB_OUTCOMES).optional(),
   name: text.optional(),
   createdBy: text.optional(),
   scheduleId: text.optional(),
@@ -429,7 +424,7 @@ export const resultQuerySchema = z.strictObject({
   before: z.string().min(1).max(20).optional(),
   deviceId: text.optional(),
   store: text.optional(),
-  status: z.enum(RESULT_STATUSES as [ResultStatus, ...ResultStatus[]]).optional(),
+  status: z.enum(RESULT_STATUSES).optional(),
   jobId: text.optional(),
   scriptId: text.optional(),
   from: instant.optional(),
@@ -444,7 +439,7 @@ export const foundResultSchema = named(
     jobName: z.string().optional(),
     store: z.string().optional(),
     deviceId: z.string(),
-    status: z.enum(RESULT_STATUSES as [ResultStatus, ...ResultStatus[]]),
+    status: z.enum(RESULT_STATUSES),
     taskId: z.number().int().optional(),
     sentAt: timestamp.optional(),
     endedAt: timestamp.optional(),

@@ -15,12 +15,15 @@ import { accessOf } from './access.ts';
 import { requireToken } from './auth-routes.ts';
 import {
   DEFAULT_PAGE,
+  inputErrors,
   libraryScriptSchema,
   scriptDraftSchema,
   scriptIdParamsSchema,
   scriptListQuerySchema,
   scriptListSchema,
   scriptVersionParamsSchema,
+  securedErrors,
+  security,
   validateBodySchema,
   validationSchema,
 } from './schemas.ts';
@@ -32,7 +35,6 @@ export interface ScriptRoutesOptions {
   dialect: ScriptDialect;
 }
 
-const security = [{ bearerAuth: [] }];
 const notFound = errorResponse('SCRIPT_DOES_NOT_EXIST: no library script (or version) with this id');
 const invalidParams = errorResponse('INVALID_PARAMS: the parameters or placeholders are wrong; see problems');
 
@@ -84,10 +86,9 @@ export const scriptRoutes: FastifyPluginAsyncZod<ScriptRoutesOptions> = async (a
       security,
       body: scriptDraftSchema,
       response: {
+        ...securedErrors,
         201: jsonResponse('Created', libraryScriptSchema),
         400: invalidParams,
-        401: errorResponses.unauthorized,
-        500: errorResponses.internal,
       },
     },
     handler: async (request, reply) => {
@@ -112,12 +113,11 @@ export const scriptRoutes: FastifyPluginAsyncZod<ScriptRoutesOptions> = async (a
       params: scriptIdParamsSchema,
       body: scriptDraftSchema,
       response: {
+        ...securedErrors,
         200: jsonResponse('The new version', libraryScriptSchema),
         400: invalidParams,
-        401: errorResponses.unauthorized,
         404: notFound,
         409: errorResponse('SCRIPT_ARCHIVED: the script is archived'),
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => {
@@ -143,10 +143,9 @@ export const scriptRoutes: FastifyPluginAsyncZod<ScriptRoutesOptions> = async (a
       security,
       params: scriptIdParamsSchema,
       response: {
+        ...securedErrors,
         200: jsonResponse('The script, archived', libraryScriptSchema),
-        401: errorResponses.unauthorized,
         404: notFound,
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => {
@@ -170,11 +169,9 @@ export const scriptRoutes: FastifyPluginAsyncZod<ScriptRoutesOptions> = async (a
       security,
       querystring: scriptListQuerySchema,
       response: {
+        ...inputErrors,
         200: jsonResponse('Scripts', scriptListSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         404: notFound,
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => {
@@ -252,12 +249,10 @@ export const scriptRoutes: FastifyPluginAsyncZod<ScriptRoutesOptions> = async (a
       security,
       body: validateBodySchema,
       response: {
+        ...inputErrors,
         200: jsonResponse('valid, the (rendered) script, and every problem', validationSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         404: notFound,
         409: errorResponse('SCRIPT_ARCHIVED: the script is archived'),
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => {

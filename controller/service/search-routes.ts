@@ -17,7 +17,7 @@ import type { JobEngine } from '../job-engine.ts';
 import { type FoundResult, parseCursor, type ResultQuery, type ResultSearch } from '../result-search.ts';
 import { accessOf } from './access.ts';
 import { requireToken } from './auth-routes.ts';
-import { DEFAULT_PAGE, resultListSchema, resultQuerySchema } from './schemas.ts';
+import { DEFAULT_PAGE, resultListSchema, resultQuerySchema, security } from './schemas.ts';
 
 export interface SearchRoutesOptions {
   auth: AuthService;
@@ -42,8 +42,6 @@ export const CSV_COLUMNS: readonly (keyof FoundResult | 'store')[] = [
   'error',
   'attempts',
 ];
-
-const security = [{ bearerAuth: [] }];
 
 function wantsCsv(format: string | undefined, accept: string | undefined): boolean {
   if (format !== undefined) return format === 'csv';

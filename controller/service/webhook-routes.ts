@@ -11,7 +11,7 @@ import { errorResponse, errorResponses, jsonResponse } from '../../src/routes/sc
 import type { AuditLog } from '../audit-log.ts';
 import { WEBHOOK_EVENTS, type WebhookEvent, type Webhooks } from '../webhooks.ts';
 import { requireToken, userOf } from './auth-routes.ts';
-import { DEFAULT_PAGE, MAX_PAGE } from './schemas.ts';
+import { DEFAULT_PAGE, inputErrors, MAX_PAGE, securedErrors, security } from './schemas.ts';
 import {
   deliveryListSchema,
   webhookCreatedSchema,
@@ -32,7 +32,6 @@ function originOf(url: string): string {
   return new URL(url).origin;
 }
 
-const security = [{ bearerAuth: [] }];
 const notFound = errorResponse('WEBHOOK_DOES_NOT_EXIST: no webhook with this id');
 
 function webhookDoesNotExist(webhookId: string): ApiError {
@@ -52,11 +51,9 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRoutesOptions> = async 
       security,
       body: webhookSpecSchema,
       response: {
+        ...inputErrors,
         201: jsonResponse('Created, with its secret', webhookCreatedSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         415: errorResponses.mediaType,
-        500: errorResponses.internal,
       },
     },
     handler: async (request, reply) => {
@@ -80,10 +77,8 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRoutesOptions> = async 
       security,
       querystring: z.strictObject({}),
       response: {
+        ...inputErrors,
         200: jsonResponse('Webhooks', webhookListSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
-        500: errorResponses.internal,
       },
     },
     handler: async () => ({ webhooks: webhooks.list() }),
@@ -96,10 +91,9 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRoutesOptions> = async 
       security,
       params: webhookIdParamsSchema,
       response: {
+        ...securedErrors,
         200: jsonResponse('The webhook deleted', webhookSchema),
-        401: errorResponses.unauthorized,
         404: notFound,
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => {
@@ -125,11 +119,9 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRoutesOptions> = async 
         limit: z.coerce.number().int().min(1).max(MAX_PAGE).optional(),
       }),
       response: {
+        ...inputErrors,
         200: jsonResponse('Deliveries', deliveryListSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         404: notFound,
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => {

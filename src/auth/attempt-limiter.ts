@@ -1,15 +1,8 @@
 /**
- * Failed-authentication limiting per key (docs/api.md: 429 TOO_MANY_ATTEMPTS with
- * `Retry-After`); AuthService keeps one limiter keyed by remote address and one keyed by user
- * name. After `maxFailures` failures within `windowMs` a key is refused until its oldest failure
- * leaves the window; recordSuccess() clears one key's record (AuthService uses it only for the
- * user name that logged in, never for an address: docs/security.md).
- * Refused attempts are not counted, so `Retry-After` is exact and a client that honours it
- * gets through.
- *
- * Memory is bounded: at most `maxFailures` timestamps per address, at most `maxAddresses`
- * addresses (the least recently failing is forgotten first), and a sweep every window drops
- * addresses whose failures have all expired. stop() clears the sweep timer.
+ * Failed-authentication limiting per key (docs/api.md: 429 TOO_MANY_ATTEMPTS with `Retry-After`):
+ * after `maxFailures` failures within `windowMs` a key is refused until its oldest failure leaves
+ * the window. Refused attempts are not counted, so `Retry-After` is exact. Memory is bounded by
+ * `maxFailures` per key and `maxAddresses` keys (least recently failing forgotten first).
  */
 export const DEFAULT_MAX_ADDRESSES = 10_000;
 

@@ -87,11 +87,7 @@ export class AuthService {
     });
   }
 
-  /**
-   * What a log line may say about an attempted user name: a keyed digest (16 hex characters),
-   * equal for equal names during this process's life. The name itself may be a password typed
-   * into the wrong field, so it never reaches a log on a failed login.
-   */
+  /** A loggable stand-in for an attempted user name (LoginThrottle.digest): it may be a password. */
   userNameDigest(userName: string): string {
     return this.throttle.digest(userName);
   }
@@ -110,15 +106,10 @@ export class AuthService {
   }
 
   /**
-   * Checks the credentials of a caller at `address`; throws TOO_MANY_ATTEMPTS while the address
-   * or the user name is locked out and INVALID_CREDENTIALS on a mismatch (a failure of both).
-   * A success clears the failures of that user name only: the address keeps its count, so a
-   * caller who knows one valid login cannot interleave it to guess another user's password.
-   * The user name's limit slows, it never locks (docs/decisions/login-lockout.md): once a name
-   * has failed `userMaxFailures` times in the window, each address gets one attempt at it per
-   * window (the next is refused), so distributed guessing is slowed to one guess per address,
-   * while the user, at an address that has not failed as it, is always heard. An address the
-   * user has logged in from (TrustedAddresses) is spared that too.
+   * Checks a caller's credentials; throws TOO_MANY_ATTEMPTS while the address or user name is
+   * limited, INVALID_CREDENTIALS on a mismatch. A success clears the user name's failures only, so a
+   * caller cannot interleave a valid login to guess another's password; the name's limit slows, never
+   * locks (docs/decisions/login-lockout.md).
    */
   async authenticate(address: string, userName: string, password: string): Promise<IssuedToken> {
     if (!this.enabled) return this.tokens.issue(userName);
@@ -141,9 +132,8 @@ export class AuthService {
   }
 
   /**
-   * check() for callers that follow the session: its token's key (a hash) and expiry, so a
-   * stream opened with it can end with it. Throws as check() does; with auth off, a session of
-   * no user that never ends.
+   * check() plus the token's key and expiry, so a stream opened with it ends with it; with auth
+   * off, a session of no user that never ends.
    */
   session(authorization: string | undefined): TokenSession {
     if (!this.enabled) return { key: '', userName: 'anonymous', expiresAt: Number.POSITIVE_INFINITY };

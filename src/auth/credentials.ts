@@ -1,9 +1,7 @@
 /**
- * User name / password checks for `/api/authenticate` (docs/api.md). A configured password is
- * either a literal, compared in constant time (both sides hashed with sha256, so equal lengths
- * whatever the input, then timingSafeEqual), or a value in `regbridge hash-password`'s format,
- * which is always a hash, never a literal (docs/security.md): checked with scrypt on the thread
- * pool. An unknown user name costs the same work as a known one.
+ * User name / password checks for `/api/authenticate` (docs/api.md): a literal password is
+ * compared in constant time (sha256 both sides, timingSafeEqual), a `regbridge hash-password` value
+ * with scrypt on the thread pool (docs/security.md). An unknown name costs the same work.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import {

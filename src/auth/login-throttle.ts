@@ -1,12 +1,8 @@
 /**
- * The failed-login limits every login of the project shares (docs/decisions/login-lockout.md):
- * the REST API's and the dashboard's (AuthService) and the store broker's MQTT logins
- * (broker/credentials.ts). Failures are limited per address and per user name, and the name's
- * limit slows, it never locks: past `userMaxFailures` within the window it refuses only an
- * address that has already failed as that name in the window (one guess per address per
- * window), and never an address the name logged in from (TrustedAddresses). A success clears
- * the failures of its user name only, never its address's. No transport here: callers turn a
- * refusal into their own answer (429, CONNACK 3).
+ * The failed-login limits every login shares (docs/decisions/login-lockout.md): REST, dashboard
+ * and the store broker. Per address and per user name; the name's limit slows, never locks (one
+ * guess per address per window, none refused from an address the name logged in from). Callers
+ * turn a refusal into their own answer (429, CONNACK 3).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { AttemptLimiter } from './attempt-limiter.ts';
@@ -51,9 +47,8 @@ export class LoginThrottle {
   }
 
   /**
-   * A keyed digest of a user name (16 hex characters), equal for equal names during this
-   * process's life: the limits keep it instead of the name (bounded memory whatever a name's
-   * length), and a log line may carry it (the name may be a password typed into the wrong field).
+   * A keyed digest of a user name (16 hex characters, stable for the process): kept instead of the
+   * name, and loggable, since the name may be a mistyped password.
    */
   digest(userName: string): string {
     return createHmac('sha256', this.#digestKey).update(userName, 'utf8').digest('hex').slice(0, 16);

@@ -1,10 +1,7 @@
 /**
- * Opaque bearer tokens (docs/api.md: tokens expire after `--token-ttl`). A token is 32
- * random bytes, base64url; only its sha256 is kept, so a heap dump reveals no usable token.
- *
- * Memory is bounded: every token lives `ttl` seconds, so insertion order is expiry order and
- * expired tokens are pruned from the front of the Map on every issue; beyond `maxTokens` live
- * tokens the oldest are dropped (their holders get 401 and authenticate again).
+ * Opaque bearer tokens (docs/api.md, `--token-ttl`): 32 random bytes, base64url, of which only the
+ * sha256 is kept, so a heap dump reveals none. Insertion order is expiry order, so expired tokens
+ * are pruned from the Map's front; past `maxTokens` the oldest are dropped (401, log in again).
  */
 import { hash, randomBytes } from 'node:crypto';
 

@@ -170,9 +170,8 @@ export class DeviceClient {
   }
 
   /**
-   * The vendor's asynchronous flow: polls the task until it ends. Resolves to the report
-   * (FINISHED); throws TaskProcessingException (FAILURE), TaskDoesNotExistException,
-   * InternalErrorException (any other status) or TimeoutException.
+   * The vendor's asynchronous flow: polls until the task ends. Resolves to the report (FINISHED);
+   * throws TaskProcessingException, TaskDoesNotExistException, InternalErrorException or TimeoutException.
    */
   async waitForTask(id: number, options: WaitForTaskOptions = {}): Promise<string | null> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;

@@ -1,9 +1,7 @@
 /**
- * Executor `command` (docs/simulator.md): the script goes to the program's stdin, its stdout
- * (capped) is the report, exit 0 is FINISHED; a non-zero exit, a signal, a spawn error or a
- * time-out is FAILURE with the end of stderr. Whatever the program does (floods stdout, ignores
- * stdin, never exits, leaves children behind) the service neither crashes, hangs nor holds more
- * than the cap. Choices are documented in docs/simulator.md, "Command executor".
+ * Executor `command` (docs/simulator.md, "Command executor"): the script on stdin, the capped
+ * stdout is the report, exit 0 is FINISHED, anything else FAILURE with the end of stderr. Whatever
+ * the program does, the service neither crashes, hangs nor holds more than the cap.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import type { Logger } from '../logger.ts';

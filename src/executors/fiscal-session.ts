@@ -15,9 +15,8 @@ export class FiscalSession {
   constructor(private readonly register: FiscalRegister) {}
 
   /**
-   * Checked for every line before a script runs, so a typo runs nothing: the error for a
-   * command word that is not a fiscal command (or lacks its second word), else undefined.
-   * `word` is the keyword as written, `rest` the text after it.
+   * Checked for every line before a script runs, so a typo runs nothing: the error for a word that
+   * is not a fiscal command, else undefined.
    */
   static commandError(word: string, rest: string): string | undefined {
     const keyword = word.toUpperCase();

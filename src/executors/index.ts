@@ -18,9 +18,8 @@ export type ExecutorConfig = Pick<
 >;
 
 /**
- * Builds the configured executor; nothing starts until a script runs. Throws ConfigError when
- * `--command` is missing, cannot be split (an unterminated quote), or names a program that does
- * not exist or is not executable.
+ * Builds the configured executor; throws ConfigError when `--command` is missing, cannot be split
+ * or names a program that does not exist or is not executable.
  */
 export function createExecutor(config: ExecutorConfig, deps: { logger?: Logger } = {}): Executor {
   if (config.executor === 'simulator') {

@@ -1,21 +1,9 @@
 /**
- * Ending the whole tree of a `command` executor's program (docs/simulator.md, "Command
- * executor"; docs/security.md). Every program is started with `RB_TASK_MARK=<process mark>.<run>`
- * in its environment; its descendants inherit it, also those that call `setsid` (a new session
- * and process group, out of reach of a group kill) or are orphaned by a double fork. At the end
- * of a task its process group is signalled, then every process whose environment (as
- * /proc/<pid>/environ shows it) carries the run's mark, until none is left.
- *
- * So that nothing outlives the service even when it is killed with SIGKILL (no handler runs
- * then), one watchdog per service process is started with the first program: a `sh` reading a
- * pipe from the service. When the service's end closes, for whatever reason, the watchdog kills
- * every process carrying the service's mark and exits. No cgroup is needed (they are rarely
- * writable in containers) and no native helper: `sh`, `cat`, `grep` and `kill` are all it uses.
- *
- * Without a cgroup per program (task-cgroup.ts; used whenever the service may create one), a
- * descendant that replaces its whole environment (`env -u`, `env -i`), leaves the process group
- * and is orphaned between two looks at the tree (SEEN_EVERY_MS) escapes. Without /proc (not
- * Linux) only the process group is signalled.
+ * Ending the whole tree of a `command` executor's program (docs/simulator.md, docs/security.md):
+ * every program carries `RB_TASK_MARK=<process mark>.<run>` in its environment, which descendants
+ * inherit even after `setsid` or a double fork; at the end the group and every marked process
+ * (/proc/<pid>/environ) are signalled. A `sh` watchdog on a pipe kills every marked process when
+ * the service dies, even by SIGKILL. Used when no cgroup is available (task-cgroup.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -194,9 +182,8 @@ done
 let watchdog: ChildProcess | undefined;
 
 /**
- * Starts the service's watchdog once (later calls do nothing). It does not keep the service's
- * event loop alive, and it is not in the service's process group, so a signal to that group (a
- * terminal's Ctrl-C) does not take it away while programs still run.
+ * Starts the service's watchdog once: it keeps no event loop alive and is outside the service's
+ * process group, so a Ctrl-C does not take it away while programs still run.
  */
 export function ensureWatchdog(): void {
   if (watchdog || !hasProc) return;

@@ -1,15 +1,8 @@
 /**
- * A cgroup v2 per program of the `command` executor (docs/security.md, "command executor";
- * docs/decisions/command-tree-cgroup.md). A process cannot leave its cgroup without write access
- * to the cgroup tree, so everything a program starts (also after `setsid`, a double fork, or
- * with its environment replaced) is in its run's cgroup, and `cgroup.kill` (Linux >= 5.14) ends
- * all of it at once, forks in flight included. Used when the service may create cgroups below
- * its own (root, or systemd's `Delegate=yes`); otherwise the executor falls back to the process
- * scan of process-tree.ts.
- *
- * A program is moved in before it runs: it is started as `sh -c 'echo 0 >"$1/cgroup.procs" &&
- * exec "$@"'`, so the shell joins the cgroup and then becomes the program (same pid, argv,
- * environment and parent); node cannot spawn into a cgroup directly.
+ * A cgroup v2 per program of the `command` executor (docs/security.md;
+ * docs/decisions/command-tree-cgroup.md): nothing a program starts can leave it, and `cgroup.kill`
+ * ends it all at once. Used where the service may create cgroups, else process-tree.ts. Node cannot
+ * spawn into a cgroup, so the program runs as `sh -c 'echo 0 >"$1/cgroup.procs" && exec "$@"'`.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
@@ -124,9 +117,8 @@ function populated(directory: string): boolean {
 }
 
 /**
- * Kills the run's cgroup, waits (bounded) until its last process has exited, and removes it.
- * Killed processes exit within milliseconds; one stuck in the kernel (D state) is not waited for
- * longer than `waitMs`, and its directory is then left to the watchdog.
+ * Kills the run's cgroup, waits at most `waitMs` for its processes to exit (one stuck in D state
+ * is left to the watchdog), and removes it.
  */
 export async function endCgroup(directory: string, waitMs = 5000): Promise<void> {
   killCgroup(directory);

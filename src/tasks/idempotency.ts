@@ -1,10 +1,7 @@
 /**
- * The engine's two idempotency rules, decided in one place:
- * - REST `Idempotency-Key` (docs/api.md): the same key with the same script is the first
- *   task, for as long as that task is held; another script is IDEMPOTENCY_CONFLICT.
- * - MQTT `requestId` (docs/mqtt.md): seen in the last `requestIdMemory` submissions,
- *   nothing new runs whatever the script (a repeat with another script is flagged, for the log);
- *   cancelled before its script arrived (docs/api.md), the script is refused CANCELLED.
+ * The engine's two idempotency rules, in one place: REST `Idempotency-Key` (docs/api.md: same key
+ * and script is the same task while held, another script IDEMPOTENCY_CONFLICT) and MQTT `requestId`
+ * (docs/mqtt.md: a repeat runs nothing; one cancelled before its script arrived is refused CANCELLED).
  */
 import { DomainError } from '../errors.ts';
 import { RequestIdMemory, type RequestRecord } from './request-ids.ts';

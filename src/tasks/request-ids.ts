@@ -1,16 +1,8 @@
 /**
- * MQTT idempotency (docs/mqtt.md): a `requestId` seen in the last N submissions to this
- * device (default 1000) executes nothing new. QoS 1 is "at least once" ([MQTT-4.3.2]), so a
- * controller that retries, or a broker that redelivers with DUP set, must not run a script twice.
- *
- * Bounded FIFO over submissions (a repeat is not a new submission, so it does not refresh its
- * entry): the oldest entry is forgotten first. Entries outlive their task's eviction, so a late
- * repeat is still answered with the task's id and its last status: at eviction the record keeps
- * a small copy of the task without its report or error.
- *
- * A cancel for a requestId not seen yet (docs/api.md) takes a place in the same memory:
- * the script that arrives later with it creates no task, so a cancel that overtakes its script
- * still wins.
+ * MQTT idempotency (docs/mqtt.md): a `requestId` seen in the last N submissions (default 1000)
+ * executes nothing new, since QoS 1 is "at least once" ([MQTT-4.3.2]). A bounded FIFO; entries
+ * outlive their task's eviction (keeping a small copy of it), and a cancel for an unseen requestId
+ * takes a place too, so a cancel that overtakes its script still wins.
  */
 import type { Task } from './task.ts';
 

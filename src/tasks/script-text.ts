@@ -1,11 +1,6 @@
 /**
- * What a valid script is, wherever it comes from (REST body field, MQTT payload): decided here
- * once, so REST and MQTT can never disagree (docs/decisions/one-admission-path.md).
- *
- * - Text arrives as UTF-8 (contract: all bodies and payloads are UTF-8 JSON). Bytes that are not
- *   valid UTF-8 are refused, never decoded into U+FFFD and run as something else.
- * - A script is not blank: empty or whitespace-only is refused (REST has always refused it).
- * - Its size is its UTF-8 byte length, whatever escaping the JSON used, at most `maxScriptBytes`.
+ * What a valid script is, for REST and MQTT alike (docs/decisions/one-admission-path.md): valid
+ * UTF-8 (never decoded into U+FFFD and run), not blank, and at most `maxScriptBytes` UTF-8 bytes.
  */
 import { isUtf8 } from 'node:buffer';
 import { hash } from 'node:crypto';
@@ -25,11 +20,7 @@ export function decodeUtf8(bytes: Buffer, what: string): string {
   return bytes.toString('utf8');
 }
 
-/**
- * Refuses a script that is blank or too large. `subject` names the script in
- * the message the way its caller knows it: "body field 'vendorScript'" on REST, "the script" on
- * MQTT.
- */
+/** Refuses a blank or too large script; `subject` names it as its caller knows it. */
 export function checkScript(script: string, maxScriptBytes: number, subject: string): void {
   if (script.trim() === '') throw new DomainError('INVALID_REQUEST', `${subject} must not be empty`);
   // Cheap bound first: UTF-8 needs at most 3 bytes per UTF-16 code unit.

@@ -31,14 +31,9 @@ function yieldTurn(): Promise<void> {
 export const DEFAULT_RETRY_AFTER_SECONDS = 1;
 
 /**
- * The device's FIFO of scripts: one runs at a time, in arrival order (docs/api.md).
- * Memory is bounded by `maxQueue` waiting tasks plus `retain` ended ones; a task's script is
- * dropped when it ends and its report is dropped when it is evicted.
- *
- * `submit()` is the one admission path of every script, REST or MQTT: blank, UTF-8 validity and
- * size (script-text.ts), idempotency (Idempotency-Key, requestId), expiry (`notAfter`) and the
- * queue bound are decided here, and refusals are DomainErrors with registered codes that REST and
- * MQTT only translate.
+ * The device's FIFO of scripts, one at a time (docs/api.md), bounded by `maxQueue` waiting and
+ * `retain` ended tasks. `submit()` is the one admission path of REST and MQTT alike; refusals are
+ * DomainErrors with registered codes.
  */
 export class TaskQueue extends TaskEventEmitter {
   private readonly executor: Executor;
@@ -174,9 +169,8 @@ export class TaskQueue extends TaskEventEmitter {
   }
 
   /**
-   * Cancels the task a requestId names. A requestId not seen yet is remembered (within the
-   * requestId memory): a script arriving later with it creates no task and is refused CANCELLED,
-   * so a cancel that overtakes its script still wins.
+   * Cancels the task a requestId names; an unseen requestId is remembered, so its script, arriving
+   * later, is refused CANCELLED.
    */
   cancelRequest(requestId: string, reason: string): CancelResult {
     const record = this.idempotency.requestRecord(requestId);
@@ -208,9 +202,8 @@ export class TaskQueue extends TaskEventEmitter {
   }
 
   /**
-   * Starts the drain loop unless it runs. `draining` is set before the loop starts and cleared
-   * in the same turn as its last check, so a submit from an event listener (re-entrant, or in a
-   * microtask after the last task ended) neither starts a second loop nor is left waiting.
+   * Starts the drain loop unless it runs; `draining` is cleared in the same turn as the last check,
+   * so a re-entrant submit neither starts a second loop nor is left waiting.
    */
   private kick(): void {
     if (this.stopped || this.draining) return;
