@@ -67,8 +67,9 @@ export const oidcFlags = {
   oidcRedirectUrl: flag(
     '--oidc-redirect-url <url>',
     'the callback as registered at the issuer (https://HOST/api/oidc/callback) when the address browsers use differs from this service (a proxy); without it, the address the browser used',
-    httpUrl('the callback URL').refine((text) => new URL(text).pathname.endsWith('/api/oidc/callback'), {
-      message: 'must end in /api/oidc/callback',
+    // The sign-in cookie's path and the dashboard's own addresses are absolute: no path prefix.
+    httpUrl('the callback URL').refine((text) => new URL(text).pathname === '/api/oidc/callback', {
+      message: 'must be https://HOST/api/oidc/callback (no path prefix)',
     }),
   ),
   oidcName: flag(

@@ -5,7 +5,7 @@
  * <register>.env per register. The hub password is best given as REGBRIDGE_HUB_PASSWORD (a flag
  * stays in the shell history); it lands in mosquitto.conf only, written owner-only.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import * as z from 'zod';
@@ -14,7 +14,13 @@ import { addFlags, type FlagTable, flag, flagSchema, parseFlagsOrReport } from '
 import { type StoreConfigInput, splitHostPort, storeConfig } from './store-config.ts';
 
 const idValue = z.string().regex(ID_PATTERN, 'must match [A-Za-z0-9_-]{1,64}');
-const pathValue = z.string().min(1, 'expected a file path');
+/** A value written into a configuration line: a line break in it would add lines of its own. */
+const lineValue = (empty: string) =>
+  z
+    .string()
+    .min(1, empty)
+    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), 'must not contain control characters');
+const pathValue = lineValue('expected a file path');
 
 /** `host:port`; a host alone gets `defaultPort`. */
 function hostPortValue(defaultPort: number) {
@@ -75,12 +81,12 @@ export const storeConfigFlags = {
   hubUsername: flag(
     '--hub-username <name>',
     'the MQTT user the bridge logs in to the hub as',
-    z.string().min(1),
+    lineValue('expected a user name'),
   ),
   hubPassword: flag(
     '--hub-password <password>',
     "that user's password (prefer the variable)",
-    z.string().min(1),
+    lineValue('expected a password'),
   ),
   hubCafile: flag('--hub-cafile <file>', "TLS to the hub, trusting this CA's certificates", pathValue),
   hubCertfile: flag(
@@ -92,9 +98,14 @@ export const storeConfigFlags = {
   listen: flag('--listen <host:port>', "the store broker's listener on the LAN", hostPortValue(1883), {
     default: '0.0.0.0:1883',
   }),
-  storeHost: flag('--store-host <host>', 'how the registers reach the store broker', z.string().min(1), {
-    default: 'localhost',
-  }),
+  storeHost: flag(
+    '--store-host <host>',
+    'how the registers reach the store broker',
+    lineValue('expected a host'),
+    {
+      default: 'localhost',
+    },
+  ),
   registers: flag(
     '--registers <count|ids>',
     'the registers: a count (reg-01 ...) or comma-separated ids',
@@ -165,12 +176,17 @@ export function registerStoreConfigCommand(program: Command): void {
     }
     try {
       await mkdir(out, { recursive: true });
-      // Owner-only: mosquitto.conf may hold the hub password.
-      await writeFile(join(out, 'mosquitto.conf'), generated.mosquittoConf, { mode: 0o600 });
-      await writeFile(join(out, 'registers.sh'), generated.registersScript, { mode: 0o755 });
+      // Owner-only: mosquitto.conf may hold the hub password. chmod too: writeFile's mode applies
+      // only to a file it creates, and an earlier run's may be readable by others.
+      const write = async (name: string, text: string, mode: number): Promise<void> => {
+        await writeFile(join(out, name), text, { mode });
+        await chmod(join(out, name), mode);
+      };
+      await write('mosquitto.conf', generated.mosquittoConf, 0o600);
+      await write('registers.sh', generated.registersScript, 0o755);
       for (const r of generated.registers) {
         const env = Object.entries(r.env).map(([key, value]) => `${key}=${value}\n`);
-        await writeFile(join(out, `${r.id}.env`), env.join(''), { mode: 0o600 });
+        await write(`${r.id}.env`, env.join(''), 0o600);
       }
       console.log(
         `store ${config.store} (${generated.ns}): wrote mosquitto.conf, registers.sh and ${generated.registers.length} .env files to ${out}`,

@@ -176,6 +176,14 @@ export class JobEngine extends EventEmitter<EngineEvents> {
       if (seen && seen.hash === hash) return { kind: 'replayed', job: history.get(seen.jobId)! };
       if (seen) return { kind: 'conflict', jobId: seen.jobId };
     }
+    if (!this.multiStore) {
+      const keyed = (spec.target.devices ?? []).find((id) => id.includes('/'));
+      if (spec.target.stores !== undefined || keyed !== undefined)
+        return {
+          kind: 'noTarget',
+          message: `${keyed !== undefined ? `"${keyed}": store/id` : '"stores"'} needs a controller of several stores (--ns 'stores/+')`,
+        };
+    }
     const known = this.options.link.devices();
     const deviceIds = resolveTarget(spec.target, known, this.multiStore);
     const unknown = spec.target.allowUnknown === true ? [] : unknownListed(spec.target, known);

@@ -31,9 +31,15 @@ export interface OidcLimits {
   maxPending: number;
   /** How long the provider's round trip may take. */
   pendingMs: number;
+  /** Of those, begun from one address: past it that address is refused, not the others dropped. */
+  maxPendingPerAddress: number;
 }
 
-export const DEFAULT_OIDC_LIMITS: OidcLimits = { maxPending: 1000, pendingMs: 10 * 60_000 };
+export const DEFAULT_OIDC_LIMITS: OidcLimits = {
+  maxPending: 1000,
+  pendingMs: 10 * 60_000,
+  maxPendingPerAddress: 20,
+};
 
 /** A sign-in that the provider confirmed. */
 export interface SignedIn {
@@ -58,6 +64,7 @@ export class OidcError extends Error {
 }
 
 interface Pending {
+  address: string;
   browserKeyHash: Buffer;
   verifier: string;
   nonce: string;
@@ -89,6 +96,8 @@ export class OidcSignIn {
   readonly #limits: OidcLimits;
   readonly #now: () => number;
   readonly #pending = new Map<string, Pending>();
+  /** Sign-ins in #pending per address they were begun from. */
+  readonly #perAddress = new Map<string, number>();
   #config: Promise<client.Configuration> | undefined;
 
   constructor(settings: OidcSettings, limits: Partial<OidcLimits> = {}, now: () => number = Date.now) {
@@ -127,8 +136,20 @@ export class OidcSignIn {
     return this.#config;
   }
 
-  /** Starts a sign-in: the provider's address to send the browser to, and the key its cookie keeps. */
-  async begin(redirectUri: string): Promise<{ url: URL; browserKey: string }> {
+  #drop(state: string): void {
+    const pending = this.#pending.get(state);
+    if (!pending) return;
+    this.#pending.delete(state);
+    const left = (this.#perAddress.get(pending.address) ?? 1) - 1;
+    if (left > 0) this.#perAddress.set(pending.address, left);
+    else this.#perAddress.delete(pending.address);
+  }
+
+  /**
+   * Starts a sign-in from `address`: the provider's address to send the browser to, and the key
+   * its cookie keeps.
+   */
+  async begin(redirectUri: string, address: string): Promise<{ url: URL; browserKey: string }> {
     const config = await this.#configuration();
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
@@ -137,9 +158,14 @@ export class OidcSignIn {
     const now = this.#now();
     for (const [key, pending] of this.#pending) {
       if (pending.expiresAt > now && this.#pending.size < this.#limits.maxPending) break;
-      this.#pending.delete(key);
+      this.#drop(key);
     }
+    const begun = this.#perAddress.get(address) ?? 0;
+    if (begun >= this.#limits.maxPendingPerAddress)
+      throw new OidcError('OIDC_FAILED', 'too many sign-ins in progress from this address');
+    this.#perAddress.set(address, begun + 1);
     this.#pending.set(state, {
+      address,
       browserKeyHash: hash(browserKey),
       verifier,
       nonce,
@@ -164,7 +190,7 @@ export class OidcSignIn {
   async finish(callbackUrl: URL, browserKey: string | undefined): Promise<SignedIn> {
     const state = callbackUrl.searchParams.get('state') ?? '';
     const pending = this.#pending.get(state);
-    this.#pending.delete(state);
+    this.#drop(state);
     if (!pending || pending.expiresAt <= this.#now())
       throw new OidcError('OIDC_FAILED', 'unknown, used or expired sign-in state');
     const presented = hash(browserKey ?? '');

@@ -72,9 +72,14 @@ export const oidcRoutes: FastifyPluginAsyncZod<OidcRouteOptions> = async (
   };
   const callbackUrl = (request: FastifyRequest, sso: OidcSignIn): string =>
     sso.fixedRedirectUrl ?? `${request.protocol}://${request.host}${COOKIE_PATH}/callback`;
-  /** The dashboard, as the browser reaches it: two levels above the callback (behind a proxy's prefix too). */
-  const dashboard = (request: FastifyRequest, sso: OidcSignIn, fragment: string): string =>
-    `${new URL('../../', callbackUrl(request, sso)).href}#${fragment}`;
+  /** The dashboard, as the browser reaches it; a Host header no URL can be made of: this host. */
+  const dashboard = (request: FastifyRequest, sso: OidcSignIn, fragment: string): string => {
+    try {
+      return `${new URL('/', callbackUrl(request, sso)).href}#${fragment}`;
+    } catch {
+      return `/#${fragment}`;
+    }
+  };
   const refused = (request: FastifyRequest, reply: FastifyReply, sso: OidcSignIn, error: unknown) => {
     const code = error instanceof OidcError ? error.code : 'OIDC_FAILED';
     const reason = error instanceof Error ? error.message : String(error);
@@ -110,7 +115,7 @@ export const oidcRoutes: FastifyPluginAsyncZod<OidcRouteOptions> = async (
     handler: async (request, reply) => {
       const sso = configured();
       try {
-        const { url, browserKey } = await sso.begin(callbackUrl(request, sso));
+        const { url, browserKey } = await sso.begin(callbackUrl(request, sso), request.ip);
         const https = callbackUrl(request, sso).startsWith('https:');
         reply.header('set-cookie', cookie(https, browserKey, COOKIE_SECONDS));
         return reply.code(303).header('location', url.href).send();

@@ -7,7 +7,7 @@
  * cut mid-job the store finishes locally, and the results reach the head office once the link
  * is back, each script run once.
  */
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -112,6 +112,8 @@ describe('regbridge store-config', () => {
   it('writes mosquitto.conf (owner-only), registers.sh and one .env per register with --out', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'regbridge-store-config-'));
     try {
+      // An earlier run's file, readable by everyone: the new one is owner-only all the same.
+      await writeFile(join(dir, 'mosquitto.conf'), 'old\n', { mode: 0o644 });
       const { out, code } = await storeConfigCli([
         '--store',
         'north-7',
@@ -177,6 +179,26 @@ describe('regbridge store-config', () => {
     expect(err).toContain('--hub-cafile: required with a client certificate');
     expect(err).toContain('--hub-username: required with --hub-password');
     expect(err).not.toContain('pw-not-echoed');
+  });
+
+  it('refuses a line break in a value written into mosquitto.conf', async () => {
+    const { out, err, code } = await storeConfigCli([
+      '--store',
+      '042',
+      '--hub',
+      'nats-1',
+      '--hub-username',
+      'hq\nallow_anonymous true',
+      '--hub-password',
+      'pw\naddress evil:1883',
+      '--password-file',
+      '/etc/p\nx',
+    ]);
+    expect(code).toBe(2);
+    expect(out).toBe('');
+    for (const name of ['--hub-username', '--hub-password', '--password-file'])
+      expect(err).toContain(`${name}: must not contain control characters`);
+    expect(err).not.toContain('evil');
   });
 
   it('names the missing hub', async () => {

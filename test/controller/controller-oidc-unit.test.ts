@@ -90,6 +90,7 @@ describe('flags', () => {
         oidcClientSecret: 'very-secret-value',
         oidcScopes: 'profile email',
         oidcIssuer: 'ftp://x',
+        oidcRedirectUrl: 'https://shop.example.com/controller/api/oidc/callback',
       });
     } catch (caught) {
       error = caught;
@@ -98,6 +99,7 @@ describe('flags', () => {
     const message = (error as Error).message;
     expect(message).toMatch(/--oidc-issuer.*http\(s\):\/\/ URL/);
     expect(message).toMatch(/--oidc-scopes.*must include openid/);
+    expect(message).toContain('--oidc-redirect-url: must be https://HOST/api/oidc/callback (no path prefix)');
     expect(message).not.toContain('very-secret-value');
     const config = parse({
       ...base,

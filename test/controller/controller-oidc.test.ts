@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningControllerService } from '../../cli/controller-service.ts';
-import type { OidcSettings } from '../../controller/oidc-sign-in.ts';
+import { type OidcSettings, OidcSignIn } from '../../controller/oidc-sign-in.ts';
 import { brokersByName, type RunningBroker } from '../support/brokers.ts';
 import { login, startService } from '../support/controller-service.ts';
 import {
@@ -298,9 +298,24 @@ describe('what is refused', () => {
   });
 });
 
+describe('sign-ins in progress', () => {
+  it('are bounded per address: one address past its cap is refused, others still begin', async () => {
+    const sso = new OidcSignIn(settings(provider.issuer), { maxPendingPerAddress: 2 });
+    const redirect = `${base}/api/oidc/callback`;
+    await sso.begin(redirect, '192.0.2.1');
+    await sso.begin(redirect, '192.0.2.1');
+    await expect(sso.begin(redirect, '192.0.2.1')).rejects.toMatchObject({
+      code: 'OIDC_FAILED',
+      message: 'too many sign-ins in progress from this address',
+    });
+    const other = await sso.begin(redirect, '192.0.2.2');
+    expect(other.url.searchParams.get('code_challenge_method')).toBe('S256');
+  });
+});
+
 describe('behind a reverse proxy', () => {
   it('--oidc-redirect-url is the callback the provider gets, the dashboard is beside it, the cookie Secure', async () => {
-    const redirectUrl = 'https://store-12.example.com/controller/api/oidc/callback';
+    const redirectUrl = 'https://store-12.example.com/api/oidc/callback';
     const proxied = await startService(broker, ns, {
       settings: { oidc: { ...settings(provider.issuer), redirectUrl } },
     });
@@ -310,12 +325,33 @@ describe('behind a reverse proxy', () => {
       expect(new URL(login.headers.get('location')!).searchParams.get('redirect_uri')).toBe(redirectUrl);
       expect(login.headers.getSetCookie()[0]).toMatch(/; Secure$/);
       const refused = await fetch(`${at}/api/oidc/callback?state=unknown&code=x`, { redirect: 'manual' });
-      expect(refused.headers.get('location')).toBe(
-        'https://store-12.example.com/controller/#oidc-error=OIDC_FAILED',
-      );
+      expect(refused.headers.get('location')).toBe('https://store-12.example.com/#oidc-error=OIDC_FAILED');
     } finally {
       await proxied.stop();
     }
+  });
+});
+
+describe('a Host header no address can be made of', () => {
+  it('still lands on the dashboard of this host, with the refusal', async () => {
+    const { request } = await import('node:http');
+    const location = await new Promise<string | undefined>((resolve, reject) => {
+      const asked = request(
+        {
+          host: '127.0.0.1',
+          port: service.httpPort,
+          path: '/api/oidc/callback?state=x&code=y',
+          headers: { host: 'a b' },
+        },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode === 303 ? response.headers.location : `status ${response.statusCode}`);
+        },
+      );
+      asked.on('error', reject);
+      asked.end();
+    });
+    expect(location).toBe('/#oidc-error=OIDC_FAILED');
   });
 });
 

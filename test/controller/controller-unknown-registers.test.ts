@@ -50,6 +50,21 @@ describe('registers the controller has never seen', () => {
     expect((await api(service.app, token, 'GET', '/api/jobs')).body.jobs.length).toBe(before);
   });
 
+  it('store/id and "stores" are refused (400) by a controller of one store: they could never match', async () => {
+    for (const [target, why] of [
+      [{ devices: ['s1/reg1'], allowUnknown: true }, '"s1/reg1": store/id'],
+      [{ group: 'all', stores: ['s1'] }, '"stores"'],
+    ] as const) {
+      const refused = await api(service.app, token, 'POST', '/api/jobs', { script: 'PRINT no', target });
+      expect(refused.body, JSON.stringify(target)).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        code: 'INVALID_REQUEST',
+        message: `body field 'target': ${why} needs a controller of several stores (--ns 'stores/+')`,
+      });
+    }
+  });
+
   it('"allowUnknown": true takes them: the known one runs, the unknown one waits for its deadline', async () => {
     const created = await api(service.app, token, 'POST', '/api/jobs', {
       script: 'PRINT hi',
