@@ -67,7 +67,7 @@ export const MIGRATIONS: readonly string[] = [
     detail TEXT NOT NULL
   );
   `,
-  // Branch rollout (issue 30): retry, time and rollout control, schedules.
+  // Version 2: retry, time and rollout control, schedules.
   `
   ALTER TABLE jobs ADD COLUMN retry TEXT;
   ALTER TABLE jobs ADD COLUMN start_at TEXT;
@@ -96,7 +96,7 @@ export const MIGRATIONS: readonly string[] = [
     last_fire_at TEXT
   );
   `,
-  // Branch roles-library: the script library (versions never change), and jobs' library
+  // Version 3: the script library (versions never change), and jobs' library
   // script, parameters and approval decision.
   `
   CREATE TABLE scripts (
@@ -122,7 +122,7 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN decided_at TEXT;
   ALTER TABLE jobs ADD COLUMN decision_comment TEXT;
   `,
-  // Branch `history` (issue 31): search indexes chosen by EXPLAIN QUERY PLAN on a generated
+  // Version 4: search indexes chosen by EXPLAIN QUERY PLAN on a generated
   // history (docs/decisions/history-search.md); full-text search over reports and errors in a
   // contentless FTS5 table keyed by RESULT_ROWID (job_seq * 16384 + position, positions stay
   // below MAX_TARGET_DEVICES), kept in step by triggers; webhooks and their deliveries.
@@ -172,7 +172,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_at) WHERE next_at IS NOT NULL;
   CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries(webhook_id, seq);
   `,
-  // Branch `office` (issue 33): a controller for many stores keys its registers by (store,
+  // Version 5: a controller for many stores keys its registers by (store,
   // deviceId); '' is the store of a single-store controller's results (no NULLs: a UNIQUE index
   // treats every NULL as distinct).
   `

@@ -23,16 +23,22 @@ export function parseLinkPayload(payload: Buffer): boolean | undefined {
   }
 }
 
+/** Stores whose link is kept: any client that may publish under the namespace could add some. */
+export const MAX_STORE_LINKS = 10_000;
+
 /** The last link state heard per store; a cleared (zero-byte) topic forgets the store's. */
 export class StoreLinks {
   private readonly links = new Map<string, StoreLink>();
 
-  /** Applies one message; false when it changed nothing or could not be read. */
+  constructor(private readonly maxStores = MAX_STORE_LINKS) {}
+
+  /** Applies one message; false when it changed nothing, could not be read, or is one store too many. */
   apply(store: string, payload: Buffer, now: Date): boolean {
     if (payload.length === 0) return this.links.delete(store);
     const up = parseLinkPayload(payload);
     if (up === undefined) return false;
     const previous = this.links.get(store);
+    if (previous === undefined && this.links.size >= this.maxStores) return false;
     this.links.set(store, { up, at: now.toISOString() });
     return previous?.up !== up;
   }

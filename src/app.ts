@@ -66,10 +66,9 @@ type CompilersFactory = NonNullable<
 >;
 
 /**
- * Answers are written with JSON.stringify. Each handler builds its whole body, typed by the
- * route's zod response schema, which documents it (OpenAPI) and which the tests pin; checking
- * every answer against it again at run time was a fifth of a submission's CPU
- * (docs/decisions/rest-answers-unchecked.md).
+ * Answers are written with JSON.stringify: each handler builds its whole body, typed by the
+ * route's zod response schema, which documents it and which the tests pin; it is not checked
+ * again at run time (docs/decisions/rest-answers-unchecked.md).
  */
 const jsonSerializer = () => (data: unknown) => JSON.stringify(data);
 

@@ -170,7 +170,10 @@ export function onJob(data) {
   }
   if (summary.target === undefined && !reading.has(jobId)) {
     reading.add(jobId);
-    loadJob(jobId).catch(showFailure);
+    // Forgotten once settled: loaded, the job's target is known; failed, the next event retries.
+    loadJob(jobId)
+      .catch(showFailure)
+      .finally(() => reading.delete(jobId));
   }
   keepNewer(state.jobs, jobId, summary, jobRank);
   const kept = state.jobs.get(jobId);
