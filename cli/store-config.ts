@@ -65,8 +65,8 @@ export interface BridgeConnection {
   clientId: string;
   /** Whether the hub gets the retain flag of what this connection sends up. */
   retain: boolean;
-  /** store -> hub, QoS 1. */
-  out: string[];
+  /** store -> hub, each with the QoS the bridge forwards it at. */
+  out: { filter: string; qos: 0 | 1 }[];
   /** hub -> store, QoS 1. */
   in: string[];
 }
@@ -85,7 +85,7 @@ export function bridgeConnections(ns: string, clientId: string): BridgeConnectio
       name: 'hub',
       clientId,
       retain: true,
-      out: [topics.allStates(ns)],
+      out: [{ filter: topics.allStates(ns), qos: 1 }],
       // `+/+/scripts` is exactly the device and group script topics (no other topic of the
       // namespace has three levels ending so), `+/+/cancel` the cancels: two subscriptions at
       // the hub, each a durable JetStream consumer there, instead of four.
@@ -95,7 +95,13 @@ export function bridgeConnections(ns: string, clientId: string): BridgeConnectio
       name: 'hub-results',
       clientId: `${clientId}-results`,
       retain: false,
-      out: [topics.allTaskStatuses(ns), topics.allReplies(ns)],
+      // Replies at QoS 0: the statuses carry every result (with its requestId), so a reply lost
+      // (a hub node gone, the link down) costs nothing but an early taskId, and the hub stores
+      // nothing for it; a refusal lost is asked again before the deadline.
+      out: [
+        { filter: topics.allTaskStatuses(ns), qos: 1 },
+        { filter: topics.allReplies(ns), qos: 0 },
+      ],
       in: [],
     },
   ];
@@ -136,7 +142,7 @@ function connectionBlock(input: StoreConfigInput, c: BridgeConnection): string[]
           'bridge_tls_version tlsv1.2',
         ]
       : []),
-    ...c.out.map((t) => `topic ${t} out 1`),
+    ...c.out.map((t) => `topic ${t.filter} out ${t.qos}`),
     ...c.in.map((t) => `topic ${t} in 1`),
   ];
 }

@@ -65,22 +65,23 @@ async function startStore(index: number): Promise<MqttClient[]> {
       return client;
     }),
   );
-  const route = new Map<string, { client: MqttClient; retain: boolean }>();
-  const via = (topic: string): { client: MqttClient; retain: boolean } => {
+  const route = new Map<string, { client: MqttClient; retain: boolean; qos: 0 | 1 }>();
+  const via = (topic: string): { client: MqttClient; retain: boolean; qos: 0 | 1 } => {
     // The register retains it at the store; the bridge connection decides whether the hub does.
     const kind = topic.split('/')[4] ?? '';
     let found = route.get(kind);
     if (!found) {
-      const i = connections.findIndex((c) => c.out.some((f) => topicMatches(f, topic)));
+      const i = connections.findIndex((c) => c.out.some((f) => topicMatches(f.filter, topic)));
       if (i < 0) throw new Error(`no bridge connection sends ${topic} up`);
-      found = { client: links[i]!, retain: connections[i]!.retain };
+      const { qos } = connections[i]!.out.find((f) => topicMatches(f.filter, topic))!;
+      found = { client: links[i]!, retain: connections[i]!.retain, qos };
       route.set(kind, found);
     }
     return found;
   };
   const publish = (topic: string, payload: string, retain: boolean): void => {
-    const { client, retain: keeps } = via(topic);
-    client.publish(topic, payload, { qos: 1, retain: retain && keeps }, () => undefined);
+    const { client, retain: keeps, qos } = via(topic);
+    client.publish(topic, payload, { qos, retain: retain && keeps }, () => undefined);
   };
   const run = (deviceId: string, requestId: string, script: string): void => {
     const held = tasks.get(deviceId);

@@ -95,7 +95,7 @@ describe('regbridge store-config', () => {
       'cleansession false',
       'bridge_outgoing_retain false',
       'topic stores/042/devices/+/tasks/+/status out 1',
-      'topic stores/042/devices/+/replies/# out 1',
+      'topic stores/042/devices/+/replies/# out 0',
     ])
       expect(results).toContain(line);
     const first = lines.slice(0, lines.indexOf('connection hub-results'));
@@ -106,7 +106,7 @@ describe('regbridge store-config', () => {
     ]);
     expect(first).not.toContain('bridge_outgoing_retain false');
     // Nothing both ways: a hub without the bridge flag would send it back.
-    expect(lines.filter((l) => l.startsWith('topic ') && !/ (in|out) 1$/.test(l))).toEqual([]);
+    expect(lines.filter((l) => l.startsWith('topic ') && !/ (in|out) [01]$/.test(l))).toEqual([]);
   });
 
   it('writes mosquitto.conf (owner-only), registers.sh and one .env per register with --out', async () => {
