@@ -7,8 +7,8 @@
  * list, starting on a node chosen per store). Behind them stand `registers` simulated registers:
  * no store broker, no register processes, no scripts run. For each register a script reaches
  * (its device topic, or group `all`), the store publishes what the register would have sent up
- * through the bridge: the reply and three statuses (queued, started, FINISHED), QoS 1, each on
- * the connection whose `out` topics carry it, retained only where that connection keeps the
+ * through the bridge: the reply and three statuses (queued, started, FINISHED), each on the
+ * connection whose `out` topics carry it at that topic's QoS (replies 0, statuses 1), retained only where that connection keeps the
  * flag; with a register's idempotency (a requestId seen before republishes the end status, runs
  * nothing; counted as `repeats`).
  * argv: `<firstStore> <endStore> <registers> <url,url,url>`. Sends `ready` once every store is
