@@ -1,19 +1,19 @@
 /**
- * Scenario: the head office (docs/topology.md). A three-node NATS JetStream cluster with its
- * MQTT listener is the hub; 500 light simulated stores of 20 registers each are bridged into it
+ * Scenario: the head office (docs/topology.md). A three-node NATS JetStream cluster with its MQTT
+ * listener is the hub; 500 light simulated stores of 20 registers each are bridged into it
  * (bench/workers/store-sim.ts: per store, one persistent MQTT client per connection of its
  * Mosquitto bridge, where that connection would be, answering for its 20 registers with a reply
  * (QoS 0) and three statuses (QoS 1) each, not retained at the hub, as `hub-results` forwards
- * them; no store broker, no register process, no script runs); the head office's controller
- * (`ns: 'stores/+'`, bench/workers/hub-controller.ts) on n3. Figures: the time from a fleet job to all 10,000 registers until the head office has every result
- * (goal < 10 s; median and spread of the rounds), the hub's CPU time per job (three nodes
- * together) and RSS, the controller's; then the same job with one node killed (SIGKILL)
- * once a tenth of the results are in, n1 then n2 (each restarted before the next), and whether any
- * register ran a script twice. Quick: 10 stores x 5 registers, one round, one node loss.
- * `--stores=N --registers=N --rounds=N --kills=N` change the sizes. The hub is tuned as
- * docs/topology.md says for nats-server at scale (`$MQTT_msgs` with limits retention, consumers in
- * memory); `--msgs-max-age=S` keeps its messages S seconds instead of an hour; `--nats-defaults`
- * runs nats-server's defaults instead.
+ * them; no store broker, no register process, no script runs); the head office's controller (`ns:
+ * 'stores/+'`, bench/workers/hub-controller.ts) on n3. Figures: the time from a fleet job to all
+ * 10,000 registers until the head office has every result (goal < 10 s; median and spread of the
+ * rounds), the hub's CPU time per job (three nodes together) and RSS, the controller's; then the
+ * same job with one node killed (SIGKILL) once a tenth of the results are in, n1 then n2 (each
+ * restarted before the next), and whether any register ran a script twice. Quick: 10 stores x 5
+ * registers, one round, one node loss. `--stores=N --registers=N --rounds=N --kills=N` change the
+ * sizes. The hub is tuned as docs/topology.md says for nats-server at scale (`$MQTT_msgs` with
+ * limits retention, consumers in memory); `--msgs-max-age=S` keeps its messages S seconds instead
+ * of an hour; `--nats-defaults` runs nats-server's defaults instead.
  */
 
 import { installed } from '../../test/support/installed.ts';
