@@ -19,7 +19,10 @@ const lineValue = (empty: string) =>
   z
     .string()
     .min(1, empty)
-    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), 'must not contain control characters');
+    .refine(
+      (value) => [...value].every((c) => c >= ' ' && c !== '\u007f'),
+      'must not contain control characters',
+    );
 const pathValue = lineValue('expected a file path');
 
 /** `host:port`; a host alone gets `defaultPort`. */
