@@ -35,3 +35,33 @@ export function when(iso) {
     ...(storeZone && { timeZone: storeZone }),
   });
 }
+
+/** Has the browser download `blob` as `filename`. */
+export function saveFile(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const link = el('a', { href: url, download: filename });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** A labelled form field; the label points at the control by its id. */
+export function field(label, control) {
+  return el('div', { class: 'field' }, el('label', { for: control.id }, label), control);
+}
+
+/** A table shown as cards on narrow screens (dashboard.css); its caption is for screen readers. */
+export function cardTable(id, caption, headings) {
+  return el(
+    'div',
+    { class: 'table-wrap' },
+    el(
+      'table',
+      { id, class: 'cards' },
+      el('caption', { class: 'visually-hidden' }, caption),
+      el('thead', {}, el('tr', {}, ...headings.map((h) => el('th', { scope: 'col' }, h)))),
+      el('tbody'),
+    ),
+  );
+}

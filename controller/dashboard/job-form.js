@@ -3,7 +3,7 @@
 // behind "Advanced", a confirmation naming the count and the script, errors in the form's words.
 import { api, Unauthorized } from './api.js';
 import { confirmSend, targetCount } from './confirm-send.js';
-import { $, el } from './dom.js';
+import { $, el, field } from './dom.js';
 import { formProblem, inFormWords } from './form-checks.js';
 import { onJob } from './jobs.js';
 import { jobPath } from './names.js';
@@ -79,7 +79,7 @@ function paramInputs(script) {
             ...(param.required && { required: true }),
           });
     if (param.default !== undefined) input.value = String(param.default);
-    return el('div', { class: 'field' }, el('label', { for: id }, param.name), input);
+    return field(param.name, input);
   });
 }
 

@@ -3,7 +3,7 @@
 // Every text from the API goes through textContent (el), never innerHTML.
 
 import { api } from './api.js';
-import { $, el, when } from './dom.js';
+import { $, el, field, when } from './dom.js';
 import { fillLibraryChoices } from './job-form.js';
 import { jobPath } from './names.js';
 import { showFailure } from './session.js';
@@ -31,7 +31,7 @@ function paramInputs(script) {
             ...(param.pattern && { pattern: param.pattern }),
           });
     if (param.default !== undefined) input.value = String(param.default);
-    return el('div', { class: 'field' }, el('label', { htmlFor: id }, param.name), input);
+    return field(param.name, input);
   });
 }
 

@@ -3,7 +3,7 @@
 // (fetched with the session's token, then saved from a blob: a plain link would carry no token).
 
 import { api } from './api.js';
-import { $, el, when } from './dom.js';
+import { $, el, saveFile, when } from './dom.js';
 import { jobPath } from './names.js';
 import { navigate, onShow } from './router.js';
 import { showFailure } from './session.js';
@@ -67,12 +67,7 @@ async function download() {
       headers: { accept: 'text/csv', authorization: `Bearer ${state.token}` },
     });
     if (!response.ok) throw new Error((await response.json()).message ?? `HTTP ${response.status}`);
-    const url = URL.createObjectURL(await response.blob());
-    const link = el('a', { href: url, download: 'results.csv' });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    saveFile(await response.blob(), 'results.csv');
   } catch (error) {
     $('results-error').textContent = error.message;
   }

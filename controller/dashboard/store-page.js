@@ -2,7 +2,7 @@
 // its registers, live from the event stream, with a search, the connection and an attribute
 // filter and counts; each register links to its page. "Start a job on this store" opens the job
 // form aimed at the store.
-import { $, el, when } from './dom.js';
+import { $, cardTable, el, field, when } from './dom.js';
 import { registerPath } from './names.js';
 import { onShow, setTitle } from './router.js';
 import { may, state } from './state.js';
@@ -109,21 +109,15 @@ export function onStoreRegisterChange(device) {
   requestAnimationFrame(redraw);
 }
 
-function field(id, label, control) {
-  return el('div', { class: 'field' }, el('label', { for: id }, label), control);
-}
-
 function skeleton(store) {
   const filter = el(
     'form',
     { id: 'store-filter', class: 'card filters', 'aria-label': `Find registers of store ${store}` },
     field(
-      'store-q',
       'Search',
       el('input', { id: 'store-q', name: 'q', type: 'search', placeholder: 'register, group, version' }),
     ),
     field(
-      'store-online',
       'Connection',
       el(
         'select',
@@ -132,18 +126,12 @@ function skeleton(store) {
       ),
     ),
     field(
-      'store-attribute',
       'Attribute (name=value)',
       el('input', { id: 'store-attribute', name: 'attribute', placeholder: 'region=north' }),
     ),
   );
   filter.addEventListener('input', redraw);
   filter.addEventListener('submit', (event) => event.preventDefault());
-  const head = el(
-    'tr',
-    {},
-    ...['Register', 'Status', 'Last seen', 'Attributes', 'Groups'].map((h) => el('th', { scope: 'col' }, h)),
-  );
   const run = el(
     'a',
     { href: `/jobs/new?${new URLSearchParams({ stores: store })}`, class: 'button' },
@@ -161,17 +149,13 @@ function skeleton(store) {
       el('span', { id: 'store-count', class: 'muted' }),
     ),
     filter,
-    el(
-      'div',
-      { class: 'table-wrap' },
-      el(
-        'table',
-        { id: 'store-registers', class: 'cards' },
-        el('caption', { class: 'visually-hidden' }, `Registers of store ${store}, live`),
-        el('thead', {}, head),
-        el('tbody'),
-      ),
-    ),
+    cardTable('store-registers', `Registers of store ${store}, live`, [
+      'Register',
+      'Status',
+      'Last seen',
+      'Attributes',
+      'Groups',
+    ]),
     el('p', { id: 'store-none', class: 'muted', hidden: true }, 'No register of this store matches.'),
   );
 }
