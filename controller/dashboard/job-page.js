@@ -4,17 +4,7 @@
 
 import { api } from './api.js';
 import { $, cardTable, el, field, when } from './dom.js';
-import { jobButtons, rolloutLine } from './job-controls.js';
-import {
-  aboutLine,
-  countsLine,
-  ended,
-  loadJob,
-  onJob,
-  onJobChange,
-  outcomeBadge,
-  progressBar,
-} from './jobs.js';
+import { ended, jobCard, loadJob, onJobChange } from './jobs.js';
 import { deviceKey, jobTitle, registerPath } from './names.js';
 import { reportBlock } from './report.js';
 import { onShow, setTitle } from './router.js';
@@ -36,17 +26,7 @@ function summary(job) {
   return el(
     'div',
     { class: 'job card', 'data-job': job.jobId, 'data-role': 'job-summary' },
-    el(
-      'header',
-      {},
-      el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
-      outcomeBadge(job),
-      ...jobButtons(job, title, onJob),
-    ),
-    el('p', { class: 'muted' }, aboutLine(job)),
-    ...progressBar(job, title),
-    el('p', { 'data-role': 'job-counts' }, countsLine(job)),
-    rolloutLine(job),
+    ...jobCard(job, title),
     el(
       'details',
       {},

@@ -32,7 +32,7 @@ export function ran(counts) {
 // An ended job's outcome in words (the colour comes from the class of the same name).
 const OUTCOME_WORDS = { SUCCEEDED: 'Succeeded', PARTIAL: 'Partly succeeded', FAILED: 'Failed' };
 
-export function outcomeBadge(job) {
+function outcomeBadge(job) {
   if (!job.outcome) return undefined;
   const c = job.counts;
   return el(
@@ -42,12 +42,12 @@ export function outcomeBadge(job) {
   );
 }
 
-export function countsLine(job) {
+function countsLine(job) {
   const c = job.counts;
   return `${ended(c)} of ${c.total} ended: ${c.finished} finished, ${c.failed} failed, ${c.offline} offline, ${c.noAnswer} no answer, ${c.cancelled} cancelled; ${c.running} running, ${c.pending} pending`;
 }
 
-export function progressBar(job, title) {
+function progressBar(job, title) {
   const c = job.counts;
   const id = `progress-${job.jobId}`;
   return [
@@ -61,20 +61,19 @@ export function progressBar(job, title) {
   ];
 }
 
-export function aboutLine(job) {
+function aboutLine(job) {
   const by = `by ${job.createdBy} · ${when(job.createdAt)}${job.endedAt ? ` · ended ${when(job.endedAt)}` : ''}`;
   // A job without a name is already called after its script and target.
   return job.name ? `${scriptName(job)} · ${targetName(job)} · ${by}` : by;
 }
 
-/** The job as a card of the list: its name links to its page. */
-function jobItem(job) {
-  const title = jobTitle(job);
+/** A job's header (after `heading`, if any), facts and progress: a card of the list, its page. */
+export function jobCard(job, title, heading) {
   return [
     el(
       'header',
       {},
-      el('h3', {}, el('a', { href: jobPath(job.jobId) }, title)),
+      heading,
       el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
       outcomeBadge(job),
       ...jobButtons(job, title, onJob),
@@ -84,6 +83,12 @@ function jobItem(job) {
     el('p', { 'data-role': 'job-counts' }, countsLine(job)),
     rolloutLine(job),
   ];
+}
+
+/** The job as a card of the list: its name links to its page. */
+function jobItem(job) {
+  const title = jobTitle(job);
+  return jobCard(job, title, el('h3', {}, el('a', { href: jobPath(job.jobId) }, title)));
 }
 
 export function renderJob(job) {
