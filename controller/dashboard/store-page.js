@@ -4,6 +4,7 @@
 // form aimed at the store.
 import { $, cardTable, el, field, when } from './dom.js';
 import { registerPath } from './names.js';
+import { attributesText, matchesState, onlineBadge } from './registers.js';
 import { onShow, setTitle } from './router.js';
 import { may, state } from './state.js';
 import { followStores, onStores, storeState } from './stores.js';
@@ -13,12 +14,6 @@ let pending = false;
 
 function onPage() {
   return shown !== undefined && !$('store-section').closest('[data-page]').hidden;
-}
-
-function attributesText(device) {
-  return Object.entries(device.attributes ?? {})
-    .map(([name, value]) => `${name}=${value}`)
-    .join(', ');
 }
 
 function summary() {
@@ -44,15 +39,7 @@ function summary() {
 }
 
 function matches(device, f) {
-  if (f.online === 'online' && !device.online) return false;
-  if (f.online === 'offline' && device.online) return false;
-  if (f.attribute) {
-    const at = f.attribute.indexOf('=');
-    const name = (at < 0 ? f.attribute : f.attribute.slice(0, at)).trim();
-    const have = device.attributes?.[name];
-    if (have === undefined) return false;
-    if (at >= 0 && have !== f.attribute.slice(at + 1).trim()) return false;
-  }
+  if (!matchesState(device, f)) return false;
   if (f.q) {
     const text = [device.deviceId, device.version, ...(device.groups ?? []), attributesText(device)];
     if (!text.join(' ').toLowerCase().includes(f.q)) return false;
@@ -65,15 +52,7 @@ function row(device) {
     'tr',
     { 'data-device': device.deviceId },
     el('th', { scope: 'row' }, el('a', { href: registerPath(device) }, device.deviceId)),
-    el(
-      'td',
-      { 'data-label': 'Status' },
-      el(
-        'span',
-        { class: `status ${device.online ? 'online' : 'offline'}` },
-        device.online ? 'Online' : 'Offline',
-      ),
-    ),
+    el('td', { 'data-label': 'Status' }, onlineBadge(device)),
     el('td', { 'data-label': 'Last seen' }, when(device.lastSeenAt)),
     el('td', { 'data-label': 'Attributes' }, attributesText(device)),
     el('td', { 'data-label': 'Groups' }, (device.groups ?? []).join(', ')),
