@@ -61,22 +61,23 @@ function chosenScript(form) {
   return state.scripts.get(form.elements.scriptId.value);
 }
 
-function paramInputs(script) {
+/**
+ * A field per parameter of a library script (here and on the library page), with its default;
+ * `markRequired`: the browser asks for the required ones.
+ */
+export function paramInputs(script, { idPrefix, namePrefix = '', markRequired = false }) {
   return script.params.map((param) => {
-    const id = `job-param-${param.name}`;
+    const id = `${idPrefix}${param.name}`;
+    const name = `${namePrefix}${param.name}`;
     const input =
       param.type === 'enum'
-        ? el(
-            'select',
-            { id, name: `param:${param.name}` },
-            ...param.values.map((v) => el('option', { value: v }, v)),
-          )
+        ? el('select', { id, name }, ...param.values.map((v) => el('option', { value: v }, v)))
         : el('input', {
             id,
-            name: `param:${param.name}`,
+            name,
             ...(param.type === 'integer' && { type: 'number', step: '1' }),
             ...(param.pattern && { pattern: param.pattern }),
-            ...(param.required && { required: true }),
+            ...(markRequired && param.required && { required: true }),
           });
     if (param.default !== undefined) input.value = String(param.default);
     return field(param.name, input);
@@ -90,7 +91,11 @@ function showScriptKind() {
   $('job-typed-field').hidden = library;
   form.elements.script.required = !library;
   const script = chosenScript(form);
-  $('job-library-params').replaceChildren(...(library && script ? paramInputs(script) : []));
+  $('job-library-params').replaceChildren(
+    ...(library && script
+      ? paramInputs(script, { idPrefix: 'job-param-', namePrefix: 'param:', markRequired: true })
+      : []),
+  );
   $('job-library-body').textContent = library && script ? script.body : '';
 }
 
