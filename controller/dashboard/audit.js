@@ -3,7 +3,7 @@
 // through textContent (el), never innerHTML.
 
 import { api } from './api.js';
-import { $, cardTable, el, field, when } from './dom.js';
+import { $, cardTable, el, field, formParams, when } from './dom.js';
 import { onShow } from './router.js';
 import { showFailure } from './session.js';
 
@@ -81,12 +81,7 @@ function row(entry) {
 
 export async function loadAudit() {
   $('audit-error').textContent = '';
-  const elements = $('audit-form').elements;
-  const params = new URLSearchParams({ limit: String(SHOWN) });
-  for (const name of FIELDS) {
-    const value = elements[name].value.trim();
-    if (value !== '') params.set(name, value);
-  }
+  const params = formParams($('audit-form'), FIELDS, new URLSearchParams({ limit: String(SHOWN) }));
   try {
     const { entries } = await api('GET', `/api/audit?${params}`);
     $('audit').tBodies[0].replaceChildren(...entries.map(row));

@@ -46,6 +46,15 @@ export function saveFile(blob, filename) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** The non-empty (trimmed) values of a form's fields `names`, added to `params`. */
+export function formParams(form, names, params = new URLSearchParams()) {
+  for (const name of names) {
+    const value = form.elements[name].value.trim();
+    if (value !== '') params.set(name, value);
+  }
+  return params;
+}
+
 /** A labelled form field; the label points at the control by its id. */
 export function field(label, control) {
   return el('div', { class: 'field' }, el('label', { for: control.id }, label), control);

@@ -2,7 +2,7 @@
 // who, when) kept in the address, and paging on through GET /api/jobs?before=. Jobs change live
 // through the event stream; a new job joins the top of the unfiltered list.
 import { api } from './api.js';
-import { $, el, when } from './dom.js';
+import { $, el, formParams, when } from './dom.js';
 import { jobButtons, rolloutLine } from './job-controls.js';
 import { deviceKey, jobPath, jobTitle, scriptName, targetName } from './names.js';
 import { navigate, onShow, setTitle } from './router.js';
@@ -104,20 +104,10 @@ export function renderJob(job) {
   $('jobs-empty').hidden = list.children.length > 0;
 }
 
-function filterParams() {
-  const elements = $('jobs-filter').elements;
-  const params = new URLSearchParams();
-  for (const name of FILTERS) {
-    const value = elements[name].value.trim();
-    if (value !== '') params.set(name, value);
-  }
-  return params;
-}
-
 /** Reads a page of the list for the filters in the form (more: the page after the last one). */
 export async function loadJobs(more = false) {
   $('jobs-error').textContent = '';
-  const params = filterParams();
+  const params = formParams($('jobs-filter'), FILTERS);
   filtered = [...params.keys()].length > 0;
   params.set('limit', String(PAGE));
   if (more && next) params.set('before', next);
@@ -196,7 +186,7 @@ export function onJob(data) {
 
 $('jobs-filter').addEventListener('submit', (event) => {
   event.preventDefault();
-  const params = filterParams();
+  const params = formParams($('jobs-filter'), FILTERS);
   navigate(`/jobs${[...params.keys()].length > 0 ? `?${params}` : ''}`);
 });
 $('jobs-more').addEventListener('click', () => loadJobs(true).catch(showFailure));
