@@ -18,6 +18,7 @@ import {
   maxSessionInflightFlag,
 } from './broker-limit-flags.ts';
 import { brokerTlsFlags, brokerTlsOption, brokerTlsProblems } from './broker-tls-flags.ts';
+import { indexedCommand } from './command-index.ts';
 import { hostValue, logLevelFlag, nsFlag } from './common-flags.ts';
 import { addFlags, booleanValue, flag, flagSchema, parsedBy, parseFlags, repeatableFlag } from './flags.ts';
 import { cliLogger } from './logging.ts';
@@ -119,11 +120,7 @@ function reloadUsers(broker: StoreBroker, config: BrokerConfig, logger: Logger):
 const PLAIN_ERRORS = new Set(['BrokerListenError', 'BrokerRedisError', 'UserSpecError']);
 
 export function registerBrokerCommand(program: Command): void {
-  const command = program
-    .command('broker')
-    .description(
-      'run a store broker alone (MQTT 3.1.1, per-role ACL, optional WebSocket and Redis clustering)',
-    );
+  const command = indexedCommand(program, 'broker');
   addFlags(command, brokerFlags).action(async (_flags: unknown, command: Command) => {
     let config: BrokerConfig;
     let tls: ReturnType<typeof brokerTlsOption>;

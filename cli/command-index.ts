@@ -89,6 +89,11 @@ export const COMMAND_INDEX: readonly IndexedCommand[] = [
   },
 ];
 
+/** `program`'s command `name` with its help line from the index (the one place it is written). */
+export function indexedCommand(program: Command, name: string): Command {
+  return program.command(name).description(COMMAND_INDEX.find((c) => c.name === name)!.description);
+}
+
 /**
  * The command a command line asks for (`serve ...`, `help serve`), or undefined (`--help`,
  * `--version`, nothing, an unknown word: commander answers those from the index alone).

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { parseConfig } from '../src/config.ts';
 import { loadTlsFiles } from '../src/tls.ts';
+import { indexedCommand } from './command-index.ts';
 import {
   type ControllerConfig,
   controllerConfigSchema,
@@ -22,9 +23,7 @@ import { loopbackFor, onReloadSignal, onShutdownSignal, reportStartError } from 
 import { scrubServiceEnvironment } from './scrub-environment.ts';
 
 export function registerControllerCommand(program: Command): void {
-  const command = program
-    .command('controller')
-    .description('run the store controller service: jobs with rollout control, history, audit, dashboard');
+  const command = indexedCommand(program, 'controller');
   addFlags(command, controllerFlags).action(async (_flags: unknown, cmd: Command) => {
     let config: ControllerConfig;
     let generatedPassword: string | undefined;

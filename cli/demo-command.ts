@@ -13,6 +13,7 @@ import type { StoreController } from '../controller/store-controller.ts';
 import { type FanoutResult, summarize } from '../controller/types.ts';
 import { port, wholeNumber } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
+import { indexedCommand } from './command-index.ts';
 import { logLevelFlag } from './common-flags.ts';
 import { type RunningControllerService, startControllerService } from './controller-service.ts';
 import { type RunningDevice, startDevice } from './device.ts';
@@ -186,11 +187,7 @@ export async function startDemo(
 }
 
 export function registerDemoCommand(program: Command): void {
-  const command = program
-    .command('demo')
-    .description(
-      'a whole store in one process: broker, registers, and the controller service with its dashboard',
-    );
+  const command = indexedCommand(program, 'demo');
   addFlags(command, demoFlags);
   command.action(async (_flags: unknown, cmd: Command) => {
     const options = parseFlagsOrReport(cmd, demoFlags, demoSchema);

@@ -16,6 +16,7 @@ import type { StoreController } from '../controller/store-controller.ts';
 import { parseTarget } from '../controller/targets.ts';
 import { type FanoutResult, summarize } from '../controller/types.ts';
 import { ConfigError, positiveDuration, wholeNumber } from '../src/config.ts';
+import { indexedCommand } from './command-index.ts';
 import { connectionFlags, controllerFor } from './controller-flags.ts';
 import { fanoutAsJob, wantsJob } from './fanout-job.ts';
 import { addFlags, flag, flagSchema, parsedBy, parseFlags, repeatableFlag, switchFlag } from './flags.ts';
@@ -205,10 +206,10 @@ function printResults(results: FanoutResult[], requestId: string, json: boolean)
 }
 
 export function registerFanoutCommand(program: Command): void {
-  const command = program
-    .command('fanout')
-    .description('send one script to many devices through the store broker and wait for every result')
-    .argument('[scriptFile]', 'the script to send (- reads standard input); or --script-id');
+  const command = indexedCommand(program, 'fanout').argument(
+    '[scriptFile]',
+    'the script to send (- reads standard input); or --script-id',
+  );
   addFlags(command, fanoutFlags);
   command.action(async (scriptFile: string | undefined, _flags: unknown, cmd: Command) => {
     let config: z.infer<typeof fanoutSchema>;

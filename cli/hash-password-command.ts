@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { hashPassword } from '../src/auth/password-hash.ts';
+import { indexedCommand } from './command-index.ts';
 import { addFlags, type FlagTable, flagSchema, parseFlagsOrReport } from './flags.ts';
 
 export const hashPasswordFlags = {} satisfies FlagTable;
@@ -50,9 +51,7 @@ function fromTerminal(): Promise<string | undefined> {
 }
 
 export function registerHashPasswordCommand(program: Command): void {
-  const command = program
-    .command('hash-password')
-    .description('read a password on stdin and print its scrypt hash for a users file (NAME:HASH:ROLE)');
+  const command = indexedCommand(program, 'hash-password');
   addFlags(command, hashPasswordFlags).action(async (_flags: unknown, cmd: Command) => {
     if (!parseFlagsOrReport(cmd, hashPasswordFlags, hashPasswordSchema)) return;
     const password = process.stdin.isTTY ? await fromTerminal() : await fromPipe();

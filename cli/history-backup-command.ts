@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { BackupTargetExists, backupHistory } from '../controller/history-backup.ts';
+import { indexedCommand } from './command-index.ts';
 import { addFlags, type FlagTable, flag, flagSchema, parseFlagsOrReport } from './flags.ts';
 
 export const historyBackupFlags = {
@@ -20,9 +21,7 @@ const historyBackupSchema = flagSchema(historyBackupFlags).refine((config) => co
 });
 
 export function registerHistoryBackupCommand(program: Command): void {
-  const command = program
-    .command('history-backup')
-    .description("copy the controller's history while it runs (SQLite online backup)");
+  const command = indexedCommand(program, 'history-backup');
   addFlags(command, historyBackupFlags).action(async (_flags: unknown, cmd: Command) => {
     const config = parseFlagsOrReport(cmd, historyBackupFlags, historyBackupSchema);
     if (!config) return;

@@ -11,6 +11,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import * as z from 'zod';
 import { RESULT_STATUSES } from '../controller/job-types.ts';
 import { readPem } from '../src/tls.ts';
+import { indexedCommand } from './command-index.ts';
 import { addFlags, type FlagTable, flag, flagSchema, parseFlagsOrReport, switchFlag } from './flags.ts';
 import { firstLine, renderTable, sanitize } from './format-table.ts';
 import { runFlags } from './run-command.ts';
@@ -64,9 +65,7 @@ export const resultsSchema = flagSchema(resultsFlags);
 export type ResultsConfig = Readonly<z.infer<typeof resultsSchema>>;
 
 export function registerResultsCommand(program: Command): void {
-  const command = program
-    .command('results')
-    .description("search a controller service's job results: a table, or CSV with --csv");
+  const command = indexedCommand(program, 'results');
   addFlags(command, resultsFlags).action(async (_flags: unknown, cmd: Command) => {
     const config = parseFlagsOrReport(cmd, resultsFlags, resultsSchema);
     if (!config) return;

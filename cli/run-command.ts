@@ -11,6 +11,7 @@ import { RestException, TaskProcessingException, TimeoutException } from '../src
 import { positiveDuration, userSpecSchema } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import { readPem } from '../src/tls.ts';
+import { indexedCommand } from './command-index.ts';
 import { caFileFlag, logLevelFlag } from './common-flags.ts';
 import { addFlags, flag, flagSchema, parseFlagsOrReport, switchFlag } from './flags.ts';
 import { sanitize } from './format-table.ts';
@@ -46,12 +47,10 @@ export const runConfigSchema = flagSchema(runFlags).extend({
 export type RunConfig = Readonly<z.infer<typeof runConfigSchema>>;
 
 export function registerRunCommand(program: Command): void {
-  const command = program
-    .command('run')
-    .description(
-      'run one script on a device over REST and print its report (exit 0 FINISHED, 1 FAILURE, 2 error)',
-    )
-    .argument('<file>', 'script file, or - to read it from stdin');
+  const command = indexedCommand(program, 'run').argument(
+    '<file>',
+    'script file, or - to read it from stdin',
+  );
   addFlags(command, runFlags).action(async (file: string, _flags: unknown, cmd: Command) => {
     const config = parseFlagsOrReport(cmd, runFlags, runConfigSchema, { input: { file } });
     if (!config) return;

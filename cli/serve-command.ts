@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { parseConfig } from '../src/config.ts';
+import { indexedCommand } from './command-index.ts';
 import { startDevice } from './device.ts';
 import { addFlags, booleanValue, flagInput, labeler } from './flags.ts';
 import { applyHeapGrowth } from './heap-growth.ts';
@@ -19,11 +20,7 @@ function needsGeneratedUser(input: Record<string, unknown>): boolean {
 }
 
 export function registerServeCommand(program: Command): void {
-  const command = program
-    .command('serve')
-    .description(
-      'run a device: the vendor REST API, the task queue and the MQTT bridge (what `npm start` runs)',
-    );
+  const command = indexedCommand(program, 'serve');
   addFlags(command, serveFlags).action(async (_flags: unknown, command: Command) => {
     let config: ServeConfig;
     let generatedPassword: string | undefined;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { ID_PATTERN, namespaceSchema } from '../bridge/contract/topics.ts';
+import { indexedCommand } from './command-index.ts';
 import { addFlags, type FlagTable, flag, flagSchema, parseFlagsOrReport } from './flags.ts';
 import { type StoreConfigInput, splitHostPort, storeConfig } from './store-config.ts';
 
@@ -163,11 +164,7 @@ const storeConfigSchema = flagSchema(storeConfigFlags).superRefine((config, ctx)
 export type StoreConfigFlags = z.infer<typeof storeConfigSchema>;
 
 export function registerStoreConfigCommand(program: Command): void {
-  const command = program
-    .command('store-config')
-    .description(
-      "generate a store's configuration: its Mosquitto store broker bridged to the hub, its registers",
-    );
+  const command = indexedCommand(program, 'store-config');
   addFlags(command, storeConfigFlags).action(async (_flags: unknown, cmd: Command) => {
     const config = parseFlagsOrReport(cmd, storeConfigFlags, storeConfigSchema);
     if (!config) return;

@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import type { StoreController } from '../controller/store-controller.ts';
 import type { DeviceEntry, TaskView } from '../controller/types.ts';
+import { indexedCommand } from './command-index.ts';
 import { connectionFlags, controllerFor } from './controller-flags.ts';
 import { addFlags, flagSchema, parseFlagsOrReport, switchFlag } from './flags.ts';
 import { type DeviceRow, firstLine, renderDevices, reportedAt } from './format-table.ts';
@@ -100,11 +101,7 @@ export function noDevicesHint(command: string, mqttUrl: string, ns: string): str
 }
 
 export function registerWatchCommand(program: Command): void {
-  const command = program
-    .command('watch')
-    .description(
-      "live view of the store's devices and their latest tasks (from the broker's retained topics)",
-    );
+  const command = indexedCommand(program, 'watch');
   addFlags(command, watchFlags);
   command.action(async (_flags: unknown, cmd: Command) => {
     const config = parseFlagsOrReport(cmd, watchFlags, watchSchema);

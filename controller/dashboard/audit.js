@@ -3,7 +3,7 @@
 // through textContent (el), never innerHTML.
 
 import { api } from './api.js';
-import { $, el, when } from './dom.js';
+import { $, cardTable, el, field, formParams, when } from './dom.js';
 import { onShow } from './router.js';
 import { showFailure } from './session.js';
 
@@ -37,10 +37,6 @@ const ACTIONS = [
 ];
 const FIELDS = ['action', 'user', 'from', 'to'];
 
-function field(id, label, control) {
-  return el('div', { class: 'field' }, el('label', { for: id }, label), control);
-}
-
 function form() {
   const node = el(
     'form',
@@ -49,7 +45,6 @@ function form() {
       'div',
       { class: 'grid' },
       field(
-        'audit-action',
         'Action',
         el(
           'select',
@@ -58,17 +53,9 @@ function form() {
           ...ACTIONS.map((action) => el('option', {}, action)),
         ),
       ),
-      field('audit-user', 'User', el('input', { id: 'audit-user', name: 'user', maxLength: 200 })),
-      field(
-        'audit-from',
-        'From (day or time)',
-        el('input', { id: 'audit-from', name: 'from', placeholder: '2026-11-22' }),
-      ),
-      field(
-        'audit-to',
-        'To (excluded)',
-        el('input', { id: 'audit-to', name: 'to', placeholder: '2026-11-23' }),
-      ),
+      field('User', el('input', { id: 'audit-user', name: 'user', maxLength: 200 })),
+      field('From (day or time)', el('input', { id: 'audit-from', name: 'from', placeholder: '2026-11-22' })),
+      field('To (excluded)', el('input', { id: 'audit-to', name: 'to', placeholder: '2026-11-23' })),
     ),
     el('p', { id: 'audit-error', class: 'error', role: 'alert' }),
     el('button', { type: 'submit' }, 'Show entries'),
@@ -78,28 +65,6 @@ function form() {
     loadAudit().catch(showFailure);
   });
   return node;
-}
-
-function table() {
-  return el(
-    'div',
-    { class: 'table-wrap' },
-    el(
-      'table',
-      { id: 'audit', class: 'cards' },
-      el('caption', { class: 'visually-hidden' }, 'Audit entries matching the filters, newest first'),
-      el(
-        'thead',
-        {},
-        el(
-          'tr',
-          {},
-          ...['Time', 'User', 'Address', 'Action', 'Detail'].map((name) => el('th', { scope: 'col' }, name)),
-        ),
-      ),
-      el('tbody'),
-    ),
-  );
 }
 
 function row(entry) {
@@ -116,12 +81,7 @@ function row(entry) {
 
 export async function loadAudit() {
   $('audit-error').textContent = '';
-  const elements = $('audit-form').elements;
-  const params = new URLSearchParams({ limit: String(SHOWN) });
-  for (const name of FIELDS) {
-    const value = elements[name].value.trim();
-    if (value !== '') params.set(name, value);
-  }
+  const params = formParams($('audit-form'), FIELDS, new URLSearchParams({ limit: String(SHOWN) }));
   try {
     const { entries } = await api('GET', `/api/audit?${params}`);
     $('audit').tBodies[0].replaceChildren(...entries.map(row));
@@ -136,7 +96,13 @@ const section = $('audit-section');
 section.replaceChildren(
   el('h2', { id: 'audit-heading', tabindex: '-1' }, 'Audit trail'),
   form(),
-  table(),
+  cardTable('audit', 'Audit entries matching the filters, newest first', [
+    'Time',
+    'User',
+    'Address',
+    'Action',
+    'Detail',
+  ]),
   el('p', { id: 'audit-empty', class: 'muted', hidden: true }, 'No entry matches.'),
   el(
     'p',

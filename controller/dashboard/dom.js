@@ -35,3 +35,42 @@ export function when(iso) {
     ...(storeZone && { timeZone: storeZone }),
   });
 }
+
+/** Has the browser download `blob` as `filename`. */
+export function saveFile(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const link = el('a', { href: url, download: filename });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** The non-empty (trimmed) values of a form's fields `names`, added to `params`. */
+export function formParams(form, names, params = new URLSearchParams()) {
+  for (const name of names) {
+    const value = form.elements[name].value.trim();
+    if (value !== '') params.set(name, value);
+  }
+  return params;
+}
+
+/** A labelled form field; the label points at the control by its id. */
+export function field(label, control) {
+  return el('div', { class: 'field' }, el('label', { for: control.id }, label), control);
+}
+
+/** A table shown as cards on narrow screens (dashboard.css); its caption is for screen readers. */
+export function cardTable(id, caption, headings) {
+  return el(
+    'div',
+    { class: 'table-wrap' },
+    el(
+      'table',
+      { id, class: 'cards' },
+      el('caption', { class: 'visually-hidden' }, caption),
+      el('thead', {}, el('tr', {}, ...headings.map((h) => el('th', { scope: 'col' }, h)))),
+      el('tbody'),
+    ),
+  );
+}

@@ -3,7 +3,7 @@
 // behind "Advanced", a confirmation naming the count and the script, errors in the form's words.
 import { api, Unauthorized } from './api.js';
 import { confirmSend, targetCount } from './confirm-send.js';
-import { $, el } from './dom.js';
+import { $, el, field } from './dom.js';
 import { formProblem, inFormWords } from './form-checks.js';
 import { onJob } from './jobs.js';
 import { jobPath } from './names.js';
@@ -61,25 +61,26 @@ function chosenScript(form) {
   return state.scripts.get(form.elements.scriptId.value);
 }
 
-function paramInputs(script) {
+/**
+ * A field per parameter of a library script (here and on the library page), with its default;
+ * `markRequired`: the browser asks for the required ones.
+ */
+export function paramInputs(script, { idPrefix, namePrefix = '', markRequired = false }) {
   return script.params.map((param) => {
-    const id = `job-param-${param.name}`;
+    const id = `${idPrefix}${param.name}`;
+    const name = `${namePrefix}${param.name}`;
     const input =
       param.type === 'enum'
-        ? el(
-            'select',
-            { id, name: `param:${param.name}` },
-            ...param.values.map((v) => el('option', { value: v }, v)),
-          )
+        ? el('select', { id, name }, ...param.values.map((v) => el('option', { value: v }, v)))
         : el('input', {
             id,
-            name: `param:${param.name}`,
+            name,
             ...(param.type === 'integer' && { type: 'number', step: '1' }),
             ...(param.pattern && { pattern: param.pattern }),
-            ...(param.required && { required: true }),
+            ...(markRequired && param.required && { required: true }),
           });
     if (param.default !== undefined) input.value = String(param.default);
-    return el('div', { class: 'field' }, el('label', { for: id }, param.name), input);
+    return field(param.name, input);
   });
 }
 
@@ -90,7 +91,11 @@ function showScriptKind() {
   $('job-typed-field').hidden = library;
   form.elements.script.required = !library;
   const script = chosenScript(form);
-  $('job-library-params').replaceChildren(...(library && script ? paramInputs(script) : []));
+  $('job-library-params').replaceChildren(
+    ...(library && script
+      ? paramInputs(script, { idPrefix: 'job-param-', namePrefix: 'param:', markRequired: true })
+      : []),
+  );
   $('job-library-body').textContent = library && script ? script.body : '';
 }
 

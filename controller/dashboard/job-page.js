@@ -3,18 +3,8 @@
 // the event stream (jobs.js hands each change of the job here).
 
 import { api } from './api.js';
-import { $, el, when } from './dom.js';
-import { jobButtons, rolloutLine } from './job-controls.js';
-import {
-  aboutLine,
-  countsLine,
-  ended,
-  loadJob,
-  onJob,
-  onJobChange,
-  outcomeBadge,
-  progressBar,
-} from './jobs.js';
+import { $, cardTable, el, field, when } from './dom.js';
+import { ended, jobCard, loadJob, onJobChange } from './jobs.js';
 import { deviceKey, jobTitle, registerPath } from './names.js';
 import { reportBlock } from './report.js';
 import { onShow, setTitle } from './router.js';
@@ -36,17 +26,7 @@ function summary(job) {
   return el(
     'div',
     { class: 'job card', 'data-job': job.jobId, 'data-role': 'job-summary' },
-    el(
-      'header',
-      {},
-      el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
-      outcomeBadge(job),
-      ...jobButtons(job, title, onJob),
-    ),
-    el('p', { class: 'muted' }, aboutLine(job)),
-    ...progressBar(job, title),
-    el('p', { 'data-role': 'job-counts' }, countsLine(job)),
-    rolloutLine(job),
+    ...jobCard(job, title),
     el(
       'details',
       {},
@@ -104,10 +84,11 @@ function followByStore(jobId) {
 }
 
 function byStorePart() {
-  const head = el(
-    'tr',
-    {},
-    ...[
+  return el(
+    'div',
+    { id: 'job-by-store-part', hidden: true },
+    el('h3', { id: 'job-by-store-heading' }, 'Counts per store'),
+    cardTable('job-by-store', 'Results of this job counted per store', [
       'Store',
       'Ended',
       'Finished',
@@ -116,23 +97,7 @@ function byStorePart() {
       'No answer',
       'Cancelled',
       'Running or pending',
-    ].map((h) => el('th', { scope: 'col' }, h)),
-  );
-  return el(
-    'div',
-    { id: 'job-by-store-part', hidden: true },
-    el('h3', { id: 'job-by-store-heading' }, 'Counts per store'),
-    el(
-      'div',
-      { class: 'table-wrap' },
-      el(
-        'table',
-        { id: 'job-by-store', class: 'cards' },
-        el('caption', { class: 'visually-hidden' }, 'Results of this job counted per store'),
-        el('thead', {}, head),
-        el('tbody'),
-      ),
-    ),
+    ]),
   );
 }
 
@@ -191,31 +156,15 @@ function skeleton(jobId) {
   const filter = el(
     'form',
     { id: 'job-results-filter', class: 'filters', 'aria-label': 'Find results of this job' },
-    el(
-      'div',
-      { class: 'field' },
-      el('label', { for: 'job-results-q' }, 'Register or words in the report'),
-      el('input', { id: 'job-results-q', name: 'q', type: 'search' }),
-    ),
-    el(
-      'div',
-      { class: 'field' },
-      el('label', { for: 'job-results-status' }, 'Result'),
+    field('Register or words in the report', el('input', { id: 'job-results-q', name: 'q', type: 'search' })),
+    field(
+      'Result',
       el(
         'select',
         { id: 'job-results-status', name: 'status' },
         el('option', { value: '' }, 'any'),
         ...STATUSES.map((s) => el('option', {}, s)),
       ),
-    ),
-  );
-  const head = el(
-    'thead',
-    {},
-    el(
-      'tr',
-      {},
-      ...['Register', 'Result', 'Time', 'Report or error'].map((h) => el('th', { scope: 'col' }, h)),
     ),
   );
   $('job-section').replaceChildren(
@@ -230,17 +179,12 @@ function skeleton(jobId) {
       el('span', { id: 'job-results-count', class: 'muted' }),
     ),
     filter,
-    el(
-      'div',
-      { class: 'table-wrap' },
-      el(
-        'table',
-        { id: 'job-results', class: 'cards' },
-        el('caption', { class: 'visually-hidden' }, 'Results of this job per register'),
-        head,
-        el('tbody'),
-      ),
-    ),
+    cardTable('job-results', 'Results of this job per register', [
+      'Register',
+      'Result',
+      'Time',
+      'Report or error',
+    ]),
   );
   filter.addEventListener('input', () => {
     const job = state.jobs.get(jobId);

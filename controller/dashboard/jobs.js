@@ -2,7 +2,7 @@
 // who, when) kept in the address, and paging on through GET /api/jobs?before=. Jobs change live
 // through the event stream; a new job joins the top of the unfiltered list.
 import { api } from './api.js';
-import { $, el, when } from './dom.js';
+import { $, el, formParams, when } from './dom.js';
 import { jobButtons, rolloutLine } from './job-controls.js';
 import { deviceKey, jobPath, jobTitle, scriptName, targetName } from './names.js';
 import { navigate, onShow, setTitle } from './router.js';
@@ -32,7 +32,7 @@ export function ran(counts) {
 // An ended job's outcome in words (the colour comes from the class of the same name).
 const OUTCOME_WORDS = { SUCCEEDED: 'Succeeded', PARTIAL: 'Partly succeeded', FAILED: 'Failed' };
 
-export function outcomeBadge(job) {
+function outcomeBadge(job) {
   if (!job.outcome) return undefined;
   const c = job.counts;
   return el(
@@ -42,12 +42,12 @@ export function outcomeBadge(job) {
   );
 }
 
-export function countsLine(job) {
+function countsLine(job) {
   const c = job.counts;
   return `${ended(c)} of ${c.total} ended: ${c.finished} finished, ${c.failed} failed, ${c.offline} offline, ${c.noAnswer} no answer, ${c.cancelled} cancelled; ${c.running} running, ${c.pending} pending`;
 }
 
-export function progressBar(job, title) {
+function progressBar(job, title) {
   const c = job.counts;
   const id = `progress-${job.jobId}`;
   return [
@@ -61,20 +61,19 @@ export function progressBar(job, title) {
   ];
 }
 
-export function aboutLine(job) {
+function aboutLine(job) {
   const by = `by ${job.createdBy} · ${when(job.createdAt)}${job.endedAt ? ` · ended ${when(job.endedAt)}` : ''}`;
   // A job without a name is already called after its script and target.
   return job.name ? `${scriptName(job)} · ${targetName(job)} · ${by}` : by;
 }
 
-/** The job as a card of the list: its name links to its page. */
-function jobItem(job) {
-  const title = jobTitle(job);
+/** A job's header (after `heading`, if any), facts and progress: a card of the list, its page. */
+export function jobCard(job, title, heading) {
   return [
     el(
       'header',
       {},
-      el('h3', {}, el('a', { href: jobPath(job.jobId) }, title)),
+      heading,
       el('span', { class: `status ${job.status}`, 'data-role': 'job-status' }, job.status),
       outcomeBadge(job),
       ...jobButtons(job, title, onJob),
@@ -84,6 +83,12 @@ function jobItem(job) {
     el('p', { 'data-role': 'job-counts' }, countsLine(job)),
     rolloutLine(job),
   ];
+}
+
+/** The job as a card of the list: its name links to its page. */
+function jobItem(job) {
+  const title = jobTitle(job);
+  return jobCard(job, title, el('h3', {}, el('a', { href: jobPath(job.jobId) }, title)));
 }
 
 export function renderJob(job) {
@@ -99,20 +104,10 @@ export function renderJob(job) {
   $('jobs-empty').hidden = list.children.length > 0;
 }
 
-function filterParams() {
-  const elements = $('jobs-filter').elements;
-  const params = new URLSearchParams();
-  for (const name of FILTERS) {
-    const value = elements[name].value.trim();
-    if (value !== '') params.set(name, value);
-  }
-  return params;
-}
-
 /** Reads a page of the list for the filters in the form (more: the page after the last one). */
 export async function loadJobs(more = false) {
   $('jobs-error').textContent = '';
-  const params = filterParams();
+  const params = formParams($('jobs-filter'), FILTERS);
   filtered = [...params.keys()].length > 0;
   params.set('limit', String(PAGE));
   if (more && next) params.set('before', next);
@@ -191,7 +186,7 @@ export function onJob(data) {
 
 $('jobs-filter').addEventListener('submit', (event) => {
   event.preventDefault();
-  const params = filterParams();
+  const params = formParams($('jobs-filter'), FILTERS);
   navigate(`/jobs${[...params.keys()].length > 0 ? `?${params}` : ''}`);
 });
 $('jobs-more').addEventListener('click', () => loadJobs(true).catch(showFailure));

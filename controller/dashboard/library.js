@@ -4,7 +4,7 @@
 
 import { api } from './api.js';
 import { $, el, when } from './dom.js';
-import { fillLibraryChoices } from './job-form.js';
+import { fillLibraryChoices, paramInputs } from './job-form.js';
 import { jobPath } from './names.js';
 import { showFailure } from './session.js';
 import { may, state } from './state.js';
@@ -17,24 +17,7 @@ function problemList(problems) {
   );
 }
 
-/** A form whose inputs come from the script's parameters; values go out typed. */
-function paramInputs(script) {
-  return script.params.map((param) => {
-    const id = `param-${script.scriptId}-${param.name}`;
-    const input =
-      param.type === 'enum'
-        ? el('select', { id, name: param.name }, ...param.values.map((v) => el('option', { value: v }, v)))
-        : el('input', {
-            id,
-            name: param.name,
-            ...(param.type === 'integer' && { type: 'number', step: '1' }),
-            ...(param.pattern && { pattern: param.pattern }),
-          });
-    if (param.default !== undefined) input.value = String(param.default);
-    return el('div', { class: 'field' }, el('label', { htmlFor: id }, param.name), input);
-  });
-}
-
+/** The parameters' values as the API takes them: integers as numbers. */
 function paramValues(form, script) {
   const params = {};
   for (const param of script.params) {
@@ -51,7 +34,7 @@ function startForm(script) {
   const form = el(
     'form',
     { class: 'card library-start' },
-    ...paramInputs(script),
+    ...paramInputs(script, { idPrefix: `param-${script.scriptId}-` }),
     el('label', {}, 'Group ', target),
     el('button', { type: 'button', class: 'secondary preview-button' }, 'Preview'),
     el('button', { type: 'submit' }, `Start ${script.name}`),

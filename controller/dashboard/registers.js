@@ -6,9 +6,8 @@ import { deviceKey, registerPath } from './names.js';
 import { onShow, setTitle } from './router.js';
 import { state } from './state.js';
 
-function attributesText(device) {
-  const attributes = device.attributes ?? {};
-  return Object.entries(attributes)
+export function attributesText(device) {
+  return Object.entries(device.attributes ?? {})
     .map(([name, value]) => `${name}=${value}`)
     .join(', ');
 }
@@ -17,17 +16,18 @@ function cell(label, ...children) {
   return el('td', { 'data-label': label }, ...children);
 }
 
+export function onlineBadge(device) {
+  return el(
+    'span',
+    { class: `status ${device.online ? 'online' : 'offline'}` },
+    device.online ? 'Online' : 'Offline',
+  );
+}
+
 function cells(device) {
   return [
     el('th', { scope: 'row' }, el('a', { href: registerPath(device) }, device.deviceId)),
-    cell(
-      'Status',
-      el(
-        'span',
-        { class: `status ${device.online ? 'online' : 'offline'}` },
-        device.online ? 'Online' : 'Offline',
-      ),
-    ),
+    cell('Status', onlineBadge(device)),
     cell(
       'Last task',
       device.lastTask
@@ -60,17 +60,23 @@ function filters() {
   };
 }
 
-function matches(device, f) {
+/** The connection filter and the attribute one (`name` or `name=value`); the store page's too. */
+export function matchesState(device, f) {
   if (f.online === 'online' && !device.online) return false;
   if (f.online === 'offline' && device.online) return false;
-  if (f.group && !(device.groups ?? []).includes(f.group)) return false;
-  if (f.store && device.store !== f.store) return false;
   if (f.attribute) {
     const [name, ...value] = f.attribute.split('=');
     const have = device.attributes?.[name.trim()];
     if (have === undefined) return false;
     if (value.length > 0 && have !== value.join('=').trim()) return false;
   }
+  return true;
+}
+
+function matches(device, f) {
+  if (!matchesState(device, f)) return false;
+  if (f.group && !(device.groups ?? []).includes(f.group)) return false;
+  if (f.store && device.store !== f.store) return false;
   if (f.q) {
     const text = [
       device.deviceId,

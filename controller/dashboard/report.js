@@ -1,14 +1,5 @@
 // A register's report as people read it: monospace, wrapped, with Copy and Download.
-import { el } from './dom.js';
-
-function save(text, filename) {
-  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain;charset=utf-8' }));
-  const link = el('a', { href: url, download: filename });
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
+import { el, saveFile } from './dom.js';
 
 /** `what` names the report for the buttons' accessible names ("report of reg7"). */
 export function reportBlock(text, what, filename) {
@@ -31,7 +22,9 @@ export function reportBlock(text, what, filename) {
     { type: 'button', class: 'secondary small', 'aria-label': `Download ${what}` },
     'Download',
   );
-  download.addEventListener('click', () => save(text, filename));
+  download.addEventListener('click', () =>
+    saveFile(new Blob([text], { type: 'text/plain;charset=utf-8' }), filename),
+  );
   return el(
     'div',
     { class: 'report-box' },

@@ -3,7 +3,7 @@
 // (fetched with the session's token, then saved from a blob: a plain link would carry no token).
 
 import { api } from './api.js';
-import { $, el, when } from './dom.js';
+import { $, el, formParams, saveFile, when } from './dom.js';
 import { jobPath } from './names.js';
 import { navigate, onShow } from './router.js';
 import { showFailure } from './session.js';
@@ -11,16 +11,6 @@ import { state } from './state.js';
 
 const FIELDS = ['deviceId', 'status', 'jobId', 'from', 'to', 'q'];
 let next;
-
-function query() {
-  const form = $('results-form');
-  const params = new URLSearchParams();
-  for (const name of FIELDS) {
-    const value = form.elements[name].value.trim();
-    if (value !== '') params.set(name, value);
-  }
-  return params;
-}
 
 function row(result) {
   const outcome = result.report ?? result.error ?? '';
@@ -45,7 +35,7 @@ function row(result) {
 
 async function search(more) {
   $('results-error').textContent = '';
-  const params = query();
+  const params = formParams($('results-form'), FIELDS);
   if (more && next) params.set('before', next);
   try {
     const page = await api('GET', `/api/results?${params}`);
@@ -63,16 +53,11 @@ async function search(more) {
 async function download() {
   $('results-error').textContent = '';
   try {
-    const response = await fetch(`/api/results?${query()}`, {
+    const response = await fetch(`/api/results?${formParams($('results-form'), FIELDS)}`, {
       headers: { accept: 'text/csv', authorization: `Bearer ${state.token}` },
     });
     if (!response.ok) throw new Error((await response.json()).message ?? `HTTP ${response.status}`);
-    const url = URL.createObjectURL(await response.blob());
-    const link = el('a', { href: url, download: 'results.csv' });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    saveFile(await response.blob(), 'results.csv');
   } catch (error) {
     $('results-error').textContent = error.message;
   }
@@ -81,7 +66,7 @@ async function download() {
 // The filters live in the address (/results?deviceId=reg7&status=FAILURE): a search can be shared.
 $('results-form').addEventListener('submit', (event) => {
   event.preventDefault();
-  const params = query();
+  const params = formParams($('results-form'), FIELDS);
   navigate(`/results${[...params.keys()].length > 0 ? `?${params}` : ''}`);
 });
 onShow('results', (params) => {

@@ -1,7 +1,7 @@
 // The dashboard's pages and their addresses (docs/dashboard.md, "Pages"): one document, each page
 // a URL kept with the history API, so the back button, a reload and a shared link open the same
 // page (the service answers index.html at every page's path). Nothing reloads the document.
-import { $ } from './dom.js';
+import { $, el } from './dom.js';
 
 const NAMES = {
   registers: 'Registers',
@@ -17,6 +17,11 @@ const NAMES = {
   audit: 'Audit',
   webhooks: 'Webhooks',
 };
+// Pages their module draws whole start as an empty section, labelled by the heading it will get.
+for (const page of ['stores', 'store', 'register', 'job', 'schedules', 'audit']) {
+  const section = el('section', { id: `${page}-section`, 'aria-labelledby': `${page}-heading` });
+  $('app-view').append(el('div', { class: 'page', 'data-page': page, hidden: true }, section));
+}
 /** Page name -> what to do when it is shown, with the route's parameters. */
 const shown = new Map();
 let current;

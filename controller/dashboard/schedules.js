@@ -138,7 +138,7 @@ export async function loadSchedules() {
   return schedules;
 }
 
-/** Builds the section once (index.html holds its place). */
+/** Builds the section once (router.js makes its empty place). */
 export function setUpSchedules() {
   $('schedules-section').replaceChildren(
     el('h2', { id: 'schedules-heading', tabindex: '-1' }, 'Schedules'),

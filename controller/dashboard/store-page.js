@@ -2,8 +2,9 @@
 // its registers, live from the event stream, with a search, the connection and an attribute
 // filter and counts; each register links to its page. "Start a job on this store" opens the job
 // form aimed at the store.
-import { $, el, when } from './dom.js';
+import { $, cardTable, el, field, when } from './dom.js';
 import { registerPath } from './names.js';
+import { attributesText, matchesState, onlineBadge } from './registers.js';
 import { onShow, setTitle } from './router.js';
 import { may, state } from './state.js';
 import { followStores, onStores, storeState } from './stores.js';
@@ -13,12 +14,6 @@ let pending = false;
 
 function onPage() {
   return shown !== undefined && !$('store-section').closest('[data-page]').hidden;
-}
-
-function attributesText(device) {
-  return Object.entries(device.attributes ?? {})
-    .map(([name, value]) => `${name}=${value}`)
-    .join(', ');
 }
 
 function summary() {
@@ -44,15 +39,7 @@ function summary() {
 }
 
 function matches(device, f) {
-  if (f.online === 'online' && !device.online) return false;
-  if (f.online === 'offline' && device.online) return false;
-  if (f.attribute) {
-    const at = f.attribute.indexOf('=');
-    const name = (at < 0 ? f.attribute : f.attribute.slice(0, at)).trim();
-    const have = device.attributes?.[name];
-    if (have === undefined) return false;
-    if (at >= 0 && have !== f.attribute.slice(at + 1).trim()) return false;
-  }
+  if (!matchesState(device, f)) return false;
   if (f.q) {
     const text = [device.deviceId, device.version, ...(device.groups ?? []), attributesText(device)];
     if (!text.join(' ').toLowerCase().includes(f.q)) return false;
@@ -65,15 +52,7 @@ function row(device) {
     'tr',
     { 'data-device': device.deviceId },
     el('th', { scope: 'row' }, el('a', { href: registerPath(device) }, device.deviceId)),
-    el(
-      'td',
-      { 'data-label': 'Status' },
-      el(
-        'span',
-        { class: `status ${device.online ? 'online' : 'offline'}` },
-        device.online ? 'Online' : 'Offline',
-      ),
-    ),
+    el('td', { 'data-label': 'Status' }, onlineBadge(device)),
     el('td', { 'data-label': 'Last seen' }, when(device.lastSeenAt)),
     el('td', { 'data-label': 'Attributes' }, attributesText(device)),
     el('td', { 'data-label': 'Groups' }, (device.groups ?? []).join(', ')),
@@ -109,21 +88,15 @@ export function onStoreRegisterChange(device) {
   requestAnimationFrame(redraw);
 }
 
-function field(id, label, control) {
-  return el('div', { class: 'field' }, el('label', { for: id }, label), control);
-}
-
 function skeleton(store) {
   const filter = el(
     'form',
     { id: 'store-filter', class: 'card filters', 'aria-label': `Find registers of store ${store}` },
     field(
-      'store-q',
       'Search',
       el('input', { id: 'store-q', name: 'q', type: 'search', placeholder: 'register, group, version' }),
     ),
     field(
-      'store-online',
       'Connection',
       el(
         'select',
@@ -132,18 +105,12 @@ function skeleton(store) {
       ),
     ),
     field(
-      'store-attribute',
       'Attribute (name=value)',
       el('input', { id: 'store-attribute', name: 'attribute', placeholder: 'region=north' }),
     ),
   );
   filter.addEventListener('input', redraw);
   filter.addEventListener('submit', (event) => event.preventDefault());
-  const head = el(
-    'tr',
-    {},
-    ...['Register', 'Status', 'Last seen', 'Attributes', 'Groups'].map((h) => el('th', { scope: 'col' }, h)),
-  );
   const run = el(
     'a',
     { href: `/jobs/new?${new URLSearchParams({ stores: store })}`, class: 'button' },
@@ -161,17 +128,13 @@ function skeleton(store) {
       el('span', { id: 'store-count', class: 'muted' }),
     ),
     filter,
-    el(
-      'div',
-      { class: 'table-wrap' },
-      el(
-        'table',
-        { id: 'store-registers', class: 'cards' },
-        el('caption', { class: 'visually-hidden' }, `Registers of store ${store}, live`),
-        el('thead', {}, head),
-        el('tbody'),
-      ),
-    ),
+    cardTable('store-registers', `Registers of store ${store}, live`, [
+      'Register',
+      'Status',
+      'Last seen',
+      'Attributes',
+      'Groups',
+    ]),
     el('p', { id: 'store-none', class: 'muted', hidden: true }, 'No register of this store matches.'),
   );
 }

@@ -3,7 +3,7 @@
 // while register events arrive, and every 15 s for link states, never while hidden
 // (docs/decisions/dashboard-stores.md).
 import { api } from './api.js';
-import { $, el, when } from './dom.js';
+import { $, cardTable, el, when } from './dom.js';
 import { currentPage, onShow, setTitle } from './router.js';
 import { showFailure } from './session.js';
 import { state } from './state.js';
@@ -87,13 +87,6 @@ function row(store) {
 }
 
 function skeleton() {
-  const head = el(
-    'tr',
-    {},
-    ...['Store', 'State', 'Registers', 'Online', 'Last seen', 'Link'].map((h) =>
-      el('th', { scope: 'col' }, h),
-    ),
-  );
   $('stores-section').replaceChildren(
     el(
       'h2',
@@ -106,17 +99,14 @@ function skeleton() {
       { class: 'muted' },
       'A store is silent when none of its registers is online or its link to the head office is down.',
     ),
-    el(
-      'div',
-      { class: 'table-wrap' },
-      el(
-        'table',
-        { id: 'stores', class: 'cards' },
-        el('caption', { class: 'visually-hidden' }, 'Every store this controller serves, silent ones marked'),
-        el('thead', {}, head),
-        el('tbody'),
-      ),
-    ),
+    cardTable('stores', 'Every store this controller serves, silent ones marked', [
+      'Store',
+      'State',
+      'Registers',
+      'Online',
+      'Last seen',
+      'Link',
+    ]),
     el('p', { id: 'stores-empty', class: 'muted', hidden: true }, 'This controller serves one store.'),
   );
 }

@@ -6,15 +6,11 @@
 import * as z from 'zod';
 import { attributesSchema } from '../../bridge/contract/attributes.ts';
 import { idSchema } from '../../bridge/contract/topics.ts';
-import { apiSchemas, errorResponses, reconnectHealthSchema } from '../../src/routes/schemas.ts';
+import { apiSchemas, reconnectHealthSchema } from '../../src/routes/schemas.ts';
 import { JOB_OUTCOMES, JOB_STATUSES, RESULT_STATUSES, RETRY_ON, type ResultStatus } from '../job-types.ts';
 import { cronProblem } from '../job-window.ts';
 
-/** Every bearer-secured route's OpenAPI security and its shared error answers. */
-export const security = [{ bearerAuth: [] }];
-export const securedErrors = { 401: errorResponses.unauthorized, 500: errorResponses.internal } as const;
-/** With a query, path or body to refuse too (400). */
-export const inputErrors = { 400: errorResponses.invalid, ...securedErrors } as const;
+export { inputErrors, securedErrors, security } from '../../src/routes/schemas.ts';
 
 /** Registers one job may target (a listed target; a group takes what is known). */
 export const MAX_TARGET_DEVICES = 10_000;

@@ -12,12 +12,11 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import * as z from 'zod';
 import type { AuthService } from '../../src/auth/auth-service.ts';
 import { ApiError } from '../../src/routes/api-error.ts';
-import { errorResponses } from '../../src/routes/schemas.ts';
 import type { JobEngine } from '../job-engine.ts';
 import { type FoundResult, parseCursor, type ResultQuery, type ResultSearch } from '../result-search.ts';
 import { accessOf } from './access.ts';
 import { requireToken } from './auth-routes.ts';
-import { DEFAULT_PAGE, resultListSchema, resultQuerySchema, security } from './schemas.ts';
+import { DEFAULT_PAGE, inputErrors, resultListSchema, resultQuerySchema, security } from './schemas.ts';
 
 export interface SearchRoutesOptions {
   auth: AuthService;
@@ -111,6 +110,7 @@ export const searchRoutes: FastifyPluginAsyncZod<SearchRoutesOptions> = async (a
       security,
       querystring: resultQuerySchema,
       response: {
+        ...inputErrors,
         200: {
           description: 'A page of results, or with text/csv every matching result',
           content: {
@@ -118,9 +118,6 @@ export const searchRoutes: FastifyPluginAsyncZod<SearchRoutesOptions> = async (a
             'text/csv': { schema: z.string() },
           },
         },
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
-        500: errorResponses.internal,
       },
     },
     handler: async (request, reply) => {

@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import * as z from 'zod';
 import type { AuthService } from '../auth/auth-service.ts';
-import { errorResponses, jsonResponse } from './schemas.ts';
+import { jsonResponse, securedErrors, security } from './schemas.ts';
 
 export interface LogoutRouteOptions {
   auth: AuthService;
@@ -18,11 +18,10 @@ export const logoutRoute: FastifyPluginAsyncZod<LogoutRouteOptions> = async (app
     schema: {
       tags: ['auth'],
       summary: 'Revoke the bearer token of this request at once',
-      security: [{ bearerAuth: [] }],
+      security,
       response: {
+        ...securedErrors,
         204: jsonResponse('The token is revoked (no body); with auth off, nothing to revoke', z.null()),
-        401: errorResponses.unauthorized,
-        500: errorResponses.internal,
       },
     },
     handler: async (request, reply) => {

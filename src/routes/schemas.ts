@@ -236,6 +236,12 @@ export const errorResponses = {
   ),
 } as const;
 
+/** Every bearer-secured route's OpenAPI security and its shared error answers. */
+export const security = [{ bearerAuth: [] }];
+export const securedErrors = { 401: errorResponses.unauthorized, 500: errorResponses.internal } as const;
+/** With a query, path or body to refuse too (400). */
+export const inputErrors = { 400: errorResponses.invalid, ...securedErrors } as const;
+
 /** The answers of `/api/authenticate`, on the device and on the controller service. */
 export const authenticateResponses = {
   200: jsonResponse('A bearer token for the other /api routes', tokenSchema),

@@ -17,9 +17,11 @@ import {
   fmScriptBodySchema,
   fmScriptQuerySchema,
   idempotencyHeadersSchema,
+  inputErrors,
   jsonResponse,
   listQuerySchema,
   MAX_FM_SCRIPT_TIMEOUT_MS,
+  security,
   taskIdParamsSchema,
   taskListSchema,
   taskSchema,
@@ -34,8 +36,6 @@ export interface TaskRoutesOptions {
   config: DeviceCoreConfig;
   waits: Waits;
 }
-
-const security = [{ bearerAuth: [] }];
 
 /** How refusals name the script of each route (SubmitOptions.subject). */
 const VENDOR_SCRIPT_SUBJECT = "body field 'vendorScript'";
@@ -80,14 +80,12 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
       headers: idempotencyHeadersSchema,
       body: vendorScriptBodySchema,
       response: {
+        ...inputErrors,
         200: jsonResponse('Idempotency-Key replay: the first task; nothing runs again', taskSchema),
         202: jsonResponse('Queued: poll the Location', acceptedSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         409: errorResponses.conflict,
         413: errorResponses.tooLarge,
         415: errorResponses.mediaType,
-        500: errorResponses.internal,
         503: errorResponses.queueFull,
       },
     },
@@ -114,15 +112,13 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
       querystring: fmScriptQuerySchema,
       body: fmScriptBodySchema,
       response: {
+        ...inputErrors,
         200: jsonResponse('The task ended (FINISHED or FAILURE) in time', taskSchema),
         202: jsonResponse('Still running after timeoutMs: poll the Location', acceptedSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         404: errorResponses.notFound,
         409: errorResponses.conflict,
         413: errorResponses.tooLarge,
         415: errorResponses.mediaType,
-        500: errorResponses.internal,
         503: errorResponses.queueFull,
       },
     },
@@ -146,11 +142,9 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
       params: taskIdParamsSchema,
       querystring: waitQuerySchema,
       response: {
+        ...inputErrors,
         200: jsonResponse('The task (after the long poll, if waitMs was given)', taskSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         404: errorResponses.notFound,
-        500: errorResponses.internal,
       },
     },
     handler: async (request, reply) => {
@@ -169,12 +163,10 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
       security,
       params: taskIdParamsSchema,
       response: {
+        ...inputErrors,
         200: jsonResponse('Cancelled: the task, now FAILURE with an error starting "CANCELLED"', taskSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
         404: errorResponses.notFound,
         409: errorResponses.notCancellable,
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => {
@@ -190,10 +182,8 @@ export const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (
       security,
       querystring: listQuerySchema,
       response: {
+        ...inputErrors,
         200: jsonResponse('Tasks, newest first', taskListSchema),
-        400: errorResponses.invalid,
-        401: errorResponses.unauthorized,
-        500: errorResponses.internal,
       },
     },
     handler: async (request) => {
