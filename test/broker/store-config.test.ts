@@ -147,58 +147,53 @@ describe('regbridge store-config', () => {
     }
   });
 
-  it('refuses bad flags with every problem at once and writes nothing', async () => {
-    const { out, err, code } = await storeConfigCli([
-      '--store',
-      '04/2',
-      '--hub',
-      'a b:1883',
-      '--registers',
-      'reg-1,reg 2',
-    ]);
+  // Each refusal: exit 2, nothing on stdout, every problem named, no secret echoed.
+  it.each([
+    {
+      what: 'bad flags, every problem at once',
+      args: ['--store', '04/2', '--hub', 'a b:1883', '--registers', 'reg-1,reg 2'],
+      says: [
+        '--store: must match [A-Za-z0-9_-]{1,64}',
+        '--hub: expected host:port, got "a b:1883"',
+        '--registers: register id "reg 2" must match',
+      ],
+    },
+    {
+      what: 'flags that need each other, never echoing the password',
+      args: [
+        '--store',
+        '042',
+        '--hub',
+        'nats-1',
+        '--hub-certfile',
+        'client.pem',
+        '--hub-password',
+        'pw-not-echoed',
+      ],
+      says: [
+        '--hub-keyfile: --hub-certfile and --hub-keyfile go together',
+        '--hub-cafile: required with a client certificate',
+        '--hub-username: required with --hub-password',
+      ],
+      never: 'pw-not-echoed',
+    },
+    {
+      what: 'a line break in a value written into mosquitto.conf',
+      args: [
+        ...['--store', '042', '--hub', 'nats-1', '--hub-username', 'hq\nallow_anonymous true'],
+        ...['--hub-password', 'pw\naddress evil:1883', '--password-file', '/etc/p\nx'],
+      ],
+      says: ['--hub-username', '--hub-password', '--password-file'].map(
+        (name) => `${name}: must not contain control characters`,
+      ),
+      never: 'evil',
+    },
+  ])('refuses $what', async ({ args, says, never }) => {
+    const { out, err, code } = await storeConfigCli(args);
     expect(code).toBe(2);
     expect(out).toBe('');
-    expect(err).toContain('--store: must match [A-Za-z0-9_-]{1,64}');
-    expect(err).toContain('--hub: expected host:port, got "a b:1883"');
-    expect(err).toContain('--registers: register id "reg 2" must match');
-  });
-
-  it('refuses flags that need each other, never echoing the password', async () => {
-    const { err, code } = await storeConfigCli([
-      '--store',
-      '042',
-      '--hub',
-      'nats-1',
-      '--hub-certfile',
-      'client.pem',
-      '--hub-password',
-      'pw-not-echoed',
-    ]);
-    expect(code).toBe(2);
-    expect(err).toContain('--hub-keyfile: --hub-certfile and --hub-keyfile go together');
-    expect(err).toContain('--hub-cafile: required with a client certificate');
-    expect(err).toContain('--hub-username: required with --hub-password');
-    expect(err).not.toContain('pw-not-echoed');
-  });
-
-  it('refuses a line break in a value written into mosquitto.conf', async () => {
-    const { out, err, code } = await storeConfigCli([
-      '--store',
-      '042',
-      '--hub',
-      'nats-1',
-      '--hub-username',
-      'hq\nallow_anonymous true',
-      '--hub-password',
-      'pw\naddress evil:1883',
-      '--password-file',
-      '/etc/p\nx',
-    ]);
-    expect(code).toBe(2);
-    expect(out).toBe('');
-    for (const name of ['--hub-username', '--hub-password', '--password-file'])
-      expect(err).toContain(`${name}: must not contain control characters`);
-    expect(err).not.toContain('evil');
+    for (const problem of says) expect(err).toContain(problem);
+    if (never !== undefined) expect(err).not.toContain(never);
   });
 
   it('names the missing hub', async () => {

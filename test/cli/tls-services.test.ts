@@ -16,6 +16,7 @@ import { type Pem, TestPki } from '../support/certs.ts';
 import {
   type CliProcess,
   CONTROLLER_ON_FREE_PORTS,
+  SERVE_WITHOUT_AUTH,
   startCli,
   stopAll,
   stopCli,
@@ -111,17 +112,7 @@ function logged(started: CliProcess, text: string): Promise<void> {
 }
 
 /** `serve` on a free loopback port without REST auth, as `deviceId` (the MQTT flags follow). */
-const deviceWithoutAuth = (deviceId: string): string[] => [
-  'serve',
-  '--port',
-  '0',
-  '--host',
-  '127.0.0.1',
-  '--auth',
-  'off',
-  '--device-id',
-  deviceId,
-];
+const deviceWithoutAuth = (deviceId: string): string[] => [...SERVE_WITHOUT_AUTH, '--device-id', deviceId];
 
 describe('serve --broker-tls-port: MQTT over TLS on the embedded broker', () => {
   let serve: CliProcess;

@@ -12,7 +12,7 @@ import type { Job } from '../../controller/job-types.ts';
 import { StoreController } from '../../controller/store-controller.ts';
 import { skipWithout } from '../support/binaries.ts';
 import { api, ended, login, waitForJob } from '../support/controller-service.ts';
-import { readEventStream } from '../support/event-stream.ts';
+import { type EventStreamReader, readEventStream } from '../support/event-stream.ts';
 import { type HeadOffice, type HeadOfficeRegister, startHeadOffice } from '../support/head-office.ts';
 import { until } from '../support/waits.ts';
 
@@ -56,6 +56,23 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
       await hubClient?.endAsync(true);
       await office?.stop();
     });
+
+    /** Opens the event stream as `as` (a ticket), runs `read` once it is connected, then closes it. */
+    async function withEvents(as: string, read: (stream: EventStreamReader) => Promise<void>): Promise<void> {
+      const { ticket } = (await api(service.app, as, 'POST', '/api/events/ticket')).body;
+      const abort = new AbortController();
+      const response = await fetch(`http://127.0.0.1:${service.httpPort}/api/events?ticket=${ticket}`, {
+        signal: abort.signal,
+      });
+      const stream = readEventStream(response);
+      try {
+        await stream.readUntil(/: connected/);
+        await read(stream);
+      } finally {
+        abort.abort();
+        await stream.cancel().catch(() => undefined);
+      }
+    }
 
     /** How many tasks of a register ended with `report` (REST, the register's own count). */
     async function ran(key: string, report: string): Promise<number> {
@@ -144,14 +161,7 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
     });
 
     it('streams results with their store (event: job)', async () => {
-      const { ticket } = (await api(service.app, token, 'POST', '/api/events/ticket')).body;
-      const abort = new AbortController();
-      const response = await fetch(`http://127.0.0.1:${service.httpPort}/api/events?ticket=${ticket}`, {
-        signal: abort.signal,
-      });
-      const stream = readEventStream(response);
-      try {
-        await stream.readUntil(/: connected/);
+      await withEvents(token, async (stream) => {
         await createJob({ script: 'PRINT streamed', target: { devices: ['s2/r2'] } });
         await stream.readUntil(/"result":\{[^\n]*"report":"streamed"/);
         const finished = stream.text
@@ -160,22 +170,11 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
           .map((block) => JSON.parse(block.slice('event: job\ndata: '.length)))
           .find((event) => event.result?.report === 'streamed');
         expect(finished.result).toMatchObject({ store: 's2', deviceId: 'r2', status: 'FINISHED' });
-      } finally {
-        abort.abort();
-        await stream.cancel().catch(() => undefined);
-      }
+      });
     });
 
     it("a store-scoped operator's event stream carries only its stores' registers and results", async () => {
-      const op = await login(service.app, S1_OP);
-      const { ticket } = (await api(service.app, op, 'POST', '/api/events/ticket')).body;
-      const abort = new AbortController();
-      const response = await fetch(`http://127.0.0.1:${service.httpPort}/api/events?ticket=${ticket}`, {
-        signal: abort.signal,
-      });
-      const stream = readEventStream(response);
-      try {
-        await stream.readUntil(/: connected/);
+      await withEvents(await login(service.app, S1_OP), async (stream) => {
         // Every store's registers run it; the last to end is s1's, after the others'.
         const job = await createJob({ script: 'PRINT everywhere', target: { stores: ['s2', 's3'] } });
         await waitForJob(service, token, job.jobId, ended, 'the job in s2 and s3');
@@ -196,10 +195,7 @@ describe.skipIf(skipWithout(['mosquitto'], 'a head-office controller over a Mosq
         expect([...stores]).toEqual(['s1']);
         // The jobs themselves are not a store's: both are seen, without the other stores' results.
         expect(events.some((event) => event.jobId === job.jobId && event.result === undefined)).toBe(true);
-      } finally {
-        abort.abort();
-        await stream.cancel().catch(() => undefined);
-      }
+      });
     });
 
     it('takes store/id and group together: a register must be in both', async () => {

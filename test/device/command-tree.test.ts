@@ -13,6 +13,7 @@ import { CommandExecutor } from '../../src/executors/command.ts';
 import type { ExecutionResult } from '../../src/executors/executor.ts';
 import { serviceMark } from '../../src/executors/process-tree.ts';
 import { TaskCgroups } from '../../src/executors/task-cgroup.ts';
+import { SERVE_WITHOUT_AUTH } from '../support/cli-process.ts';
 import { until } from '../support/waits.ts';
 
 const never = new AbortController().signal;
@@ -280,14 +281,8 @@ it('nothing outlives a service killed with SIGKILL (serve --executor command)', 
     process.execPath,
     [
       'bin/regbridge.js',
-      'serve',
+      ...SERVE_WITHOUT_AUTH,
       '--no-mqtt',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--auth',
-      'off',
       '--executor',
       'command',
       '--command',

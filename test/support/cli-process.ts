@@ -15,6 +15,8 @@ export interface CliProcess {
 
 /** `serve` with the device and its embedded broker on free loopback ports (add flags after it). */
 export const SERVE_ON_FREE_PORTS = ['serve', '--port', '0', '--broker-port', '0', '--host', '127.0.0.1'];
+/** `serve` on a free loopback port with REST auth off (add flags after it). */
+export const SERVE_WITHOUT_AUTH = ['serve', '--port', '0', '--host', '127.0.0.1', '--auth', 'off'];
 /** `regbridge controller` with its embedded broker, both on free loopback ports, history in memory. */
 export const CONTROLLER_ON_FREE_PORTS = [
   'controller',
