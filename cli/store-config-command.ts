@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { ID_PATTERN, namespaceSchema } from '../bridge/contract/topics.ts';
+import { hasControlCharacters } from '../src/control-characters.ts';
 import { indexedCommand } from './command-index.ts';
 import { addFlags, type FlagTable, flag, flagSchema, parseFlagsOrReport } from './flags.ts';
 import { type StoreConfigInput, splitHostPort, storeConfig } from './store-config.ts';
@@ -20,10 +21,7 @@ const lineValue = (empty: string) =>
   z
     .string()
     .min(1, empty)
-    .refine(
-      (value) => [...value].every((c) => c >= ' ' && c !== '\u007f'),
-      'must not contain control characters',
-    );
+    .refine((value) => !hasControlCharacters(value), 'must not contain control characters');
 const pathValue = lineValue('expected a file path');
 
 /** `host:port`; a host alone gets `defaultPort`. */

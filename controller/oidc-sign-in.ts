@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
+import { hasControlCharacters } from '../src/control-characters.ts';
 import { isRole, parseScope, type Role, type Scope } from './users.ts';
 
 export interface OidcSettings {
@@ -77,7 +78,7 @@ const hash = (text: string): Buffer => createHash('sha256').update(text).digest(
 /** A user name in the same characters a users file allows, without control characters. */
 function cleanName(value: unknown): string | undefined {
   if (typeof value !== 'string' || value === '' || value.length > 255) return undefined;
-  return [...value].some((c) => c < ' ' || c === '\u007f') ? undefined : value;
+  return hasControlCharacters(value) ? undefined : value;
 }
 
 /** The role a claim's value names: a string, or the first role name in a list. */

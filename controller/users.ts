@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { ID_PATTERN } from '../bridge/contract/topics.ts';
 import { passwordProblem } from '../src/auth/credentials.ts';
+import { hasControlCharacters } from '../src/control-characters.ts';
 
 export const ROLES = ['viewer', 'operator', 'author', 'approver', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -61,7 +62,7 @@ export function parseControllerUser(spec: string, options: { roleRequired?: bool
   if (name === '' || fields.length === 0) {
     throw new ControllerUserError('expected NAME:PASSWORD[:ROLE[:SCOPE]] (neither name nor password empty)');
   }
-  if (name.length > 256 || [...name].some((c) => c < ' ' || c === '\u007f')) {
+  if (name.length > 256 || hasControlCharacters(name)) {
     throw new ControllerUserError(`user name ${JSON.stringify(name)} is not valid`);
   }
   let scope: Scope | undefined;
